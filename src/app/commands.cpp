@@ -1,0 +1,126 @@
+#include "app/commands.hpp"
+
+#include <iostream>
+
+#include "app/exit_codes.hpp"
+#include "core/render_plan.hpp"
+#include "engine/files.hpp"
+#include "engine/project_loader.hpp"
+#include "report/variant_list.hpp"
+#include "util/strings.hpp"
+
+namespace td::app {
+namespace {
+
+void print_error(const std::string& message) { std::cerr << "torchdock: error: " << message << "\n"; }
+
+int fail(const Error& e) {
+    print_error(e.message);
+    return exit_code_for(e.kind);
+}
+
+// Loads the knowledge base and manifests and plans the whole matrix. On failure prints
+// every problem and returns the exit code in `code`.
+std::optional<RenderPlan> plan(const CommonOptions& common, int& code) {
+    auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
+    if (!kb) {
+        code = fail(kb.error());
+        return std::nullopt;
+    }
+    auto sources = engine::load_manifests(common.manifests_dir);
+    if (!sources) {
+        code = fail(sources.error());
+        return std::nullopt;
+    }
+    RenderPlan p = plan_render(sources.value(), kb.value());
+    if (!p.problems.empty()) {
+        for (const auto& d : p.problems) std::cerr << format_diagnostic(d) << "\n";
+        print_error(std::to_string(p.problems.size()) + " problem" + (p.problems.size() == 1 ? "" : "s") +
+                    " in the manifests; nothing was written");
+        code = k_exit_config;
+        return std::nullopt;
+    }
+    return p;
+}
+
+int print_diff(const TreeDiff& diff, const std::string& out_dir) {
+    for (const auto& f : diff.missing) std::cout << "missing: " << out_dir << "/" << f << "\n";
+    for (const auto& f : diff.changed) std::cout << "stale:   " << out_dir << "/" << f << "\n";
+    for (const auto& f : diff.extra) std::cout << "extra:   " << out_dir << "/" << f << "\n";
+    std::size_t n = diff.missing.size() + diff.changed.size() + diff.extra.size();
+    std::cerr << "torchdock: " << out_dir << " is out of date (" << n
+              << " file" << (n == 1 ? "" : "s") << "); run `torchdock render`\n";
+    return k_exit_check_failed;
+}
+
+}  // namespace
+
+int exit_code_for(ErrorKind kind) {
+    switch (kind) {
+        case ErrorKind::Usage:
+        case ErrorKind::Config:
+        case ErrorKind::Io: return k_exit_config;
+        case ErrorKind::Environment: return k_exit_environment;
+        case ErrorKind::Timeout: return k_exit_timeout;
+        case ErrorKind::CheckFailed: return k_exit_check_failed;
+    }
+    return k_exit_config;
+}
+
+int run_render(const CommonOptions& common, const RenderOptions& opts) {
+    int code = 0;
+    auto p = plan(common, code);
+    if (!p) return code;
+
+    if (opts.stdout_variant) {
+        auto it = p->files.find(*opts.stdout_variant + "/Dockerfile");
+        if (it == p->files.end()) {
+            std::vector<std::string> names;
+            for (const auto& v : p->variants) names.push_back(v.name);
+            std::string msg = "no variant named " + quote_value(*opts.stdout_variant);
+            if (auto near = closest_match(*opts.stdout_variant, names)) msg += "; did you mean " + *near + "?";
+            else msg += " (see `torchdock list`)";
+            print_error(msg);
+            return k_exit_config;
+        }
+        std::cout << it->second;
+        return k_exit_ok;
+    }
+    if (opts.only) {
+        restrict_plan(*p, *opts.only);
+        if (p->variants.empty()) {
+            print_error("no variant matches " + quote_value(*opts.only) + " (see `torchdock list`)");
+            return k_exit_config;
+        }
+    }
+    if (opts.check) {
+        auto have = engine::read_tree(opts.out_dir);
+        if (!have) return fail(have.error());
+        if (opts.only) {  // compare only the selected files
+            std::map<std::string, std::string> subset;
+            for (const auto& [path, text] : p->files)
+                if (auto it = have->find(path); it != have->end()) subset[path] = it->second;
+            have.value() = subset;
+        }
+        TreeDiff diff = diff_tree(p->files, have.value());
+        if (!diff.empty()) return print_diff(diff, opts.out_dir);
+        std::cout << opts.out_dir << " is up to date (" << p->variants.size() << " variants)\n";
+        return k_exit_ok;
+    }
+    auto written = opts.only ? engine::write_files(opts.out_dir, p->files)
+                             : engine::write_tree_atomically(opts.out_dir, p->files);
+    if (!written) return fail(written.error());
+    std::cout << "rendered " << p->variants.size() << " variant" << (p->variants.size() == 1 ? "" : "s")
+              << " into " << opts.out_dir << "\n";
+    return k_exit_ok;
+}
+
+int run_list(const CommonOptions& common, const ListOptions& opts) {
+    int code = 0;
+    auto p = plan(common, code);
+    if (!p) return code;
+    std::cout << (opts.json ? report::variants_json(p->variants) : report::variants_table(p->variants));
+    return k_exit_ok;
+}
+
+}  // namespace td::app

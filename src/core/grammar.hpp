@@ -1,0 +1,41 @@
+#pragma once
+// Strict grammars for every manifest string that reaches a Dockerfile. Each function
+// returns an empty string when the value is accepted, or a message saying what is
+// wrong and what would be accepted. Hand-written scanners (no std::regex): bounded
+// time and stack on any input, including fuzzed input.
+#include <string>
+#include <string_view>
+
+namespace td::grammar {
+
+// PEP 508 distribution name + exact PEP 440 pin, nothing else: "numpy==1.26.4",
+// "jax[cuda12]==0.4.30", "torch==2.4.1+cu121". No markers, URLs, spaces or ranges.
+std::string check_pip_requirement(std::string_view s);
+// PEP 508 distribution name alone.
+std::string check_pip_name(std::string_view s);
+// PEP 440 public version, optionally with a local label ("2.4.1", "1.0rc1", "2.4.1+cu121").
+std::string check_pep440_version(std::string_view s);
+
+// Debian package name + exact version: "git=1:2.39.5-0+deb12u1".
+std::string check_apt_requirement(std::string_view s);
+std::string check_debian_version(std::string_view s);
+
+// Image reference: [host[:port]/]path[:tag][@sha256:<64 hex>], lowercase path.
+std::string check_image_reference(std::string_view s);
+// Repository without tag or digest: [host[:port]/]path.
+std::string check_image_repository(std::string_view s);
+// "sha256:" followed by 64 lowercase hex digits.
+std::string check_digest(std::string_view s);
+
+// Environment variable name: [A-Za-z_][A-Za-z0-9_]*
+std::string check_env_name(std::string_view s);
+// Printable text without control characters (tabs and newlines included), at most `max` bytes.
+std::string check_plain_text(std::string_view s, std::size_t max);
+
+// POSIX-portable user/group name for useradd: [a-z_][a-z0-9_-]{0,31}
+std::string check_user_name(std::string_view s);
+
+// Family name, used in variant names and paths: [a-z0-9][a-z0-9-]{0,39}, no "--".
+std::string check_family_name(std::string_view s);
+
+}  // namespace td::grammar

@@ -1,0 +1,124 @@
+#pragma once
+// The knowledge base: facts about CUDA, GPUs, torch wheels, base images and OSes, read
+// from data/*.json (each fact carries its source there). Pure: parses texts handed in
+// by engine/, answers queries, never reads files itself.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/result.hpp"
+#include "util/version.hpp"
+
+namespace td {
+
+struct CudaRelease {
+    std::string version;     // "12.4.1"
+    std::string min_driver;  // Linux toolkit driver floor, "550.54.15" (or a branch "615")
+};
+
+struct CudaMinor {
+    std::string version;  // "12.4"
+    std::vector<CudaRelease> releases;
+    std::string minor_compat_min_driver;
+    std::vector<int> sm;  // real architectures nvcc can compile for, cc*10
+};
+
+struct GpuModel {
+    std::string model;
+    std::vector<std::string> aliases;
+    std::string cc;  // "8.0"
+    bool datacenter = false;
+    std::map<std::string, double> peak_tflops;
+};
+
+struct TorchVariant {
+    std::string name;  // "cu121" or "cpu"
+    std::string cuda;  // "12.1", empty for cpu
+    std::string cudnn, nccl;
+    std::vector<std::string> arch_list;  // "8.0", "9.0+PTX"
+};
+
+struct TorchRelease {
+    std::string version;
+    std::string python_min, python_max;
+    std::string torchvision, torchaudio;  // empty when none was released
+    std::vector<TorchVariant> variants;
+    const TorchVariant* variant(const std::string& name) const;
+    std::vector<std::string> variant_names() const;
+};
+
+struct CudaImageRelease {  // nvidia/cuda
+    std::string cuda;  // "12.4.1"
+    std::vector<std::string> os;
+    std::vector<std::string> cudnn_os;  // OSes that have cuDNN tags (defaults to os)
+    std::string cudnn_tag;              // "cudnn8", "cudnn9", "cudnn", empty if none
+    std::string cudnn;
+};
+
+struct PytorchImageTag {  // pytorch/pytorch
+    std::string torch, cuda;
+    int cudnn_major = 0;
+    std::string python;
+    std::vector<std::string> flavors;
+};
+
+struct NgcRelease {
+    std::string release, torch, cuda, cudnn, nccl, python, ubuntu, min_driver;
+    bool unconfirmed = false;
+};
+
+struct OsInfo {
+    std::string id, family, image, python, glibc;
+    std::map<std::string, std::string> apt_pins;
+    std::optional<std::map<std::string, std::string>> distro_torch;  // torch/torchvision/torchaudio
+};
+
+class KnowledgeBase {
+public:
+    // `files` maps a data file name ("cuda.json") to its text. Errors name file and JSON path.
+    static Result<KnowledgeBase> parse(const std::map<std::string, std::string>& files);
+    static const std::vector<std::string>& file_names();
+
+    const TorchRelease* torch(const std::string& version) const;
+    const CudaMinor* cuda(const std::string& major_minor) const;
+    const GpuModel* gpu(const std::string& name_or_alias) const;
+    const OsInfo* os(const std::string& id) const;
+    const NgcRelease* ngc(const std::string& release) const;
+    const PytorchImageTag* pytorch_image(const std::string& torch, const std::string& cuda) const;
+    // The newest nvidia/cuda release of CUDA x.y that has tags for `os` (with cuDNN if asked).
+    const CudaImageRelease* cuda_image(const std::string& major_minor, const std::string& os,
+                                       bool cudnn) const;
+    // Toolkit driver floor of CUDA x.y: that of its newest patch release.
+    std::string min_driver(const std::string& major_minor) const;
+
+    std::vector<std::string> torch_versions() const;
+    std::vector<std::string> gpu_names() const;
+    std::vector<std::string> os_ids() const;
+    std::vector<std::string> ngc_releases() const;
+    // First torch release whose wheels support Python `py`, if any.
+    std::optional<std::string> first_torch_for_python(const std::string& py) const;
+    // Torch releases that publish wheel variant `variant`.
+    std::vector<std::string> torch_with_variant(const std::string& variant) const;
+
+    const std::vector<TorchRelease>& torch_releases() const { return m_torch; }
+    const std::vector<CudaImageRelease>& cuda_images() const { return m_cuda_images; }
+
+private:
+    std::vector<CudaMinor> m_cuda;
+    std::vector<GpuModel> m_gpus;
+    std::vector<TorchRelease> m_torch;
+    std::vector<CudaImageRelease> m_cuda_images;
+    std::vector<PytorchImageTag> m_pytorch_images;
+    std::vector<NgcRelease> m_ngc;
+    std::vector<OsInfo> m_os;
+};
+
+// Whether code built for `arch_list` (entries "8.0" or "9.0+PTX") runs on a GPU of
+// compute capability `cc`: a cubin runs on the same major with an equal or higher minor;
+// PTX is JIT-compiled for any equal or newer GPU.
+bool arch_list_covers(const std::vector<std::string>& arch_list, const std::string& cc);
+// Whether a CUDA toolkit that compiles for `sm` (cc*10 values) can produce code for `cc`.
+bool sm_list_covers(const std::vector<int>& sm, const std::string& cc);
+
+}  // namespace td

@@ -1,0 +1,52 @@
+#include "core/lockfile.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "core/grammar.hpp"
+#include "core/json_reader.hpp"
+
+namespace td {
+
+LockDigests parse_lockfile(std::string_view text, Diagnostics& diags) {
+    LockDigests out;
+    auto parsed = parse_source_json(text);
+    for (const auto& e : parsed.errors) diags.add(e.pos, "", "syntax error: " + e.message);
+    if (!parsed.errors.empty()) return out;
+    std::map<std::string, SourcePos> positions;
+    JsonReader r(diags, positions);
+    const JsonValue& root = parsed.value;
+    if (!r.check_object(root, "$", {"schema", "images"}, {"schema", "images"})) return out;
+    if (auto s = r.integer(*root.find("schema"), "$.schema", 0, 1000); s && *s != 1)
+        r.error(*root.find("schema"), "$.schema", "unsupported lock schema " + std::to_string(*s));
+    const JsonValue& images = *root.find("images");
+    if (!images.is_object()) {
+        r.error(images, "$.images", "expected an object of image reference -> {\"digest\": ...}");
+        return out;
+    }
+    for (const auto& member : images.members) {
+        auto path = member_path("$.images", member.key);
+        if (auto e = grammar::check_image_reference(member.key); !e.empty()) {
+            diags.add(member.key_pos, path, e);
+            continue;
+        }
+        if (!r.check_object(member.value, path, {"digest"}, {"digest"})) continue;
+        const JsonValue* d = member.value.find("digest");
+        if (!d) continue;
+        auto digest = r.string(*d, path + ".digest");
+        if (!digest) continue;
+        if (auto e = grammar::check_digest(*digest); !e.empty()) {
+            r.error(*d, path + ".digest", e);
+            continue;
+        }
+        out[member.key] = *digest;
+    }
+    return out;
+}
+
+std::string render_lockfile(const LockDigests& digests) {
+    nlohmann::json images = nlohmann::json::object();
+    for (const auto& [ref, digest] : digests) images[ref] = {{"digest", digest}};
+    return nlohmann::json{{"schema", 1}, {"images", images}}.dump(2) + "\n";
+}
+
+}  // namespace td

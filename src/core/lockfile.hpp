@@ -1,0 +1,18 @@
+#pragma once
+// Lock files (manifests/<name>.lock.json): base image reference -> immutable digest.
+// Written by `torchdock lock`, read by `render` to emit FROM name@sha256:...
+// Format: {"schema": 1, "images": {"nvidia/cuda:12.1.1-runtime-ubuntu22.04":
+//          {"digest": "sha256:<64 hex>"}}}
+#include <string>
+#include <string_view>
+
+#include "core/diagnostics.hpp"
+#include "core/matrix.hpp"
+
+namespace td {
+
+// Parses a lock file; problems (bad JSON, bad references or digests) go to `diags`.
+LockDigests parse_lockfile(std::string_view text, Diagnostics& diags);
+std::string render_lockfile(const LockDigests& digests);
+
+}  // namespace td

@@ -1,0 +1,109 @@
+#include "engine/files.hpp"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace td::engine {
+namespace fs = std::filesystem;
+
+namespace {
+
+Error io_error(const std::string& what, const fs::path& path, const std::string& reason) {
+    return Error{ErrorKind::Io, "cannot " + what + " " + path.string() + ": " + reason};
+}
+
+Status write_file(const fs::path& path, const std::string& content) {
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) return io_error("create directory", path.parent_path(), ec.message());
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) return io_error("open for writing", path, std::strerror(errno));
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.close();
+    if (!out) return io_error("write", path, std::strerror(errno));
+    return ok_status();
+}
+
+std::string temp_suffix() { return ".tmp-" + std::to_string(::getpid()); }
+
+}  // namespace
+
+Result<std::string> read_text_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return io_error("read", path, std::strerror(errno));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) return io_error("read", path, std::strerror(errno));
+    return ss.str();
+}
+
+Result<std::map<std::string, std::string>> read_tree(const fs::path& dir) {
+    std::map<std::string, std::string> out;
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) return out;
+    fs::recursive_directory_iterator it(dir, ec), end;
+    if (ec) return io_error("list", dir, ec.message());
+    for (; it != end; it.increment(ec)) {
+        if (ec) return io_error("list", dir, ec.message());
+        std::string name = it->path().filename().string();
+        if (!name.empty() && name[0] == '.') {
+            if (it->is_directory()) it.disable_recursion_pending();
+            continue;
+        }
+        if (!it->is_regular_file()) continue;
+        auto text = read_text_file(it->path());
+        if (!text) return text.error();
+        out[fs::relative(it->path(), dir).generic_string()] = std::move(text.value());
+    }
+    return out;
+}
+
+Status write_tree_atomically(const fs::path& dir, const std::map<std::string, std::string>& files) {
+    fs::path target = dir.has_filename() ? dir : dir.parent_path();
+    fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    if (ec) return io_error("create directory", parent, ec.message());
+    fs::path staging = parent / ("." + target.filename().string() + temp_suffix());
+    fs::remove_all(staging, ec);
+    auto discard = [&](Error e) -> Status {
+        std::error_code ignore;
+        fs::remove_all(staging, ignore);
+        return e;
+    };
+    for (const auto& [rel, content] : files)
+        if (auto st = write_file(staging / rel, content); !st) return discard(st.error());
+    if (fs::exists(target, ec)) {
+        if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) != 0)
+            return discard(io_error("swap in", target, std::strerror(errno)));
+        // `staging` now holds the previous tree.
+        fs::remove_all(staging, ec);
+        if (ec) return io_error("remove the previous tree at", staging, ec.message());
+    } else if (::rename(staging.c_str(), target.c_str()) != 0) {
+        return discard(io_error("move into place", target, std::strerror(errno)));
+    }
+    return ok_status();
+}
+
+Status write_files(const fs::path& dir, const std::map<std::string, std::string>& files) {
+    for (const auto& [rel, content] : files) {
+        fs::path final_path = dir / rel;
+        fs::path temp = final_path;
+        temp += temp_suffix();
+        if (auto st = write_file(temp, content); !st) return st;
+        if (::rename(temp.c_str(), final_path.c_str()) != 0) {
+            std::error_code ignore;
+            fs::remove(temp, ignore);
+            return io_error("move into place", final_path, std::strerror(errno));
+        }
+    }
+    return ok_status();
+}
+
+}  // namespace td::engine

@@ -1,0 +1,68 @@
+#include "engine/project_loader.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "engine/files.hpp"
+#include "util/strings.hpp"
+
+#ifndef TORCHDOCK_DATA_DIR
+#error "TORCHDOCK_DATA_DIR must be defined by the build"
+#endif
+
+namespace td::engine {
+namespace fs = std::filesystem;
+
+fs::path find_data_dir(const std::optional<std::string>& flag) {
+    if (flag) return *flag;
+    if (const char* env = std::getenv("TORCHDOCK_DATA"); env && *env) return env;
+    return TORCHDOCK_DATA_DIR;
+}
+
+Result<KnowledgeBase> load_knowledge_base(const fs::path& data_dir) {
+    std::map<std::string, std::string> texts;
+    for (const auto& name : KnowledgeBase::file_names()) {
+        auto text = read_text_file(data_dir / name);
+        if (!text)
+            return Error{ErrorKind::Config, "knowledge base: " + text.error().message +
+                                                " (set --data DIR or $TORCHDOCK_DATA)"};
+        texts[name] = std::move(text.value());
+    }
+    return KnowledgeBase::parse(texts);
+}
+
+Result<std::vector<ManifestSource>> load_manifests(const fs::path& dir) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        return Error{ErrorKind::Config, "manifest directory " + dir.string() + " does not exist"};
+    std::vector<fs::path> paths;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        std::string name = entry.path().filename().string();
+        if (entry.is_regular_file() && ends_with(name, ".json") && !ends_with(name, ".lock.json") &&
+            name[0] != '.')
+            paths.push_back(entry.path());
+    }
+    if (ec) return Error{ErrorKind::Io, "cannot list " + dir.string() + ": " + ec.message()};
+    if (paths.empty())
+        return Error{ErrorKind::Config, "no manifests (*.json) in " + dir.string()};
+    std::sort(paths.begin(), paths.end());
+    std::vector<ManifestSource> out;
+    for (const auto& p : paths) {
+        ManifestSource src;
+        src.path = p.lexically_normal().generic_string();
+        auto text = read_text_file(p);
+        if (!text) return text.error();
+        src.text = std::move(text.value());
+        fs::path lock = p.parent_path() / (p.stem().string() + ".lock.json");
+        if (fs::exists(lock, ec)) {
+            auto lock_text = read_text_file(lock);
+            if (!lock_text) return lock_text.error();
+            src.lock_path = lock.lexically_normal().generic_string();
+            src.lock_text = std::move(lock_text.value());
+        }
+        out.push_back(std::move(src));
+    }
+    return out;
+}
+
+}  // namespace td::engine

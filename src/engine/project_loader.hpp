@@ -1,0 +1,25 @@
+#pragma once
+// Loads the inputs of rendering from disk: the knowledge base (data/*.json) and the
+// manifests with their lock files.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/knowledge_base.hpp"
+#include "core/render_plan.hpp"
+#include "util/result.hpp"
+
+namespace td::engine {
+
+// The knowledge base directory: `flag` if given, else $TORCHDOCK_DATA, else the
+// directory the build was configured with.
+std::filesystem::path find_data_dir(const std::optional<std::string>& flag);
+
+Result<KnowledgeBase> load_knowledge_base(const std::filesystem::path& data_dir);
+
+// Every manifests/*.json (not *.lock.json), sorted by file name, with its lock file
+// <stem>.lock.json when present. An empty or missing directory is an error.
+Result<std::vector<ManifestSource>> load_manifests(const std::filesystem::path& dir);
+
+}  // namespace td::engine

@@ -1,0 +1,30 @@
+#pragma once
+// String helpers that know nothing of torchdock.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace td {
+
+std::vector<std::string> split(std::string_view s, char sep);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+bool starts_with(std::string_view s, std::string_view prefix);
+bool ends_with(std::string_view s, std::string_view suffix);
+std::string to_lower(std::string_view s);
+
+// Levenshtein distance; used for did-you-mean suggestions.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+// The candidate closest to `word`, if it is close enough to be a plausible typo.
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates);
+
+// Renders a value for an error message: quoted, with control characters escaped,
+// so a newline or escape sequence in bad input is shown, never acted on.
+std::string quote_value(std::string_view s);
+
+// Glob match with '*' and '?' (used by --only PATTERN).
+bool glob_match(std::string_view pattern, std::string_view text);
+
+}  // namespace td
