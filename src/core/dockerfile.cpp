@@ -30,8 +30,11 @@ void apt_install(std::ostringstream& out, const std::vector<std::string>& pkgs,
 void pip_install(std::ostringstream& out, const std::vector<std::string>& reqs,
                  const std::string& index_arg = {}) {
     out << k_pip_cache_mount << "    python -m pip install" << index_arg << " \\\n";
-    for (std::size_t i = 0; i < reqs.size(); ++i)
-        out << "      " << reqs[i] << (i + 1 < reqs.size() ? " \\\n" : "\n");
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+        // Extras brackets would be a shell glob; the grammar allows no quote inside.
+        bool glob = reqs[i].find('[') != std::string::npos;
+        out << "      " << (glob ? "'" + reqs[i] + "'" : reqs[i]) << (i + 1 < reqs.size() ? " \\\n" : "\n");
+    }
 }
 
 bool base_sets_require_cuda(const Variant& v) {
@@ -182,7 +185,7 @@ void footer(std::ostringstream& out, const Variant& v) {
         {"min-driver", v.min_driver},
         {"min-driver-compat", v.min_driver_compat},
         {"arch-list", join(v.arch_list, ";")},
-        {"target-gpus", join(m.target_gpus, ",")},
+        {"target-gpus", join(v.target_gpus, ",")},
     };
     for (const auto& [k, value] : td)
         if (!value.empty()) labels.push_back({"io.torchdock." + k, value});

@@ -42,9 +42,9 @@ bool pep440_public(std::string_view s) {
         }
     }
     if (!number()) return false;
-    while (i < s.size() && s[i] == '.') {
+    while (i + 1 < s.size() && s[i] == '.' && is_digit(s[i + 1])) {
         ++i;
-        if (!number()) return false;
+        number();
     }
     auto suffix = [&](std::string_view tag) {
         if (s.substr(i, tag.size()) != tag) return false;

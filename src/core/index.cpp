@@ -16,7 +16,7 @@ std::string render_index(const std::vector<Variant>& variants) {
                        {"cuda", v.cuda},           {"cudnn", v.cudnn},
                        {"nccl", v.nccl},           {"min_driver", v.min_driver},
                        {"min_driver_compat", v.min_driver_compat},
-                       {"arch_list", v.arch_list}, {"target_gpus", m.target_gpus}};
+                       {"arch_list", v.arch_list}, {"target_gpus", v.target_gpus}};
         json validate = json::object();
         if (!m.validate.gemm_tflops_min.empty()) validate["gemm_tflops_min"] = m.validate.gemm_tflops_min;
         if (m.validate.allreduce_busbw_min_gbps)

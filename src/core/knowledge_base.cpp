@@ -8,7 +8,8 @@
 namespace td {
 namespace {
 
-using nlohmann::json;
+// ordered_json keeps the order of the data files (wheel variants as published).
+using json = nlohmann::ordered_json;
 
 std::string str_or_empty(const json& j, const char* key) {
     auto it = j.find(key);
@@ -264,6 +265,19 @@ std::optional<std::string> KnowledgeBase::first_torch_for_python(const std::stri
         if (lo && hi && *lo <= *want && *want <= *hi) return t.version;
     }
     return std::nullopt;
+}
+
+std::optional<std::string> KnowledgeBase::first_cuda_for(const std::string& cc) const {
+    for (const auto& c : m_cuda)
+        if (sm_list_covers(c.sm, cc)) return c.version;
+    return std::nullopt;
+}
+
+std::optional<std::string> KnowledgeBase::last_cuda_for(const std::string& cc) const {
+    std::optional<std::string> last;
+    for (const auto& c : m_cuda)
+        if (sm_list_covers(c.sm, cc)) last = c.version;
+    return last;
 }
 
 std::vector<std::string> KnowledgeBase::torch_with_variant(const std::string& variant) const {

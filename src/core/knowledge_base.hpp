@@ -98,6 +98,9 @@ public:
     std::vector<std::string> ngc_releases() const;
     // First torch release whose wheels support Python `py`, if any.
     std::optional<std::string> first_torch_for_python(const std::string& py) const;
+    // The first and last CUDA minor (in data order) whose toolkit supports compute capability `cc`.
+    std::optional<std::string> first_cuda_for(const std::string& cc) const;
+    std::optional<std::string> last_cuda_for(const std::string& cc) const;
     // Torch releases that publish wheel variant `variant`.
     std::vector<std::string> torch_with_variant(const std::string& variant) const;
 

@@ -36,15 +36,6 @@ std::string max_driver(const std::string& a, const std::string& b) {
     return *va < *vb ? b : a;
 }
 
-// A CUDA toolkit can produce code for a GPU when it compiles for the GPU's major with an
-// equal or lower minor (cubin), or for any older architecture (PTX, JIT-compiled).
-bool cuda_can_target(const std::vector<int>& sm, const std::string& cc) {
-    auto v = Version::parse(cc);
-    if (!v) return false;
-    int want = v->major() * 10 + v->minor();
-    return std::any_of(sm.begin(), sm.end(), [&](int s) { return s <= want; });
-}
-
 std::string range_text(const std::vector<std::string>& xs) {
     if (xs.empty()) return "none";
     if (xs.size() <= 6) return join(xs, ", ");
@@ -58,7 +49,8 @@ public:
         : m_m(m), m_kb(kb), m_lock(lock), m_diags(diags) {}
 
     void run(std::vector<Variant>& out) {
-        if (!check_axis_values() || !check_gpus()) return;
+        bool axes_ok = check_axis_values();
+        if (!check_gpus() || !axes_ok) return;
         std::vector<std::string> axes;
         for (const auto& a : k_axis_order)
             if (!values(a).empty()) axes.push_back(a);
@@ -374,20 +366,29 @@ private:
                                   ", not " + *m_m->python);
     }
 
-    void check_targets(const Cell& cell, const Variant& v) {
+    void check_targets(const Cell& cell, Variant& v) {
         for (std::size_t i = 0; i < m_m->target_gpus.size(); ++i) {
             const GpuModel* g = m_kb.gpu(m_m->target_gpus[i]);
             std::string path = "$.target_gpus[" + std::to_string(i) + "]";
             std::string gpu = g->model + " (" + sm_name(g->cc) + ")";
+            v.target_gpus.push_back(g->model);
             if (v.cuda.empty()) {
                 error(cell.has("cuda") ? cell.path("cuda") : path,
                       "variant " + v.name + " has no CUDA, so it cannot run on target GPU " + gpu);
                 continue;
             }
             const CudaMinor* c = m_kb.cuda(v.cuda);
-            if (c && !cuda_can_target(c->sm, g->cc)) {
-                error(path, "CUDA " + v.cuda + " cannot run on " + gpu + ": it builds for sm_" +
-                                std::to_string(c->sm.front()) + " and newer (variant " + v.name + ")");
+            // The CUDA libraries (cuBLAS, cuDNN, NCCL) of a release carry kernels only for the
+            // architectures that release knows, so the toolkit must know the GPU's family.
+            if (c && !sm_list_covers(c->sm, g->cc)) {
+                std::string msg = "CUDA " + v.cuda + " does not support " + gpu + ": it targets sm_" +
+                                  std::to_string(c->sm.front()) + " to sm_" + std::to_string(c->sm.back());
+                if (auto first = m_kb.first_cuda_for(g->cc)) msg += "; " + sm_name(g->cc) + " needs CUDA " + *first + " or newer";
+                else msg += "; no CUDA release in the knowledge base supports it";
+                if (auto last = m_kb.last_cuda_for(g->cc); last && Version::parse(*last) && Version::parse(v.cuda) &&
+                                                           *Version::parse(*last) < *Version::parse(v.cuda))
+                    msg += "; the last CUDA that supports it is " + *last;
+                error(path, msg + " (variant " + v.name + ")");
                 continue;
             }
             if (!v.arch_list.empty() && !arch_list_covers(v.arch_list, g->cc)) {

@@ -37,6 +37,7 @@ struct Variant {
     std::string base_cudnn;  // cuDNN of an nvidia/cuda cudnn base
     std::string min_driver, min_driver_compat;
     std::vector<std::string> arch_list;
+    std::vector<std::string> target_gpus;  // knowledge-base model names ("H100")
 };
 
 }  // namespace td

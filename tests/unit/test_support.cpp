@@ -1,0 +1,30 @@
+#include "test_support.hpp"
+
+#include <stdexcept>
+
+#include "engine/project_loader.hpp"
+
+namespace td::test {
+
+std::string source_path(const std::string& rel) { return std::string(TORCHDOCK_SOURCE_DIR) + "/" + rel; }
+
+const KnowledgeBase& real_kb() {
+    static const KnowledgeBase kb = [] {
+        auto loaded = engine::load_knowledge_base(source_path("data"));
+        if (!loaded) throw std::runtime_error(loaded.error().message);
+        return loaded.value();
+    }();
+    return kb;
+}
+
+RenderPlan plan_one(const std::string& manifest_text, const std::string& file) {
+    return plan_render({ManifestSource{file, manifest_text, std::nullopt, std::nullopt}}, real_kb());
+}
+
+std::string problems_text(const RenderPlan& plan) {
+    std::string out;
+    for (const auto& d : plan.problems) out += format_diagnostic(d) + "\n";
+    return out;
+}
+
+}  // namespace td::test

@@ -1,0 +1,21 @@
+#pragma once
+// Shared helpers for unit tests: the real knowledge base from the source tree, and
+// one-call manifest parsing/expansion.
+#include <string>
+#include <vector>
+
+#include "core/knowledge_base.hpp"
+#include "core/render_plan.hpp"
+
+namespace td::test {
+
+const KnowledgeBase& real_kb();
+std::string source_path(const std::string& rel);
+
+// Plans a single manifest text; returns the plan (problems or files).
+RenderPlan plan_one(const std::string& manifest_text, const std::string& file = "manifests/t.json");
+
+// All problem messages of a plan joined by newlines (for CHECK_THAT(..., ContainsSubstring)).
+std::string problems_text(const RenderPlan& plan);
+
+}  // namespace td::test

@@ -1,0 +1,42 @@
+#include <catch2/catch_test_macros.hpp>
+
+#include "util/sha256.hpp"
+#include "util/strings.hpp"
+#include "util/version.hpp"
+
+using namespace td;
+
+TEST_CASE("sha256 matches FIPS 180-4 test vectors") {
+    CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    CHECK(sha256_hex(std::string(1000000, 'a')) ==
+          "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST_CASE("versions compare numerically with missing parts as zero") {
+    CHECK(*Version::parse("550.54.15") < *Version::parse("550.100"));
+    CHECK(*Version::parse("12.4") == *Version::parse("12.4.0"));
+    CHECK(Version::parse("12.4.1")->major_minor() == "12.4");
+    CHECK_FALSE(Version::parse("12.x"));
+    CHECK_FALSE(Version::parse(""));
+    CHECK_FALSE(Version::parse("1.2.3.4.5"));
+}
+
+TEST_CASE("did-you-mean finds plausible typos only") {
+    CHECK(closest_match("targt_gpus", {"target_gpus", "torch"}) == "target_gpus");
+    CHECK(closest_match("pyhton", {"python", "pip"}) == "python");
+    CHECK_FALSE(closest_match("zzzzzz", {"python", "pip"}));
+}
+
+TEST_CASE("glob matching") {
+    CHECK(glob_match("cuda13-*", "cuda13-2.9.1-cu130-runtime-ubuntu24.04"));
+    CHECK(glob_match("*cu13?-*", "cuda13-2.9.1-cu130-runtime-ubuntu24.04"));
+    CHECK_FALSE(glob_match("cuda13-*-devel", "cuda13-2.9.1-cu130-runtime-ubuntu24.04"));
+}
+
+TEST_CASE("quote_value shows control characters instead of acting on them") {
+    CHECK(quote_value("a\nb") == "\"a\\nb\"");
+    CHECK(quote_value("\x1b[31m") == "\"\\x1b[31m\"");
+}
