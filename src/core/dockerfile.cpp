@@ -1,11 +1,23 @@
 #include "core/dockerfile.hpp"
 
-#include <sstream>
 
 #include "util/strings.hpp"
 
 namespace td {
 namespace {
+
+// Appends to one string; cheaper than an ostringstream for many small pieces.
+struct Text {
+    std::string s;
+    Text& operator<<(std::string_view x) {
+        s += x;
+        return *this;
+    }
+    Text& operator<<(char c) {
+        s += c;
+        return *this;
+    }
+};
 
 constexpr const char* k_apt_cache_mounts =
     "RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \\\n"
@@ -18,7 +30,7 @@ bool uses_apt(const Variant& v) {
 }
 
 // "apt-get install" of `pkgs`, one per line, inside a RUN with apt cache mounts.
-void apt_install(std::ostringstream& out, const std::vector<std::string>& pkgs,
+void apt_install(Text& out, const std::vector<std::string>& pkgs,
                  const std::string& then = {}) {
     out << k_apt_cache_mounts << "    apt-get update \\\n"
         << " && apt-get install -y --no-install-recommends \\\n";
@@ -27,7 +39,7 @@ void apt_install(std::ostringstream& out, const std::vector<std::string>& pkgs,
     if (!then.empty()) out << then;
 }
 
-void pip_install(std::ostringstream& out, const std::vector<std::string>& reqs,
+void pip_install(Text& out, const std::vector<std::string>& reqs,
                  const std::string& index_arg = {}) {
     out << k_pip_cache_mount << "    python -m pip install" << index_arg << " \\\n";
     for (std::size_t i = 0; i < reqs.size(); ++i) {
@@ -42,7 +54,7 @@ bool base_sets_require_cuda(const Variant& v) {
     return k == BaseKind::NvidiaCuda || k == BaseKind::NvidiaCudaCudnn || k == BaseKind::Ngc;
 }
 
-void header(std::ostringstream& out, const Variant& v) {
+void header(Text& out, const Variant& v) {
     const Manifest& m = *v.manifest;
     out << "# syntax=docker/dockerfile:1\n"
         << "# Rendered by torchdock from " << m.file << " (variant " << v.name << ").\n"
@@ -76,7 +88,7 @@ void header(std::ostringstream& out, const Variant& v) {
            "> /etc/apt/apt.conf.d/keep-cache\n";
 }
 
-void system_layer(std::ostringstream& out, const Variant& v) {
+void system_layer(Text& out, const Variant& v) {
     if (!uses_venv(v)) return;
     bool distro_torch = v.manifest->base == BaseKind::DebianTorch;
     out << "\n# Python " << v.python << " from " << v.os_id
@@ -97,7 +109,7 @@ void system_layer(std::ostringstream& out, const Variant& v) {
     apt_install(out, v.system_apt, then);
 }
 
-void torch_layer(std::ostringstream& out, const Variant& v) {
+void torch_layer(Text& out, const Variant& v) {
     if (v.pip_index.empty()) return;
     std::string local = "+" + v.wheel_variant;
     out << "\n# PyTorch " << v.torch << " (" << v.wheel_variant << " wheels";
@@ -111,7 +123,7 @@ void torch_layer(std::ostringstream& out, const Variant& v) {
     pip_install(out, reqs, " --index-url \"${TORCH_INDEX_URL}\"");
 }
 
-void extras_layers(std::ostringstream& out, const Variant& v) {
+void extras_layers(Text& out, const Variant& v) {
     const Manifest& m = *v.manifest;
     if (!m.apt.empty()) {
         out << "\n# Extra Debian packages from the manifest.\n";
@@ -131,11 +143,11 @@ void extras_layers(std::ostringstream& out, const Variant& v) {
     }
 }
 
-void label(std::ostringstream& out, const std::string& key, const std::string& value, bool last) {
+void label(Text& out, const std::string& key, const std::string& value, bool last) {
     out << "      " << key << "=" << dockerfile_quote(value) << (last ? "\n" : " \\\n");
 }
 
-void footer(std::ostringstream& out, const Variant& v) {
+void footer(Text& out, const Variant& v) {
     const Manifest& m = *v.manifest;
     if (m.user) {
         const UserSpec& u = *m.user;
@@ -208,13 +220,14 @@ std::string dockerfile_quote(const std::string& value) {
 }
 
 std::string render_dockerfile(const Variant& v) {
-    std::ostringstream out;
+    Text out;
+    out.s.reserve(4096);
     header(out, v);
     system_layer(out, v);
     torch_layer(out, v);
     extras_layers(out, v);
     footer(out, v);
-    return out.str();
+    return std::move(out.s);
 }
 
 }  // namespace td

@@ -46,20 +46,25 @@ bool pep440_public(std::string_view s) {
         ++i;
         number();
     }
+    // 0: tag absent; 1: tag and its number; -1: tag without a number.
     auto suffix = [&](std::string_view tag) {
-        if (s.substr(i, tag.size()) != tag) return false;
+        if (s.substr(i, tag.size()) != tag) return 0;
         i += tag.size();
-        return number();
+        return number() ? 1 : -1;
     };
-    if (i < s.size() && !(s[i] == '.'))
-        (void)(suffix("rc") || suffix("a") || suffix("b"));
+    if (i < s.size() && s[i] != '.') {
+        int pre = suffix("rc");
+        if (pre == 0) pre = suffix("a");
+        if (pre == 0) pre = suffix("b");
+        if (pre <= 0) return false;
+    }
     if (i < s.size() && s.substr(i, 5) == ".post") {
         i += 1;
-        if (!suffix("post")) return false;
+        if (suffix("post") <= 0) return false;
     }
     if (i < s.size() && s.substr(i, 4) == ".dev") {
         i += 1;
-        if (!suffix("dev")) return false;
+        if (suffix("dev") <= 0) return false;
     }
     return i == s.size();
 }

@@ -1,45 +1,55 @@
 #include "core/index.hpp"
 
-#include <nlohmann/json.hpp>
+#include "core/json_writer.hpp"
 
 namespace td {
 
 std::string render_index(const std::vector<Variant>& variants) {
-    using nlohmann::json;
-    json list = json::array();
+    JsonWriter w;
+    w.begin_object().key("schema").value(1).key("generator").value("torchdock").key("variants").begin_array();
     for (const auto& v : variants) {
         const Manifest& m = *v.manifest;
-        json build_args = json::object();
-        if (!v.pip_index.empty()) build_args["TORCH_INDEX_URL"] = v.pip_index;
-        json expect = {{"python", v.python},       {"torch", v.torch},
-                       {"torchvision", v.torchvision}, {"torchaudio", v.torchaudio},
-                       {"cuda", v.cuda},           {"cudnn", v.cudnn},
-                       {"nccl", v.nccl},           {"min_driver", v.min_driver},
-                       {"min_driver_compat", v.min_driver_compat},
-                       {"arch_list", v.arch_list}, {"target_gpus", v.target_gpus}};
-        json validate = json::object();
-        if (!m.validate.gemm_tflops_min.empty()) validate["gemm_tflops_min"] = m.validate.gemm_tflops_min;
+        w.begin_object();
+        w.key("name").value(v.name);
+        w.key("family").value(m.name);
+        w.key("manifest").value(m.file);
+        w.key("manifest_sha256").value(m.sha256);
+        w.key("dockerfile").value(v.name + "/Dockerfile");
+        w.key("image").value(m.image);
+        w.key("tag").value(v.tag);
+        w.key("base").value(v.base_ref);
+        w.key("base_digest");
+        if (v.base_digest) w.value(*v.base_digest);
+        else w.null();
+        w.key("base_kind").value(base_kind_name(m.base));
+        w.key("axes").begin_object();
+        for (const auto& [axis, value] : v.axes) w.key(axis).value(value);
+        w.end_object();
+        w.key("flavor").value(v.flavor);
+        w.key("build_args").begin_object();
+        if (!v.pip_index.empty()) w.key("TORCH_INDEX_URL").value(v.pip_index);
+        w.end_object();
+        w.key("expect").begin_object();
+        w.key("python").value(v.python).key("torch").value(v.torch);
+        w.key("torchvision").value(v.torchvision).key("torchaudio").value(v.torchaudio);
+        w.key("cuda").value(v.cuda).key("cudnn").value(v.cudnn).key("nccl").value(v.nccl);
+        w.key("min_driver").value(v.min_driver).key("min_driver_compat").value(v.min_driver_compat);
+        w.key("arch_list").strings(v.arch_list).key("target_gpus").strings(v.target_gpus);
+        w.end_object();
+        w.key("validate").begin_object();
+        if (!m.validate.gemm_tflops_min.empty()) {
+            w.key("gemm_tflops_min").begin_object();
+            for (const auto& [precision, tflops] : m.validate.gemm_tflops_min) w.key(precision).value(tflops);
+            w.end_object();
+        }
         if (m.validate.allreduce_busbw_min_gbps)
-            validate["allreduce_busbw_min_gbps"] = *m.validate.allreduce_busbw_min_gbps;
-        if (m.validate.shm_min_mb) validate["shm_min_mb"] = *m.validate.shm_min_mb;
-        list.push_back({{"name", v.name},
-                        {"family", m.name},
-                        {"manifest", m.file},
-                        {"manifest_sha256", m.sha256},
-                        {"dockerfile", v.name + "/Dockerfile"},
-                        {"image", m.image},
-                        {"tag", v.tag},
-                        {"base", v.base_ref},
-                        {"base_digest", v.base_digest ? json(*v.base_digest) : json(nullptr)},
-                        {"base_kind", base_kind_name(m.base)},
-                        {"axes", v.axes},
-                        {"flavor", v.flavor},
-                        {"build_args", build_args},
-                        {"expect", expect},
-                        {"validate", validate}});
+            w.key("allreduce_busbw_min_gbps").value(*m.validate.allreduce_busbw_min_gbps);
+        if (m.validate.shm_min_mb) w.key("shm_min_mb").value(*m.validate.shm_min_mb);
+        w.end_object();
+        w.end_object();
     }
-    json doc = {{"schema", 1}, {"generator", "torchdock"}, {"variants", list}};
-    return doc.dump(2) + "\n";
+    w.end_array().end_object();
+    return w.take();
 }
 
 }  // namespace td

@@ -1,6 +1,7 @@
 #include "core/knowledge_base.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "util/strings.hpp"
@@ -77,6 +78,9 @@ void load_images(const json& doc, std::vector<CudaImageRelease>& cuda,
     for (const auto& r : doc.at("nvidia_cuda").at("releases")) {
         CudaImageRelease c;
         c.cuda = r.at("cuda").get<std::string>();
+        auto version = Version::parse(c.cuda);
+        if (!version) throw std::invalid_argument("nvidia_cuda release " + c.cuda + " is not a version");
+        c.cuda_major_minor = version->major_minor();
         c.os = str_list(r, "os");
         c.cudnn_os = r.contains("cudnn_os") ? str_list(r, "cudnn_os") : c.os;
         c.cudnn_tag = str_or_empty(r, "cudnn_tag");
@@ -153,9 +157,13 @@ Result<KnowledgeBase> KnowledgeBase::parse(const std::map<std::string, std::stri
             else if (name == "torch.json") load_torch(doc, kb.m_torch);
             else if (name == "images.json") load_images(doc, kb.m_cuda_images, kb.m_pytorch_images, kb.m_ngc);
             else load_os(doc, kb.m_os);
-        } catch (const json::exception& e) {
+        } catch (const std::exception& e) {
             return Error{ErrorKind::Config, "knowledge base file " + name + ": " + e.what()};
         }
+    }
+    for (std::size_t i = 0; i < kb.m_gpus.size(); ++i) {
+        kb.m_gpu_by_name.emplace(to_lower(kb.m_gpus[i].model), i);
+        for (const auto& a : kb.m_gpus[i].aliases) kb.m_gpu_by_name.emplace(to_lower(a), i);
     }
     return kb;
 }
@@ -185,13 +193,8 @@ const CudaMinor* KnowledgeBase::cuda(const std::string& major_minor) const {
 }
 
 const GpuModel* KnowledgeBase::gpu(const std::string& name) const {
-    std::string lowered = to_lower(name);
-    for (const auto& g : m_gpus) {
-        if (to_lower(g.model) == lowered) return &g;
-        for (const auto& a : g.aliases)
-            if (to_lower(a) == lowered) return &g;
-    }
-    return nullptr;
+    auto it = m_gpu_by_name.find(to_lower(name));
+    return it == m_gpu_by_name.end() ? nullptr : &m_gpus[it->second];
 }
 
 const OsInfo* KnowledgeBase::os(const std::string& id) const {
@@ -217,12 +220,11 @@ const CudaImageRelease* KnowledgeBase::cuda_image(const std::string& major_minor
                                                   const std::string& os_id, bool cudnn) const {
     const CudaImageRelease* best = nullptr;
     for (const auto& c : m_cuda_images) {
-        auto v = Version::parse(c.cuda);
-        if (!v || v->major_minor() != major_minor) continue;
+        if (c.cuda_major_minor != major_minor) continue;
         const auto& oses = cudnn ? c.cudnn_os : c.os;
         if (cudnn && c.cudnn_tag.empty()) continue;
         if (std::find(oses.begin(), oses.end(), os_id) == oses.end()) continue;
-        if (!best || *Version::parse(best->cuda) < *v) best = &c;
+        if (!best || *Version::parse(best->cuda) < *Version::parse(c.cuda)) best = &c;
     }
     return best;
 }

@@ -50,6 +50,7 @@ struct TorchRelease {
 
 struct CudaImageRelease {  // nvidia/cuda
     std::string cuda;  // "12.4.1"
+    std::string cuda_major_minor;  // "12.4"
     std::vector<std::string> os;
     std::vector<std::string> cudnn_os;  // OSes that have cuDNN tags (defaults to os)
     std::string cudnn_tag;              // "cudnn8", "cudnn9", "cudnn", empty if none
@@ -110,6 +111,7 @@ public:
 private:
     std::vector<CudaMinor> m_cuda;
     std::vector<GpuModel> m_gpus;
+    std::map<std::string, std::size_t> m_gpu_by_name;  // lowercased model and aliases
     std::vector<TorchRelease> m_torch;
     std::vector<CudaImageRelease> m_cuda_images;
     std::vector<PytorchImageTag> m_pytorch_images;

@@ -121,7 +121,7 @@ public:
         if (auto* v = root.find("python")) {
             if (auto s = m_r.string(*v, "$.python")) {
                 auto ver = Version::parse(*s);
-                if (!ver || ver->parts().size() != 2 || ver->major() != 3)
+                if (!ver || ver->parts().size() != 2 || ver->major() != 3 || ver->str() != *s)
                     m_r.error(*v, "$.python", "Python version " + quote_value(*s) +
                                                   " is not 3.N (like \"3.10\")");
                 else m_m.python = *s;
@@ -222,7 +222,9 @@ private:
                     auto* values = axis(member.key);
                     bool present = false;
                     for (const auto& x : *values) present = present || x == *s;
-                    if (!present && !values->empty())
+                    if (values->empty())
+                        m_r.error(member.value, p, "matrix." + member.key + " is not an axis of this matrix");
+                    else if (!present)
                         m_r.error(member.value, p, quote_value(*s) + " is not a value of matrix." +
                                                        member.key + " (" + join(*values, ", ") + ")");
                     rule_out.fields[member.key] = *s;

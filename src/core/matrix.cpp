@@ -181,6 +181,7 @@ private:
         const TorchRelease* tr = m_kb.torch(cell["torch"]);
         const std::string& wheel = cell["cuda"];
         const TorchVariant* tv = tr->variant(wheel);
+        if (m_m->base != BaseKind::Pytorch) check_python(cell, *tr, m_kb.os(cell["os"])->python);
         if (!tv) {
             std::string msg = "torch " + tr->version + " has no " + wheel +
                               " wheels; published variants: " + join(tr->variant_names(), ", ");
@@ -224,7 +225,7 @@ private:
             else if (!cuda_base(cell, *os, v)) return;
         }
         v.python = image_python;
-        check_python(cell, *tr, image_python);
+        if (m_m->base == BaseKind::Pytorch) check_python(cell, *tr, image_python);
         set_driver_floor(cell, v);
     }
 
@@ -234,7 +235,7 @@ private:
         if (!rel) {
             std::vector<std::string> oses;
             for (const auto& r : m_kb.cuda_images())
-                if (Version::parse(r.cuda) && Version::parse(r.cuda)->major_minor() == v.cuda)
+                if (r.cuda_major_minor == v.cuda)
                     for (const auto& o : cudnn ? r.cudnn_os : r.os)
                         if (std::find(oses.begin(), oses.end(), o) == oses.end()) oses.push_back(o);
             error(cell.path("os"), std::string("nvidia/cuda has no CUDA ") + v.cuda +
@@ -291,8 +292,10 @@ private:
                               image_python + ")";
             if (cell.has("os")) {
                 std::vector<std::string> fits;
+                bool ubuntu_only = m_m->base == BaseKind::NvidiaCuda || m_m->base == BaseKind::NvidiaCudaCudnn;
                 for (const auto& id : m_kb.os_ids())
-                    if (m_kb.os(id)->python == *m_m->python) fits.push_back(id);
+                    if (m_kb.os(id)->python == *m_m->python && (!ubuntu_only || m_kb.os(id)->family == "ubuntu"))
+                        fits.push_back(id);
                 msg += "; torchdock uses the OS Python of " + cell["os"] + ": set \"python\": \"" +
                        image_python + "\"" +
                        (fits.empty() ? std::string() : ", or choose an OS with Python " + *m_m->python +

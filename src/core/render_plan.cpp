@@ -33,7 +33,12 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
             else
                 expand_manifest(manifest, kb, lock, plan.variants, diags);
         }
-        for (const auto& d : diags.items()) plan.problems.push_back(d);
+        // Report a file's problems in reading order, whichever check found them.
+        std::vector<Diagnostic> found = diags.items();
+        std::stable_sort(found.begin(), found.end(), [](const Diagnostic& a, const Diagnostic& b) {
+            return std::pair(a.pos.line, a.pos.col) < std::pair(b.pos.line, b.pos.col);
+        });
+        plan.problems.insert(plan.problems.end(), found.begin(), found.end());
     }
     std::sort(plan.variants.begin(), plan.variants.end(),
               [](const Variant& a, const Variant& b) { return a.name < b.name; });

@@ -13,6 +13,8 @@ TEST_CASE("pip requirements: exact PEP 440 pins only") {
     CHECK_THAT(check_pip_requirement("numpy>=1.26"), ContainsSubstring("only exact pins"));
     CHECK_THAT(check_pip_requirement("numpy"), ContainsSubstring("missing exact version"));
     CHECK_THAT(check_pip_requirement("numpy===1.0"), ContainsSubstring("arbitrary equality"));
+    for (const char* bad : {"a==1rc", "a==1ab2", "a==1.0.post", "a==1.0.dev", "a==1.", "a==.1", "a==1..2"})
+        CHECK_FALSE(check_pip_requirement(bad).empty());
     CHECK_THAT(check_pip_requirement("pkg @ https://x/y.whl"), ContainsSubstring("only exact pins"));
 }
 

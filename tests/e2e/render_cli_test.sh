@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# End to end: drives the built torchdock binary the way a user would, against the
+# bundled manifests and deliberately broken ones. Usage: render_cli_test.sh TORCHDOCK
+set -uo pipefail
+TD=$(realpath "$1")
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+WORK=$(mktemp -d /tmp/torchdock-e2e-XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+cd "$ROOT"
+pass=0 fail=0
+ok() { echo "ok   - $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+# run CMD... : captures stdout/stderr/exit code of one torchdock call
+run() { "$TD" "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
+rc() { cat "$WORK/rc"; }
+has() { grep -qF -- "$2" "$WORK/$1"; }
+
+# 1. Rendering twice gives byte-identical trees, equal to the committed dockerfiles/.
+run render --out "$WORK/a"; check "render exits 0" test "$(rc)" = 0
+run render --out "$WORK/b"; check "second render exits 0" test "$(rc)" = 0
+check "two renders are byte-identical" diff -r "$WORK/a" "$WORK/b"
+check "committed dockerfiles/ are up to date" diff -r "$WORK/a" dockerfiles
+run render --check; check "render --check passes on the committed tree" test "$(rc)" = 0
+
+# 2. --check names stale, missing and extra files and exits 1.
+cp -r "$WORK/a" "$WORK/c"
+echo "# local edit" >>"$WORK/c/debian-cpu-debian12/Dockerfile"
+rm "$WORK/c/ngc-24.05/Dockerfile"
+mkdir -p "$WORK/c/old-variant" && echo x >"$WORK/c/old-variant/Dockerfile"
+run render --check --out "$WORK/c"
+check "--check on a stale tree exits 1" test "$(rc)" = 1
+check "--check names the stale file" has out "stale:   $WORK/c/debian-cpu-debian12/Dockerfile"
+check "--check names the missing file" has out "missing: $WORK/c/ngc-24.05/Dockerfile"
+check "--check names the extra file" has out "extra:   $WORK/c/old-variant/Dockerfile"
+
+# 3. A full render replaces the tree: the stale variant directory is gone.
+run render --out "$WORK/c"; check "render over a stale tree exits 0" test "$(rc)" = 0
+check "render removed the variant that no longer exists" test ! -e "$WORK/c/old-variant"
+check "render restored the tree" diff -r "$WORK/a" "$WORK/c"
+
+# 4. Broken manifests: every problem reported as file:line:col: path, exit 2, nothing written.
+mkdir -p "$WORK/bad"
+cp manifests/debian-cpu.json "$WORK/bad/"
+cat >"$WORK/bad/broken.json" <<'JSON'
+{
+  "schema": 1,
+  "name": "broken",
+  "image": "torchdock/broken",
+  "base": "nvidia-cuda",
+  "matrix": {"torch": ["2.1.2"], "cuda": ["cu124"], "flavor": ["runtime"], "os": ["ubuntu22.04"]},
+  "pip": ["numpy==1.26; curl x|sh"],
+  "targt_gpus": ["H100"]
+}
+JSON
+cp -r "$WORK/a" "$WORK/keep"
+run render --manifests "$WORK/bad" --out "$WORK/keep"
+check "broken manifest exits 2" test "$(rc)" = 2
+check "injection is refused with its location" has err "$WORK/bad/broken.json:7:11: \$.pip[0]:"
+check "unknown key gets did-you-mean" has err "$WORK/bad/broken.json:8:3: \$.targt_gpus: unknown key \"targt_gpus\"; did you mean \"target_gpus\"?"
+check "summary says nothing was written" has err "nothing was written"
+check "the previous tree is untouched" diff -r "$WORK/a" "$WORK/keep"
+sed -i 's/"numpy==1.26; curl x|sh"/"numpy==1.26.4"/; s/targt_gpus/target_gpus/' "$WORK/bad/broken.json"
+run render --manifests "$WORK/bad" --out "$WORK/keep"
+check "impossible combination exits 2" test "$(rc)" = 2
+check "torch 2.1.2 + cu124 names the variants that exist" has err "torch 2.1.2 has no cu124 wheels; published variants: cu118, cu121, cpu"
+check "no injected text reached any Dockerfile" bash -c "! grep -r 'curl x' '$WORK/keep'"
+printf '{"schema": 1,\n "name": "x",\n' >"$WORK/bad/broken.json"
+run render --manifests "$WORK/bad" --out "$WORK/keep"
+check "truncated JSON exits 2 with a syntax error" bash -c "test $(rc) = 2 && grep -qF 'broken.json:3:1: syntax error' '$WORK/err'"
+
+# 5. --stdout and --only.
+run render --stdout debian-cpu-debian12
+check "--stdout prints the Dockerfile" cmp -s "$WORK/out" dockerfiles/debian-cpu-debian12/Dockerfile
+run render --stdout debian-cpu-debain12
+check "--stdout of an unknown variant exits 2 with did-you-mean" \
+  bash -c "test $(rc) = 2 && grep -qF 'did you mean debian-cpu-debian12' '$WORK/err'"
+run render --only 'cuda13-*' --out "$WORK/only"
+check "--only renders the matching variants" test "$(ls "$WORK/only" | grep -c cuda13)" = 4
+check "--only renders nothing else" test "$(ls "$WORK/only" | wc -l)" = 5
+run render --only 'nomatch-*' --out "$WORK/only"
+check "--only without a match exits 2" test "$(rc)" = 2
+
+# 6. list, as a table and as JSON.
+run list; check "list exits 0" test "$(rc)" = 0
+check "list shows the variant count" has out "35 variants"
+run list --json
+check "list --json is valid JSON with every variant" \
+  python3 -c "import json,sys; d=json.load(open('$WORK/out')); sys.exit(0 if len(d)==35 else 1)"
+check "index.json lists every variant" \
+  python3 -c "import json,sys; d=json.load(open('dockerfiles/index.json')); sys.exit(0 if len(d['variants'])==35 else 1)"
+
+# 7. Environment problems get one clear line.
+run render --data /nonexistent; check "missing knowledge base exits 2" test "$(rc)" = 2
+check "missing knowledge base names the path" has err "/nonexistent/cuda.json"
+run render --manifests /nonexistent; check "missing manifest dir exits 2" test "$(rc)" = 2
+run bogus; check "unknown subcommand exits 2" test "$(rc)" = 2
+
+# 8. Every rendered Dockerfile passes hadolint at warning level.
+if command -v hadolint >/dev/null; then
+  check "hadolint: no finding at warning level or above" \
+    bash -c "hadolint --failure-threshold warning \"$WORK\"/a/*/Dockerfile >\"$WORK/lint\" || { cat \"$WORK/lint\"; false; }"
+else
+  bad "hadolint is not installed (scripts/install-deps.sh installs it)"
+fi
+
+echo "$pass passed, $fail failed"
+test "$fail" = 0
