@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "app/exit_codes.hpp"
+#include "app/output.hpp"
 #include "core/render_plan.hpp"
 #include "engine/files.hpp"
 #include "engine/project_loader.hpp"
@@ -11,13 +12,6 @@
 
 namespace td::app {
 namespace {
-
-void print_error(const std::string& message) { std::cerr << "torchdock: error: " << message << "\n"; }
-
-int fail(const Error& e) {
-    print_error(e.message);
-    return exit_code_for(e.kind);
-}
 
 // Loads the knowledge base and manifests and plans the whole matrix. On failure prints
 // every problem and returns the exit code in `code`.
@@ -54,18 +48,6 @@ int print_diff(const TreeDiff& diff, const std::string& out_dir) {
 }
 
 }  // namespace
-
-int exit_code_for(ErrorKind kind) {
-    switch (kind) {
-        case ErrorKind::Usage:
-        case ErrorKind::Config:
-        case ErrorKind::Io: return k_exit_config;
-        case ErrorKind::Environment: return k_exit_environment;
-        case ErrorKind::Timeout: return k_exit_timeout;
-        case ErrorKind::CheckFailed: return k_exit_check_failed;
-    }
-    return k_exit_config;
-}
 
 int run_render(const CommonOptions& common, const RenderOptions& opts) {
     int code = 0;

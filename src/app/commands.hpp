@@ -2,6 +2,7 @@
 // The subcommands. Each returns an exit code; errors are printed once, here in app/.
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace td::app {
 
@@ -21,7 +22,34 @@ struct ListOptions {
     bool json = false;
 };
 
+// Registry mirrors: --mirror flags over the settings file.
+struct MirrorOptions {
+    std::vector<std::string> mirrors;    // "docker.io=127.0.0.1:5000"
+    std::optional<std::string> config;  // settings file; default torchdock.json or $TORCHDOCK_CONFIG
+};
+
+struct BuildOptions {
+    std::vector<std::string> patterns;  // variant names or globs; empty = all
+    std::string dockerfiles_dir = "dockerfiles";
+    int jobs = 1;
+    bool no_cache = false;
+    std::optional<std::string> push;  // registry host to push to
+    bool json = false;
+    std::string work_dir = ".torchdock/build";
+    int timeout_minutes = 120;
+    std::optional<std::string> ca_cert;  // default: $PIP_CERT when it names a file
+    MirrorOptions mirror;
+};
+
+struct LockOptions {
+    std::vector<std::string> families;  // empty = every manifest
+    bool check = false;
+    MirrorOptions mirror;
+};
+
 int run_render(const CommonOptions& common, const RenderOptions& opts);
 int run_list(const CommonOptions& common, const ListOptions& opts);
+int run_build(const BuildOptions& opts);
+int run_lock(const CommonOptions& common, const LockOptions& opts);
 
 }  // namespace td::app

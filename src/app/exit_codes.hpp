@@ -10,6 +10,7 @@ enum ExitCode : int {
     k_exit_config = 2,       // usage or configuration error
     k_exit_environment = 3,  // a needed part is unavailable
     k_exit_timeout = 4,
+    k_exit_interrupted = 130,  // Ctrl-C / SIGTERM, as shells report it
 };
 
 int exit_code_for(ErrorKind kind);

@@ -32,6 +32,32 @@ int main(int argc, char** argv) {
     add_common(list_cmd);
     list_cmd->add_flag("--json", list.json, "print JSON");
 
+    auto add_mirrors = [](CLI::App* sub, MirrorOptions& m) {
+        sub->add_option("--mirror", m.mirrors, "registry mirror REGISTRY=MIRROR, e.g. docker.io=127.0.0.1:5000 (repeatable)");
+        sub->add_option("--config", m.config, "settings file (default: $TORCHDOCK_CONFIG, else ./torchdock.json if present)");
+    };
+
+    BuildOptions build;
+    auto* build_cmd = cli.add_subcommand("build", "build rendered variants into images with BuildKit");
+    build_cmd->add_option("variants", build.patterns, "variant names or globs (default: all)");
+    build_cmd->add_option("--dockerfiles", build.dockerfiles_dir, "rendered tree to build from")->capture_default_str();
+    build_cmd->add_option("-j,--jobs", build.jobs, "builds at a time")->capture_default_str();
+    build_cmd->add_flag("--no-cache", build.no_cache, "do not use the build cache");
+    build_cmd->add_option("--push", build.push, "push each built image to this registry host");
+    build_cmd->add_flag("--json", build.json, "print the summary as JSON");
+    build_cmd->add_option("--work-dir", build.work_dir, "where build logs and staged Dockerfiles go")->capture_default_str();
+    build_cmd->add_option("--timeout", build.timeout_minutes, "minutes one build may take")->capture_default_str();
+    build_cmd->add_option("--ca-cert", build.ca_cert,
+                          "CA bundle for pip behind a TLS-intercepting proxy, passed as a build secret (default: $PIP_CERT)");
+    add_mirrors(build_cmd, build.mirror);
+
+    LockOptions lock;
+    auto* lock_cmd = cli.add_subcommand("lock", "pin base image tags to registry digests in manifests/<name>.lock.json");
+    add_common(lock_cmd);
+    lock_cmd->add_option("families", lock.families, "manifest family names (default: all)");
+    lock_cmd->add_flag("--check", lock.check, "exit 1 when a locked tag moved or vanished; write nothing");
+    add_mirrors(lock_cmd, lock.mirror);
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -41,6 +67,8 @@ int main(int argc, char** argv) {
     try {
         if (*render_cmd) return run_render(common, render);
         if (*list_cmd) return run_list(common, list);
+        if (*build_cmd) return run_build(build);
+        if (*lock_cmd) return run_lock(common, lock);
     } catch (const std::exception& e) {
         std::cerr << "torchdock: internal error: " << e.what() << "\n";
         return k_exit_config;

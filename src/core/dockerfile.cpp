@@ -22,7 +22,12 @@ struct Text {
 constexpr const char* k_apt_cache_mounts =
     "RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \\\n"
     "    --mount=type=cache,target=/var/lib/apt,sharing=locked \\\n";
-constexpr const char* k_pip_cache_mount = "RUN --mount=type=cache,target=/root/.cache/pip \\\n";
+// A CA bundle for TLS-intercepting proxies arrives as an optional BuildKit secret
+// (`torchdock build --ca-cert`), so it is used by pip but never stored in a layer.
+constexpr const char* k_pip_mounts =
+    "RUN --mount=type=cache,target=/root/.cache/pip \\\n"
+    "    --mount=type=secret,id=pip-ca,target=/run/secrets/pip-ca \\\n"
+    "    if [ -s /run/secrets/pip-ca ]; then export PIP_CERT=/run/secrets/pip-ca; fi \\\n";
 
 bool uses_venv(const Variant& v) { return !v.system_apt.empty(); }
 bool uses_apt(const Variant& v) {
@@ -41,7 +46,7 @@ void apt_install(Text& out, const std::vector<std::string>& pkgs,
 
 void pip_install(Text& out, const std::vector<std::string>& reqs,
                  const std::string& index_arg = {}) {
-    out << k_pip_cache_mount << "    python -m pip install" << index_arg << " \\\n";
+    out << k_pip_mounts << " && python -m pip install" << index_arg << " \\\n";
     for (std::size_t i = 0; i < reqs.size(); ++i) {
         // Extras brackets would be a shell glob; the grammar allows no quote inside.
         bool glob = reqs[i].find('[') != std::string::npos;
@@ -56,9 +61,11 @@ bool base_sets_require_cuda(const Variant& v) {
 
 void header(Text& out, const Variant& v) {
     const Manifest& m = *v.manifest;
-    out << "# syntax=docker/dockerfile:1\n"
-        << "# Rendered by torchdock from " << m.file << " (variant " << v.name << ").\n"
-        << "# Do not edit: change the manifest and run `torchdock render`.\n";
+    // No "# syntax=" line: it makes BuildKit pull a frontend image from Docker Hub, which
+    // air-gapped builders cannot; the engine's built-in frontend supports RUN --mount.
+    out << "# Rendered by torchdock from " << m.file << " (variant " << v.name << ").\n"
+        << "# Do not edit: change the manifest and run `torchdock render`.\n"
+        << "# Needs BuildKit (RUN --mount cache mounts): DOCKER_BUILDKIT=1 or docker buildx.\n";
     if (v.base_digest)
         out << "# base: " << v.base_ref << " (locked)\n"
             << "FROM " << v.base_ref.substr(0, v.base_ref.rfind(':')) << "@" << *v.base_digest << "\n";

@@ -29,7 +29,7 @@ LockDigests parse_lockfile(std::string_view text, Diagnostics& diags) {
             diags.add(member.key_pos, path, e);
             continue;
         }
-        if (!r.check_object(member.value, path, {"digest"}, {"digest"})) continue;
+        if (!r.check_object(member.value, path, {"digest", "media_type"}, {"digest"})) continue;
         const JsonValue* d = member.value.find("digest");
         if (!d) continue;
         auto digest = r.string(*d, path + ".digest");
@@ -43,9 +43,12 @@ LockDigests parse_lockfile(std::string_view text, Diagnostics& diags) {
     return out;
 }
 
-std::string render_lockfile(const LockDigests& digests) {
+std::string render_lockfile(const std::map<std::string, LockEntry>& entries) {
     nlohmann::json images = nlohmann::json::object();
-    for (const auto& [ref, digest] : digests) images[ref] = {{"digest", digest}};
+    for (const auto& [ref, e] : entries) {
+        images[ref] = {{"digest", e.digest}};
+        if (!e.media_type.empty()) images[ref]["media_type"] = e.media_type;
+    }
     return nlohmann::json{{"schema", 1}, {"images", images}}.dump(2) + "\n";
 }
 

@@ -2,7 +2,7 @@
 // Lock files (manifests/<name>.lock.json): base image reference -> immutable digest.
 // Written by `torchdock lock`, read by `render` to emit FROM name@sha256:...
 // Format: {"schema": 1, "images": {"nvidia/cuda:12.1.1-runtime-ubuntu22.04":
-//          {"digest": "sha256:<64 hex>"}}}
+//          {"digest": "sha256:<64 hex>", "media_type": "application/vnd.oci.image.index.v1+json"}}}
 #include <string>
 #include <string_view>
 
@@ -13,6 +13,10 @@ namespace td {
 
 // Parses a lock file; problems (bad JSON, bad references or digests) go to `diags`.
 LockDigests parse_lockfile(std::string_view text, Diagnostics& diags);
-std::string render_lockfile(const LockDigests& digests);
+struct LockEntry {
+    std::string digest;
+    std::string media_type;  // may be empty
+};
+std::string render_lockfile(const std::map<std::string, LockEntry>& entries);
 
 }  // namespace td

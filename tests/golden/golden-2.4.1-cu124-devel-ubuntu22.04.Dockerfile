@@ -1,6 +1,6 @@
-# syntax=docker/dockerfile:1
 # Rendered by torchdock from tests/data/golden.json (variant golden-2.4.1-cu124-devel-ubuntu22.04).
 # Do not edit: change the manifest and run `torchdock render`.
+# Needs BuildKit (RUN --mount cache mounts): DOCKER_BUILDKIT=1 or docker buildx.
 # base: nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04 (locked)
 FROM nvidia/cuda@sha256:1111111111111111111111111111111111111111111111111111111111111111
 
@@ -35,7 +35,9 @@ RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
 
 # PyTorch 2.4.1 (cu124 wheels: CUDA 12.4, cuDNN 9.1.0.70, NCCL 2.20.5).
 RUN --mount=type=cache,target=/root/.cache/pip \
-    python -m pip install --index-url "${TORCH_INDEX_URL}" \
+    --mount=type=secret,id=pip-ca,target=/run/secrets/pip-ca \
+    if [ -s /run/secrets/pip-ca ]; then export PIP_CERT=/run/secrets/pip-ca; fi \
+ && python -m pip install --index-url "${TORCH_INDEX_URL}" \
       torch==2.4.1+cu124 \
       torchvision==0.19.1+cu124
 
@@ -56,13 +58,17 @@ RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
 
 # Extra Python packages from the manifest.
 RUN --mount=type=cache,target=/root/.cache/pip \
-    python -m pip install \
+    --mount=type=secret,id=pip-ca,target=/run/secrets/pip-ca \
+    if [ -s /run/secrets/pip-ca ]; then export PIP_CERT=/run/secrets/pip-ca; fi \
+ && python -m pip install \
       numpy==1.26.4 \
       'jax[cuda12]==0.4.30'
 
 # JupyterLab.
 RUN --mount=type=cache,target=/root/.cache/pip \
-    python -m pip install \
+    --mount=type=secret,id=pip-ca,target=/run/secrets/pip-ca \
+    if [ -s /run/secrets/pip-ca ]; then export PIP_CERT=/run/secrets/pip-ca; fi \
+ && python -m pip install \
       jupyterlab==4.2.5
 
 # Non-root user trainer (1234:1235).

@@ -1,0 +1,135 @@
+// `torchdock lock`: pin every base image tag of the manifests to its registry digest.
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "app/commands.hpp"
+#include "app/exit_codes.hpp"
+#include "app/mirror_settings.hpp"
+#include "app/output.hpp"
+#include "core/image_ref.hpp"
+#include "core/lockfile.hpp"
+#include "core/render_plan.hpp"
+#include "engine/files.hpp"
+#include "engine/interrupt.hpp"
+#include "engine/project_loader.hpp"
+#include "engine/registry.hpp"
+#include "report/table.hpp"
+#include "util/strings.hpp"
+
+namespace td::app {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string short_digest(const std::string& d) { return d.size() > 19 ? d.substr(0, 19) : d; }
+
+}  // namespace
+
+int run_lock(const CommonOptions& common, const LockOptions& opts) {
+    engine::install_interrupt_handlers();
+    auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
+    if (!kb) return fail(kb.error());
+    auto sources = engine::load_manifests(common.manifests_dir);
+    if (!sources) return fail(sources.error());
+    auto mirrors = load_mirrors(opts.mirror);
+    if (!mirrors) return fail(mirrors.error());
+
+    std::vector<std::vector<std::string>> rows;
+    int drifted = 0, failed = 0, locked_files = 0;
+    std::set<std::string> families_seen;
+    for (const auto& src : sources.value()) {
+        // Plan without the lock: the base references are what gets locked.
+        ManifestSource unlocked{src.path, src.text, std::nullopt, std::nullopt};
+        RenderPlan plan = plan_render({unlocked}, kb.value());
+        if (!plan.problems.empty()) {
+            for (const auto& d : plan.problems) std::cerr << format_diagnostic(d) << "\n";
+            print_error(src.path + " has problems; nothing was locked");
+            return k_exit_config;
+        }
+        if (plan.variants.empty()) continue;
+        const std::string family = plan.variants.front().manifest->name;
+        families_seen.insert(family);
+        if (!opts.families.empty() &&
+            std::find(opts.families.begin(), opts.families.end(), family) == opts.families.end())
+            continue;
+        std::set<std::string> refs;
+        for (const auto& v : plan.variants) refs.insert(v.base_ref);
+
+        std::map<std::string, LockEntry> previous;
+        if (src.lock_text) {
+            Diagnostics diags(*src.lock_path);
+            for (const auto& [ref, digest] : parse_lockfile(*src.lock_text, diags)) previous[ref] = {digest, ""};
+            if (!diags.empty()) {
+                for (const auto& d : diags.items()) std::cerr << format_diagnostic(d) << "\n";
+                return k_exit_config;
+            }
+        }
+        std::map<std::string, LockEntry> resolved;
+        bool file_ok = true;
+        for (const auto& ref_text : refs) {
+            if (engine::interrupted()) {
+                print_error("interrupted; no lock file was changed");
+                return k_exit_interrupted;
+            }
+            auto ref = ImageRef::parse(ref_text);
+            if (!ref) return fail(ref.error());
+            ImageRef target = apply_mirrors(ref.value(), mirrors.value());
+            std::string via = target.registry != ref->registry ? " (via " + target.registry + ")" : "";
+            engine::DigestAnswer a = engine::resolve_digest(target);
+            auto prev = previous.find(ref_text);
+            std::string status;
+            if (a.kind == engine::DigestAnswer::Kind::Found) {
+                resolved[ref_text] = {a.digest, a.media_type};
+                if (opts.check) {
+                    if (prev == previous.end()) status = "NOT LOCKED", ++drifted;
+                    else if (prev->second.digest != a.digest)
+                        status = "CHANGED upstream (locked " + short_digest(prev->second.digest) + ")", ++drifted;
+                    else status = "ok";
+                } else {
+                    status = prev == previous.end() ? "locked" : prev->second.digest == a.digest ? "unchanged" : "updated";
+                }
+            } else if (a.kind == engine::DigestAnswer::Kind::NotFound) {
+                status = "GONE: the tag no longer exists (" + a.message + ")";
+                if (opts.check) ++drifted;
+                else ++failed, file_ok = false;
+            } else {
+                status = "ERROR: " + a.message;
+                ++failed;
+                file_ok = false;
+            }
+            rows.push_back({ref_text + via, a.digest.empty() ? "-" : short_digest(a.digest), status});
+        }
+        if (!opts.check && file_ok) {
+            fs::path lock_path = fs::path(src.path).parent_path() / (fs::path(src.path).stem().string() + ".lock.json");
+            auto st = engine::write_files(lock_path.parent_path(), {{lock_path.filename().string(), render_lockfile(resolved)}});
+            if (!st) return fail(st.error());
+            ++locked_files;
+        }
+    }
+    for (const auto& f : opts.families)
+        if (!families_seen.count(f)) {
+            print_error("no manifest defines family " + quote_value(f));
+            return k_exit_config;
+        }
+    std::cout << report::format_table({"BASE IMAGE", "DIGEST", "STATUS"}, rows);
+    if (failed) {
+        print_error(std::to_string(failed) + " base image" + (failed == 1 ? "" : "s") +
+                    " could not be resolved; their lock files were left as they were");
+        return k_exit_environment;
+    }
+    if (opts.check) {
+        if (drifted) {
+            print_error(std::to_string(drifted) + " locked base image" + (drifted == 1 ? "" : "s") +
+                        " drifted; run `torchdock lock` and review the change");
+            return k_exit_check_failed;
+        }
+        std::cout << "every locked base image still resolves to its digest\n";
+    } else {
+        std::cout << "wrote " << locked_files << " lock file" << (locked_files == 1 ? "" : "s") << "\n";
+    }
+    return k_exit_ok;
+}
+
+}  // namespace td::app

@@ -1,0 +1,37 @@
+#include "app/mirror_settings.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/settings.hpp"
+#include "engine/files.hpp"
+
+namespace td::app {
+
+Result<Mirrors> load_mirrors(const MirrorOptions& opts) {
+    Mirrors mirrors;
+    std::string path;
+    bool explicit_path = true;
+    if (opts.config) path = *opts.config;
+    else if (const char* env = std::getenv("TORCHDOCK_CONFIG"); env && *env) path = env;
+    else {
+        path = "torchdock.json";
+        explicit_path = false;
+    }
+    if (explicit_path || std::filesystem::exists(path)) {
+        auto text = engine::read_text_file(path);
+        if (!text) return Error{ErrorKind::Config, text.error().message};
+        Diagnostics diags(path);
+        Settings s = parse_settings(text.value(), diags);
+        if (!diags.empty()) return Error{ErrorKind::Config, format_diagnostic(diags.items().front())};
+        mirrors = s.mirrors;
+    }
+    for (const auto& m : opts.mirrors) {
+        auto parsed = parse_mirror(m);
+        if (!parsed) return parsed.error();
+        mirrors[parsed->first] = parsed->second;
+    }
+    return mirrors;
+}
+
+}  // namespace td::app

@@ -1,0 +1,23 @@
+#pragma once
+// Reads the index that `render` writes (dockerfiles/index.json): what `build` builds.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "util/result.hpp"
+
+namespace td {
+
+struct IndexEntry {
+    std::string name, image, tag, dockerfile, base, family;
+    std::string reference() const { return image + ":" + tag; }
+};
+
+Result<std::vector<IndexEntry>> parse_build_index(const std::string& text, const std::string& path);
+
+// Rewrites the base of every FROM line through `rewrite` (used for registry mirrors);
+// other lines are kept byte for byte.
+std::string rewrite_from_lines(const std::string& dockerfile,
+                               const std::function<std::string(const std::string&)>& rewrite);
+
+}  // namespace td

@@ -1,0 +1,232 @@
+#include "engine/docker_api.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "util/strings.hpp"
+
+namespace td::engine {
+namespace {
+
+using nlohmann::json;
+constexpr const char* k_api = "/v1.41";
+
+std::string url_encode(const std::string& s) {
+    std::string out;
+    for (unsigned char c : s) {
+        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
+        else {
+            char buf[4];
+            std::snprintf(buf, sizeof buf, "%%%02X", c);
+            out += buf;
+        }
+    }
+    return out;
+}
+
+// Docker's log stream without a TTY: frames of [stream(1), 0,0,0, size(4, big endian)] + payload.
+std::pair<std::string, std::string> demux(const std::string& raw) {
+    std::pair<std::string, std::string> out;
+    std::size_t i = 0;
+    while (i + 8 <= raw.size()) {
+        unsigned char stream = static_cast<unsigned char>(raw[i]);
+        std::size_t len = (std::size_t(static_cast<unsigned char>(raw[i + 4])) << 24) |
+                          (std::size_t(static_cast<unsigned char>(raw[i + 5])) << 16) |
+                          (std::size_t(static_cast<unsigned char>(raw[i + 6])) << 8) |
+                          std::size_t(static_cast<unsigned char>(raw[i + 7]));
+        if (i + 8 + len > raw.size()) break;
+        (stream == 2 ? out.second : out.first) += raw.substr(i + 8, len);
+        i += 8 + len;
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<DockerApi> DockerApi::from_environment() {
+    const char* host = std::getenv("DOCKER_HOST");
+    std::string h = host ? host : "";
+    if (h.empty()) return DockerApi("/var/run/docker.sock");
+    if (!starts_with(h, "unix://"))
+        return Error{ErrorKind::Usage, "DOCKER_HOST=" + h + " is not supported: torchdock talks to unix:// sockets only"};
+    return DockerApi(h.substr(7));
+}
+
+Result<HttpResponse> DockerApi::call(const std::string& method, const std::string& path, const std::string& body,
+                                     std::chrono::milliseconds timeout, std::vector<std::string> headers) const {
+    HttpRequest req;
+    req.method = method;
+    req.url = std::string("http://localhost") + k_api + path;
+    req.unix_socket = m_socket;
+    req.body = body;
+    req.timeouts.connect = std::chrono::seconds(5);
+    req.timeouts.total = timeout;
+    req.headers = std::move(headers);
+    if (!body.empty()) req.headers.push_back("Content-Type: application/json");
+    auto r = http_request(req);
+    if (!r && r.error().kind == ErrorKind::Environment) {
+        if (auto st = ping(); !st) return st.error();
+    }
+    return r;
+}
+
+Error DockerApi::api_error(const HttpResponse& r, const std::string& what) const {
+    std::string message;
+    try {
+        message = json::parse(r.body).value("message", "");
+    } catch (const json::exception&) {
+        message = r.body;
+    }
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    return Error{ErrorKind::Environment, what + ": engine answered " + std::to_string(r.status) +
+                                             (message.empty() ? "" : ": " + message)};
+}
+
+Status DockerApi::ping() const {
+    struct stat st {};
+    if (::stat(m_socket.c_str(), &st) != 0)
+        return Error{ErrorKind::Environment,
+                     "no Docker engine: " + m_socket + " does not exist (start dockerd, or set DOCKER_HOST=unix:///path/to/docker.sock)"};
+    if (!S_ISSOCK(st.st_mode))
+        return Error{ErrorKind::Environment, "no Docker engine: " + m_socket + " is not a socket"};
+    if (::access(m_socket.c_str(), R_OK | W_OK) != 0)
+        return Error{ErrorKind::Environment, "no permission on " + m_socket +
+                                                 " (run as root, or add your user to the docker group and log in again)"};
+    HttpRequest req;
+    req.url = "http://localhost/_ping";
+    req.unix_socket = m_socket;
+    req.timeouts.connect = std::chrono::seconds(3);
+    req.timeouts.total = std::chrono::seconds(10);
+    auto r = http_request(req);
+    if (!r)
+        return Error{ErrorKind::Environment, "the Docker engine at " + m_socket + " is not answering (" + r.error().message +
+                                                 "); is dockerd running?"};
+    if (r->status != 200) return api_error(r.value(), "ping");
+    return ok_status();
+}
+
+Result<EngineVersion> DockerApi::version() const {
+    auto r = call("GET", "/version");
+    if (!r) return r.error();
+    if (r->status != 200) return api_error(r.value(), "version");
+    try {
+        auto j = json::parse(r->body);
+        return EngineVersion{j.value("Version", ""), j.value("ApiVersion", ""), j.value("Os", ""), j.value("Arch", "")};
+    } catch (const json::exception& e) {
+        return Error{ErrorKind::Environment, std::string("version: unreadable answer: ") + e.what()};
+    }
+}
+
+Result<std::optional<ImageInfo>> DockerApi::inspect_image(const std::string& ref) const {
+    auto r = call("GET", "/images/" + ref + "/json");
+    if (!r) return r.error();
+    if (r->status == 404) return std::optional<ImageInfo>{};
+    if (r->status != 200) return api_error(r.value(), "inspect " + ref);
+    try {
+        auto j = json::parse(r->body);
+        ImageInfo info;
+        info.id = j.value("Id", "");
+        info.size = j.value("Size", 0LL);
+        if (j.contains("Config") && j["Config"].contains("Labels") && j["Config"]["Labels"].is_object())
+            info.labels = j["Config"]["Labels"].get<std::map<std::string, std::string>>();
+        if (j.contains("RepoTags") && j["RepoTags"].is_array()) info.repo_tags = j["RepoTags"].get<std::vector<std::string>>();
+        return std::optional<ImageInfo>(info);
+    } catch (const json::exception& e) {
+        return Error{ErrorKind::Environment, "inspect " + ref + ": unreadable answer: " + e.what()};
+    }
+}
+
+Status DockerApi::remove_image(const std::string& ref) const {
+    auto r = call("DELETE", "/images/" + ref);
+    if (!r) return r.error();
+    if (r->status != 200 && r->status != 404) return api_error(r.value(), "remove " + ref);
+    return ok_status();
+}
+
+Status DockerApi::tag_image(const std::string& ref, const std::string& repo, const std::string& tag) const {
+    auto r = call("POST", "/images/" + ref + "/tag?repo=" + url_encode(repo) + "&tag=" + url_encode(tag));
+    if (!r) return r.error();
+    if (r->status != 201) return api_error(r.value(), "tag " + ref);
+    return ok_status();
+}
+
+Status DockerApi::push_image(const std::string& repo, const std::string& tag) const {
+    // X-Registry-Auth is required by the API even for anonymous pushes: base64("{}").
+    auto r = call("POST", "/images/" + repo + "/push?tag=" + url_encode(tag), {}, std::chrono::minutes(30),
+                  {"X-Registry-Auth: e30="});
+    if (!r) return r.error();
+    if (r->status != 200) return api_error(r.value(), "push " + repo + ":" + tag);
+    for (const auto& line : split(r->body, '\n')) {
+        if (line.empty()) continue;
+        try {
+            auto j = json::parse(line);
+            if (j.contains("error")) return Error{ErrorKind::Environment, "push " + repo + ":" + tag + ": " + j["error"].get<std::string>()};
+        } catch (const json::exception&) {
+        }
+    }
+    return ok_status();
+}
+
+Result<std::string> DockerApi::create_container(const ContainerSpec& spec) const {
+    json body = {{"Image", spec.image}, {"Cmd", spec.cmd}, {"Env", spec.env}, {"Labels", spec.labels},
+                 {"HostConfig", {{"NetworkMode", spec.network_mode}, {"Binds", spec.binds}}}};
+    if (spec.shm_size > 0) body["HostConfig"]["ShmSize"] = spec.shm_size;
+    auto r = call("POST", "/containers/create", body.dump());
+    if (!r) return r.error();
+    if (r->status != 201) return api_error(r.value(), "create container from " + spec.image);
+    try {
+        return json::parse(r->body).at("Id").get<std::string>();
+    } catch (const json::exception& e) {
+        return Error{ErrorKind::Environment, std::string("create container: unreadable answer: ") + e.what()};
+    }
+}
+
+Status DockerApi::start_container(const std::string& id) const {
+    auto r = call("POST", "/containers/" + id + "/start");
+    if (!r) return r.error();
+    if (r->status != 204 && r->status != 304) return api_error(r.value(), "start container " + id.substr(0, 12));
+    return ok_status();
+}
+
+Result<int> DockerApi::wait_container(const std::string& id, std::chrono::milliseconds timeout) const {
+    auto r = call("POST", "/containers/" + id + "/wait", {}, timeout);
+    if (!r) return r.error();
+    if (r->status != 200) return api_error(r.value(), "wait for container " + id.substr(0, 12));
+    try {
+        return json::parse(r->body).at("StatusCode").get<int>();
+    } catch (const json::exception& e) {
+        return Error{ErrorKind::Environment, std::string("wait: unreadable answer: ") + e.what()};
+    }
+}
+
+Result<std::pair<std::string, std::string>> DockerApi::container_logs(const std::string& id) const {
+    auto r = call("GET", "/containers/" + id + "/logs?stdout=1&stderr=1");
+    if (!r) return r.error();
+    if (r->status != 200) return api_error(r.value(), "logs of container " + id.substr(0, 12));
+    return demux(r->body);
+}
+
+Status DockerApi::remove_container(const std::string& id) const {
+    auto r = call("DELETE", "/containers/" + id + "?force=1&v=1");
+    if (!r) return r.error();
+    if (r->status != 204 && r->status != 404) return api_error(r.value(), "remove container " + id.substr(0, 12));
+    return ok_status();
+}
+
+Result<std::vector<std::string>> DockerApi::containers_with_label(const std::string& label) const {
+    json filters = {{"label", {label}}};
+    auto r = call("GET", "/containers/json?all=1&filters=" + url_encode(filters.dump()));
+    if (!r) return r.error();
+    if (r->status != 200) return api_error(r.value(), "list containers");
+    std::vector<std::string> ids;
+    try {
+        for (const auto& c : json::parse(r->body)) ids.push_back(c.at("Id").get<std::string>());
+    } catch (const json::exception& e) {
+        return Error{ErrorKind::Environment, std::string("list containers: unreadable answer: ") + e.what()};
+    }
+    return ids;
+}
+
+}  // namespace td::engine

@@ -1,0 +1,69 @@
+#pragma once
+// The Docker Engine API over its UNIX socket ($DOCKER_HOST unix://..., default
+// /var/run/docker.sock). Podman's Docker-compatible socket speaks the same API.
+// Every call has a named timeout; the engine's own error message is decoded.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/http.hpp"
+#include "util/result.hpp"
+
+namespace td::engine {
+
+struct EngineVersion {
+    std::string version, api_version, os, arch;
+};
+
+struct ImageInfo {
+    std::string id;  // sha256:...
+    long long size = 0;
+    std::map<std::string, std::string> labels;
+    std::vector<std::string> repo_tags;
+};
+
+struct ContainerSpec {
+    std::string image;
+    std::vector<std::string> cmd;
+    std::vector<std::string> env;
+    std::map<std::string, std::string> labels;
+    std::vector<std::string> binds;  // "host:container:ro"
+    std::string network_mode = "none";
+    long long shm_size = 0;  // bytes; 0 = engine default
+};
+
+class DockerApi {
+public:
+    // Resolves the socket from $DOCKER_HOST; Usage error for a non-unix DOCKER_HOST.
+    static Result<DockerApi> from_environment();
+    explicit DockerApi(std::string socket_path) : m_socket(std::move(socket_path)) {}
+
+    const std::string& socket() const { return m_socket; }
+
+    // One clear line when the engine cannot be reached: missing socket, no permission,
+    // nothing listening; ErrorKind::Environment.
+    Status ping() const;
+    Result<EngineVersion> version() const;
+    Result<std::optional<ImageInfo>> inspect_image(const std::string& ref) const;  // nullopt: no such image
+    Status remove_image(const std::string& ref) const;
+    Status tag_image(const std::string& ref, const std::string& repo, const std::string& tag) const;
+    // Pushes repo:tag; the engine's streamed error, if any, becomes the Error.
+    Status push_image(const std::string& repo, const std::string& tag) const;
+
+    Result<std::string> create_container(const ContainerSpec& spec) const;  // container id
+    Status start_container(const std::string& id) const;
+    Result<int> wait_container(const std::string& id, std::chrono::milliseconds timeout) const;  // exit code
+    Result<std::pair<std::string, std::string>> container_logs(const std::string& id) const;  // stdout, stderr
+    Status remove_container(const std::string& id) const;  // force
+    Result<std::vector<std::string>> containers_with_label(const std::string& label) const;
+
+private:
+    std::string m_socket;
+    Result<HttpResponse> call(const std::string& method, const std::string& path, const std::string& body = {},
+                              std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                              std::vector<std::string> headers = {}) const;
+    Error api_error(const HttpResponse& r, const std::string& what) const;
+};
+
+}  // namespace td::engine

@@ -1,0 +1,42 @@
+#pragma once
+// HTTP over libcurl with RAII handles and named timeouts; TCP (http/https) or a UNIX
+// socket (the Docker Engine API). Transport failures are Errors; any HTTP status is a
+// Response for the caller to judge.
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "util/result.hpp"
+
+namespace td::engine {
+
+struct HttpTimeouts {
+    std::chrono::milliseconds connect{5000};
+    std::chrono::milliseconds total{30000};  // whole request; 0 = none (streams)
+};
+
+struct HttpRequest {
+    std::string method = "GET";  // GET, HEAD, POST, DELETE
+    std::string url;              // for a UNIX socket: http://localhost/v1.41/...
+    std::vector<std::string> headers;  // "Name: value"
+    std::string body;
+    std::string unix_socket;  // non-empty: talk to this socket
+    HttpTimeouts timeouts;
+    // Streaming: called with each chunk of the body as it arrives (the body is then not kept).
+    std::function<void(const std::string& chunk)> on_data;
+};
+
+struct HttpResponse {
+    long status = 0;
+    std::map<std::string, std::string> headers;  // names lowercased; last value wins
+    std::string body;
+    std::string header(const std::string& lowercase_name) const;
+};
+
+// ErrorKind::Environment for connection problems (refused, no socket, permission,
+// DNS, TLS), ErrorKind::Timeout for timeouts; the message names the URL and curl's reason.
+Result<HttpResponse> http_request(const HttpRequest& req);
+
+}  // namespace td::engine

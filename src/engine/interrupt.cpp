@@ -1,0 +1,22 @@
+#include "engine/interrupt.hpp"
+
+#include <csignal>
+
+namespace td::engine {
+namespace {
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_signal(int) { g_interrupted = 1; }
+}  // namespace
+
+void install_interrupt_handlers() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool interrupted() { return g_interrupted != 0; }
+void request_interrupt() { g_interrupted = 1; }
+
+}  // namespace td::engine

@@ -1,0 +1,193 @@
+#include "engine/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "engine/interrupt.hpp"
+
+extern char** environ;
+
+namespace td::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto k_kill_grace = std::chrono::seconds(5);
+
+struct Pipe {
+    int fd[2] = {-1, -1};
+    ~Pipe() {
+        for (int f : fd)
+            if (f >= 0) ::close(f);
+    }
+};
+
+void close_fd(int& fd) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+}
+
+// Splits newly read bytes into lines for the callback; keeps the partial tail.
+void feed(std::string& pending, const char* data, std::size_t n, bool is_stderr, const ProcessSpec& spec) {
+    if (!spec.on_line) return;
+    pending.append(data, n);
+    std::size_t start = 0, nl;
+    while ((nl = pending.find('\n', start)) != std::string::npos) {
+        spec.on_line(pending.substr(start, nl - start), is_stderr);
+        start = nl + 1;
+    }
+    pending.erase(0, start);
+}
+
+}  // namespace
+
+std::string ProcessResult::describe() const {
+    switch (outcome) {
+        case Outcome::Exited: return "exit code " + std::to_string(exit_code);
+        case Outcome::Signaled: return std::string("killed by signal ") + std::to_string(signal) + " (" + strsignal(signal) + ")";
+        case Outcome::TimedOut: return "timed out after " + std::to_string(static_cast<int>(seconds)) + " s";
+        case Outcome::Interrupted: return "interrupted";
+    }
+    return "?";
+}
+
+std::string find_program(const std::string& program) {
+    if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0 ? program : "";
+    const char* path = std::getenv("PATH");
+    std::string p = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    std::size_t start = 0;
+    while (start <= p.size()) {
+        std::size_t end = p.find(':', start);
+        if (end == std::string::npos) end = p.size();
+        std::string candidate = p.substr(start, end - start) + "/" + program;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+        start = end + 1;
+    }
+    return "";
+}
+
+std::vector<std::string> environment_with(const std::map<std::string, std::string>& overrides) {
+    std::vector<std::string> out;
+    for (char** e = environ; *e; ++e) {
+        std::string entry = *e;
+        std::string name = entry.substr(0, entry.find('='));
+        if (!overrides.count(name)) out.push_back(entry);
+    }
+    for (const auto& [k, v] : overrides) out.push_back(k + "=" + v);
+    return out;
+}
+
+Result<ProcessResult> run_process(const ProcessSpec& spec) {
+    if (spec.argv.empty()) return Error{ErrorKind::Usage, "run_process: empty argv"};
+    if (spec.timeout.count() <= 0) return Error{ErrorKind::Usage, "run_process: a timeout is required"};
+    std::string program = find_program(spec.argv[0]);
+    if (program.empty()) return Error{ErrorKind::Environment, "program not found: " + spec.argv[0]};
+
+    Pipe out, err, exec_status;
+    if (::pipe2(out.fd, O_CLOEXEC) != 0 || ::pipe2(err.fd, O_CLOEXEC) != 0 ||
+        ::pipe2(exec_status.fd, O_CLOEXEC) != 0)
+        return Error{ErrorKind::Environment, std::string("pipe: ") + std::strerror(errno)};
+
+    std::vector<char*> argv, envp;
+    for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+
+    auto start = Clock::now();
+    pid_t pid = ::fork();
+    if (pid < 0) return Error{ErrorKind::Environment, std::string("fork: ") + std::strerror(errno)};
+    if (pid == 0) {
+        ::setpgid(0, 0);
+        ::dup2(out.fd[1], STDOUT_FILENO);
+        ::dup2(err.fd[1], STDERR_FILENO);
+        int devnull = ::open("/dev/null", O_RDONLY);
+        if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+        // Default signal dispositions for the child, whatever the parent installed.
+        ::signal(SIGINT, SIG_DFL);
+        ::signal(SIGTERM, SIG_DFL);
+        ::signal(SIGPIPE, SIG_DFL);
+        if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) {
+            int e = errno;
+            (void)!::write(exec_status.fd[1], &e, sizeof e);
+            ::_exit(127);
+        }
+        ::execve(program.c_str(), argv.data(), envp.data());
+        int e = errno;
+        (void)!::write(exec_status.fd[1], &e, sizeof e);
+        ::_exit(127);
+    }
+    ::setpgid(pid, pid);  // also from the parent, so the group exists before we may kill it
+    close_fd(out.fd[1]);
+    close_fd(err.fd[1]);
+    close_fd(exec_status.fd[1]);
+    int exec_errno = 0;
+    if (::read(exec_status.fd[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno) {
+        ::waitpid(pid, nullptr, 0);
+        return Error{ErrorKind::Environment, "cannot run " + program + ": " + std::strerror(exec_errno)};
+    }
+
+    ProcessResult result;
+    std::string pending_out, pending_err;
+    bool killing = false;
+    Clock::time_point kill_sent{};
+    // On timeout or Ctrl-C: TERM the whole group, KILL it if it lingers.
+    auto enforce_deadline = [&] {
+        auto now = Clock::now();
+        if (!killing && (now - start > spec.timeout || interrupted())) {
+            result.outcome = interrupted() ? ProcessResult::Outcome::Interrupted : ProcessResult::Outcome::TimedOut;
+            ::kill(-pid, SIGTERM);
+            killing = true;
+            kill_sent = now;
+        } else if (killing && now - kill_sent > k_kill_grace) {
+            ::kill(-pid, SIGKILL);
+        }
+    };
+    char buf[65536];
+    while (out.fd[0] >= 0 || err.fd[0] >= 0) {
+        enforce_deadline();
+        pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
+        int n = ::poll(fds, 2, 100);
+        if (n < 0 && errno != EINTR) break;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+            if (got <= 0) {
+                close_fd(i == 0 ? out.fd[0] : err.fd[0]);
+                continue;
+            }
+            (i == 0 ? result.out : result.err).append(buf, static_cast<std::size_t>(got));
+            feed(i == 0 ? pending_out : pending_err, buf, static_cast<std::size_t>(got), i == 1, spec);
+        }
+    }
+    if (spec.on_line) {
+        if (!pending_out.empty()) spec.on_line(pending_out, false);
+        if (!pending_err.empty()) spec.on_line(pending_err, true);
+    }
+    int status = 0;
+    while (true) {
+        pid_t w = ::waitpid(pid, &status, WNOHANG);
+        if (w == pid) break;
+        enforce_deadline();
+        ::usleep(20000);
+    }
+    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (!killing) {
+        if (WIFEXITED(status)) {
+            result.outcome = ProcessResult::Outcome::Exited;
+            result.exit_code = WEXITSTATUS(status);
+        } else if (WIFSIGNALED(status)) {
+            result.outcome = ProcessResult::Outcome::Signaled;
+            result.signal = WTERMSIG(status);
+        }
+    }
+    return result;
+}
+
+}  // namespace td::engine

@@ -1,0 +1,97 @@
+# Sourced by the end-to-end suites and scripts/main-job.sh. Starts a private dockerd and a
+# local registry (Debian's docker-registry on 127.0.0.1:5000), makes a real Debian base
+# image with debootstrap and pushes it to the registry as library/debian:bookworm. Every
+# service this file starts is stopped by services_stop (install it with `trap`).
+#
+# Reuse: the debootstrap tarball is cached in $TORCHDOCK_CACHE (default /var/tmp/torchdock)
+# across runs on the same machine; an engine or registry already answering at the chosen
+# socket/port is used as it is and left running.
+
+: "${TORCHDOCK_CACHE:=/var/tmp/torchdock}"
+: "${TD_SVC_DIR:=$TORCHDOCK_CACHE/services}"
+: "${TD_REGISTRY:=127.0.0.1:5000}"
+export DOCKER_HOST="${TD_DOCKER_HOST:-unix://$TD_SVC_DIR/docker.sock}"
+TD_STARTED_PIDS=()
+
+svc_log() { echo "services: $*" >&2; }
+
+services_stop() {
+  local pid
+  for pid in "${TD_STARTED_PIDS[@]}"; do
+    kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${TD_STARTED_PIDS[@]}"; do
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -9 "$pid" 2>/dev/null || true
+  done
+  TD_STARTED_PIDS=()
+}
+
+engine_ping() { curl -sf --max-time 3 --unix-socket "${DOCKER_HOST#unix://}" http://localhost/_ping >/dev/null 2>&1; }
+
+start_engine() {
+  mkdir -p "$TD_SVC_DIR"
+  if engine_ping; then svc_log "using the engine already at $DOCKER_HOST"; return 0; fi
+  rm -f "${DOCKER_HOST#unix://}"
+  dockerd --bridge=none --iptables=false --ip6tables=false \
+    --data-root "$TD_SVC_DIR/docker" --exec-root "$TD_SVC_DIR/exec" \
+    --pidfile "$TD_SVC_DIR/dockerd.pid" -H "$DOCKER_HOST" >"$TD_SVC_DIR/dockerd.log" 2>&1 &
+  TD_STARTED_PIDS+=($!)
+  TD_DOCKERD_PID=$!
+  for _ in $(seq 1 60); do engine_ping && { svc_log "dockerd started ($DOCKER_HOST)"; return 0; }; sleep 0.5; done
+  svc_log "dockerd did not start; last log lines:"; tail -20 "$TD_SVC_DIR/dockerd.log" >&2
+  return 1
+}
+
+registry_ping() { curl -sf --max-time 3 "http://$TD_REGISTRY/v2/" >/dev/null 2>&1; }
+
+start_registry() {
+  mkdir -p "$TD_SVC_DIR/registry"
+  if registry_ping; then svc_log "using the registry already at $TD_REGISTRY"; return 0; fi
+  cat >"$TD_SVC_DIR/registry.yml" <<YML
+version: 0.1
+storage:
+  filesystem:
+    rootdirectory: $TD_SVC_DIR/registry
+  delete:
+    enabled: true
+http:
+  addr: $TD_REGISTRY
+log:
+  level: warn
+YML
+  docker-registry serve "$TD_SVC_DIR/registry.yml" >"$TD_SVC_DIR/registry.log" 2>&1 &
+  TD_STARTED_PIDS+=($!)
+  for _ in $(seq 1 40); do registry_ping && { svc_log "registry started ($TD_REGISTRY)"; return 0; }; sleep 0.25; done
+  svc_log "registry did not start:"; tail -20 "$TD_SVC_DIR/registry.log" >&2
+  return 1
+}
+
+# A real Debian bookworm base: debootstrap (cached tarball), docker import, push.
+ensure_debian_base() {
+  local tarball="$TORCHDOCK_CACHE/debian-bookworm-minbase.tar"
+  local ref="$TD_REGISTRY/library/debian:bookworm"
+  if curl -sf --max-time 5 -o /dev/null \
+       -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+       "http://$TD_REGISTRY/v2/library/debian/manifests/bookworm"; then
+    svc_log "base $ref already in the registry"; return 0
+  fi
+  if [ ! -s "$tarball" ]; then
+    svc_log "debootstrap bookworm (about a minute)"
+    local root="$TORCHDOCK_CACHE/rootfs.$$"
+    rm -rf "$root"
+    debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >"$TORCHDOCK_CACHE/debootstrap.log" 2>&1 \
+      || { svc_log "debootstrap failed:"; tail -20 "$TORCHDOCK_CACHE/debootstrap.log" >&2; rm -rf "$root"; return 1; }
+    # What docker's debian images do: no apt cache kept, no recommends.
+    rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
+    tar -C "$root" -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
+    rm -rf "$root"
+  fi
+  /usr/bin/docker import -c 'CMD ["bash"]' "$tarball" "$ref" >/dev/null
+  /usr/bin/docker push -q "$ref" >/dev/null
+  svc_log "base $ref pushed"
+}
+
+services_start() {
+  start_engine && start_registry && ensure_debian_base
+}
