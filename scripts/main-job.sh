@@ -1,15 +1,32 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: install what is needed, build torchdock (release
-# preset), render the bundled manifests into dockerfiles/, confirm the committed tree is
-# current and lint every Dockerfile with hadolint.
+# preset), render the bundled manifests and lint every Dockerfile, then, against a real
+# Docker engine and a local registry (started here when none is running), lock, render
+# and build the default image: the Debian CPU family. Bundled files are not modified:
+# the lock and build happen in build/main-job/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ROOT=$(pwd)
 bash scripts/install-deps.sh
 cmake --preset release
 cmake --build --preset release
-TD=build/release/src/app/torchdock
+TD=$ROOT/build/release/src/app/torchdock
+
 "$TD" render
-"$TD" list
 hadolint --failure-threshold warning dockerfiles/*/Dockerfile >/tmp/torchdock-hadolint.txt || {
   cat /tmp/torchdock-hadolint.txt; echo "main-job: hadolint found problems" >&2; exit 1; }
 echo "main-job: $(ls -d dockerfiles/*/ | wc -l) Dockerfiles rendered and lint-clean (hadolint, warning level)"
+
+source tests/e2e/lib/services.sh
+trap services_stop EXIT
+services_start
+
+WORK=$ROOT/build/main-job
+rm -rf "$WORK" && mkdir -p "$WORK/manifests"
+cp manifests/debian-cpu.json "$WORK/manifests/"
+printf '{"schema": 1, "mirrors": {"docker.io": "%s"}}\n' "$TD_REGISTRY" >"$WORK/torchdock.json"
+cd "$WORK"
+"$TD" lock
+"$TD" render --out dockerfiles
+"$TD" build
+echo "main-job: default image built: torchdock/debian-cpu:debian12 (engine $DOCKER_HOST)"

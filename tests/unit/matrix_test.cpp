@@ -42,11 +42,15 @@ TEST_CASE("Python 3.13 with torch 2.3 is refused") {
 }
 
 TEST_CASE("a Python that is not the OS Python is refused with the OSes that have it") {
-    auto e = refusal(manifest("nvidia-cuda",
-                              R"({"torch": ["2.4.1"], "cuda": ["cu121"], "flavor": ["runtime"], "os": ["ubuntu22.04"]})",
+    auto e = refusal(manifest("os-pip", R"({"torch": ["2.4.1"], "cuda": ["cu121"], "os": ["ubuntu22.04"]})",
                               R"(, "python": "3.11")"));
     CHECK_THAT(e, ContainsSubstring("Python 3.11 is not the Python of this base (3.10)"));
     CHECK_THAT(e, ContainsSubstring("choose an OS with Python 3.11: debian12"));
+    // nvidia/cuda has Ubuntu images only, so no Debian is suggested there.
+    e = refusal(manifest("nvidia-cuda",
+                         R"({"torch": ["2.4.1"], "cuda": ["cu121"], "flavor": ["runtime"], "os": ["ubuntu22.04"]})",
+                         R"(, "python": "3.11")"));
+    CHECK_THAT(e, ContainsSubstring("set \"python\": \"3.10\"\n"));
 }
 
 TEST_CASE("sm_120 with cu124 wheels is refused") {

@@ -33,6 +33,16 @@ start_engine() {
   mkdir -p "$TD_SVC_DIR"
   if engine_ping; then svc_log "using the engine already at $DOCKER_HOST"; return 0; fi
   rm -f "${DOCKER_HOST#unix://}"
+  # A dockerd that died (or was killed) leaves its pid file behind.
+  local old
+  old=$(cat "$TD_SVC_DIR/dockerd.pid" 2>/dev/null || true)
+  if [ -n "$old" ] && { ! kill -0 "$old" 2>/dev/null || grep -q '^State:.*Z' "/proc/$old/status" 2>/dev/null; }; then
+    rm -f "$TD_SVC_DIR/dockerd.pid"
+  fi
+  # ...and a containerd it supervised keeps running with our exec root.
+  # Its pid file may name a zombie that nothing reaps here, which dockerd takes for alive.
+  pkill -9 -f "containerd.*$TD_SVC_DIR/exec" 2>/dev/null && sleep 0.5
+  rm -f "$TD_SVC_DIR/exec/containerd/containerd.pid"
   dockerd --bridge=none --iptables=false --ip6tables=false \
     --data-root "$TD_SVC_DIR/docker" --exec-root "$TD_SVC_DIR/exec" \
     --pidfile "$TD_SVC_DIR/dockerd.pid" -H "$DOCKER_HOST" >"$TD_SVC_DIR/dockerd.log" 2>&1 &

@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# End to end against a real Docker engine and a real registry, both started here:
+# lock, render, build the Debian CPU family, inspect labels, run the image, rebuild from
+# cache, change an extra package, break one, Ctrl-C and a dying engine mid-build, a dead
+# engine, registry drift. Usage: build_e2e_test.sh TORCHDOCK
+set -uo pipefail
+TD=$(realpath "$1")
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+source "$ROOT/tests/e2e/lib/services.sh"
+WORK=$(mktemp -d /tmp/torchdock-build-e2e-XXXXXX)
+chmod 755 "$WORK"  # the permission test reads it as another user
+ALT_PID=""
+cleanup() {
+  [ -n "$ALT_PID" ] && kill "$ALT_PID" 2>/dev/null
+  services_stop
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+pass=0 fail=0 skip=0
+ok() { echo "ok   - $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
+skipped() { echo "skip - $1"; skip=$((skip + 1)); }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+run() { "$TD" "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
+rc() { cat "$WORK/rc"; }
+has() { grep -qF -- "$2" "$WORK/$1"; }
+api() { curl -s --unix-socket "${DOCKER_HOST#unix://}" "http://localhost/v1.41$1"; }
+# json_field FILE KEY... : prints d[KEY][KEY]... (numeric keys index lists)
+json_field() { python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in sys.argv[2:]:
+    d = d[int(k)] if k.isdigit() else d[k]
+print(d)
+PY
+}
+
+services_start || { echo "FAIL - services did not start"; echo "0 passed, 1 failed"; exit 1; }
+cd "$WORK"
+mkdir -p manifests
+cp "$ROOT/manifests/debian-cpu.json" manifests/
+# A second family with the same base, so one build can fail while the other finishes.
+sed 's/"name": "debian-cpu"/"name": "debian-two"/; s#torchdock/debian-cpu#torchdock/debian-two#' \
+  manifests/debian-cpu.json >manifests/debian-two.json
+printf '{"schema": 1, "mirrors": {"docker.io": "%s"}}\n' "$TD_REGISTRY" >torchdock.json
+export TORCHDOCK_CONFIG="$WORK/torchdock.json"
+
+# --- lock --------------------------------------------------------------------------
+run lock debian-cpu debian-two
+check "lock resolves the base through the mirror" test "$(rc)" = 0
+check "lock wrote the lock file" test -s manifests/debian-cpu.lock.json
+BASE_DIGEST=$(json_field manifests/debian-cpu.lock.json images debian:bookworm digest)
+REG_DIGEST=$(curl -sI -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+  "http://$TD_REGISTRY/v2/library/debian/manifests/bookworm" | tr -d '\r' | awk -F': ' 'tolower($1)=="docker-content-digest"{print $2}')
+check "locked digest is the registry's digest" test "$BASE_DIGEST" = "$REG_DIGEST"
+run lock --check debian-cpu
+check "lock --check passes when nothing moved" test "$(rc)" = 0
+
+# --- render + first build ------------------------------------------------------------
+# Start from an empty build cache so the first build is a first build and the pip change
+# below is a real change (the base image and the registry are kept).
+/usr/bin/docker builder prune -af >/dev/null 2>&1
+run render --out dockerfiles
+check "render uses the lock" grep -q "^FROM debian@$BASE_DIGEST" dockerfiles/debian-cpu-debian12/Dockerfile
+start=$(date +%s.%N)
+run build debian-cpu-debian12 --json
+first=$(echo "$(date +%s.%N) - $start" | bc)
+check "first build succeeds" test "$(rc)" = 0
+cp "$WORK/out" "$WORK/first.json"
+echo "# figure: first build of debian-cpu-debian12: ${first} s (steps cached: $(json_field first.json builds 0 cached_steps)/$(json_field first.json builds 0 steps))"
+
+labels=$(api /images/torchdock/debian-cpu:debian12/json)
+label() { echo "$labels" | python3 -c "import json,sys; print(json.load(sys.stdin)['Config']['Labels'].get('$1',''))"; }
+check "label io.torchdock.torch" test "$(label io.torchdock.torch)" = 1.13.1
+check "label io.torchdock.variant" test "$(label io.torchdock.variant)" = debian-cpu-debian12
+check "label io.torchdock.manifest-sha256 matches the manifest" \
+  test "$(label io.torchdock.manifest-sha256)" = "$(sha256sum manifests/debian-cpu.json | cut -d' ' -f1)"
+check "label base digest" test "$(label org.opencontainers.image.base.digest)" = "$BASE_DIGEST"
+size=$(echo "$labels" | python3 -c "import json,sys; print(json.load(sys.stdin)['Size'])")
+echo "# figure: image size torchdock/debian-cpu:debian12: $size bytes"
+torch_version=$(/usr/bin/docker run --rm --network=none --user 1000:1000 torchdock/debian-cpu:debian12 \
+  python -c 'import torch, tqdm; print(torch.__version__)' 2>&1)
+# Debian's python3-torch 1.13.1 reports itself as 1.13.0a0 (recorded in data/os.json).
+check "the built image runs Debian's torch as the non-root user (got: $torch_version)" test "$torch_version" = 1.13.0a0
+
+# --- no-op rebuild from cache ---------------------------------------------------------
+start=$(date +%s.%N)
+run build debian-cpu-debian12 --json
+noop=$(echo "$(date +%s.%N) - $start" | bc)
+check "no-op rebuild succeeds" test "$(rc)" = 0
+steps=$(json_field out builds 0 steps); cached=$(json_field out builds 0 cached_steps)
+check "no-op rebuild takes every RUN step from the cache ($cached of $steps, FROM not counted)" test "$cached" = $((steps - 1))
+echo "# figure: no-op rebuild as a whole process: ${noop} s"
+
+# --- a change to an extra pip package rebuilds only what comes after torch -------------
+sed -i 's/"tqdm==4.67.1"/"tqdm==4.66.5"/' manifests/debian-cpu.json
+run render --out dockerfiles
+run build debian-cpu-debian12
+check "build after a pip change succeeds" test "$(rc)" = 0
+log=.torchdock/build/debian-cpu-debian12/build.log
+torch_step=$(grep -m1 -E '^#[0-9]+ \[.*\] RUN .*python3-torch' "$log" | cut -d' ' -f1)
+pip_step=$(grep -m1 -E '^#[0-9]+ \[.*\] RUN .*pip-ca' "$log" | cut -d' ' -f1)
+check "the torch layer came from the cache" grep -qx "$torch_step CACHED" "$log"
+check "the pip layer was rebuilt" bash -c "! grep -qx '$pip_step CACHED' '$log'"
+
+# --- a broken package version fails that variant only ----------------------------------
+sed -i 's/"procps=2:4.0.2-3"/"procps=2:9.9.9-1"/' manifests/debian-two.json
+run render --out dockerfiles
+run build 'debian-*' -j 2
+check "a failed variant makes the exit code 1" test "$(rc)" = 1
+check "the failing step is named" has err "debian-two-debian12: build failed at step"
+check "the failing step's output is shown" has err "procps"
+check "the full log is kept" bash -c "grep -q 'full log: .torchdock/build/debian-two-debian12/build.log' '$WORK/err' && test -s .torchdock/build/debian-two-debian12/build.log"
+check "the other variant still built" grep -qE '^debian-cpu-debian12 .* built$' "$WORK/out"
+check "the summary marks only the broken one" grep -qE '^debian-two-debian12 .* FAILED$' "$WORK/out"
+sed -i 's/"procps=2:9.9.9-1"/"procps=2:4.0.2-3"/' manifests/debian-two.json
+run render --out dockerfiles
+
+# --- Ctrl-C in the middle ---------------------------------------------------------------
+"$TD" build debian-two-debian12 --no-cache >"$WORK/int.out" 2>"$WORK/int.err" &
+bpid=$!
+for _ in $(seq 1 100); do grep -q '^#[0-9]* \[.*\] RUN' .torchdock/build/debian-two-debian12/build.log 2>/dev/null && break; sleep 0.2; done
+sleep 1
+t0=$(date +%s)
+kill -INT "$bpid"
+wait "$bpid"; irc=$?
+elapsed=$(( $(date +%s) - t0 ))
+check "Ctrl-C exits 130" test "$irc" = 130
+check "Ctrl-C exits promptly (${elapsed} s)" test "$elapsed" -le 15
+check "Ctrl-C says what happened" grep -q "interrupted" "$WORK/int.err"
+check "no half-tagged image is left" test "$(api /images/torchdock/debian-two:debian12/json | grep -c '"Id"')" = 0
+check "no docker client is left running" bash -c "! pgrep -f '[b]uild.*debian-two-debian12' >/dev/null"
+
+# --- the engine dies mid-build ----------------------------------------------------------
+if [ -z "${TD_DOCKERD_PID:-}" ]; then
+  skipped "engine killed mid-build: the engine at $DOCKER_HOST was not started by this test, so it is not killed"
+else
+"$TD" build debian-two-debian12 --no-cache >"$WORK/kill.out" 2>"$WORK/kill.err" &
+bpid=$!
+for _ in $(seq 1 100); do grep -q '^#[0-9]* \[.*\] RUN' .torchdock/build/debian-two-debian12/build.log 2>/dev/null && break; sleep 0.2; done
+sleep 1
+kill -9 "$TD_DOCKERD_PID"
+wait "$bpid"; krc=$?
+wait "$TD_DOCKERD_PID" 2>/dev/null
+check "a dead engine mid-build exits 3" test "$krc" = 3
+check "a dead engine mid-build gives a clean error" grep -q "the Docker engine went away during the build" "$WORK/kill.err"
+check "no stack of errors: at most a few error lines" test "$(grep -c 'torchdock: error' "$WORK/kill.err")" -le 1
+TD_STARTED_PIDS=("${TD_STARTED_PIDS[@]/$TD_DOCKERD_PID}")
+start_engine || bad "engine restart after the kill"
+fi
+
+# --- a dead engine, a missing client ----------------------------------------------------
+DOCKER_HOST=unix:///nonexistent/docker.sock run build debian-cpu-debian12
+check "no engine exits 3" test "$(rc)" = 3
+check "no engine: one clear line" bash -c "test \$(wc -l <'$WORK/err') = 1 && grep -q 'does not exist (start dockerd' '$WORK/err'"
+TORCHDOCK_DOCKER=/nonexistent/docker run build debian-cpu-debian12
+check "no docker client exits 3" test "$(rc)" = 3
+check "no docker client: says how to fix it" has err "install Debian's docker.io"
+if id nobody >/dev/null 2>&1 && command -v runuser >/dev/null; then
+  sock="${DOCKER_HOST#unix://}"
+  chmod 660 "$sock"
+  runuser -u nobody -- env DOCKER_HOST="$DOCKER_HOST" TORCHDOCK_CONFIG="$TORCHDOCK_CONFIG" "$TD" build \
+    --dockerfiles "$WORK/dockerfiles" --work-dir /tmp/td-nobody debian-cpu-debian12 >"$WORK/out" 2>"$WORK/err"
+  prc=$?
+  check "no permission on the socket exits 3" test "$prc" = 3
+  check "no permission: says how to fix it" has err "no permission on $sock"
+else
+  skipped "permission test: needs the nobody user and runuser"
+fi
+
+# --- push --------------------------------------------------------------------------------
+run build debian-cpu-debian12 --push "$TD_REGISTRY"
+check "build --push succeeds" test "$(rc)" = 0
+check "the pushed image is in the registry" \
+  curl -sf -o /dev/null -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+    "http://$TD_REGISTRY/v2/torchdock/debian-cpu/manifests/debian12"
+
+# --- registry drift: a rebuilt upstream tag, a deleted tag, an unreachable registry -----
+ALT=127.0.0.1:5001
+mkdir -p "$WORK/alt"
+printf 'version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\nlog:\n  level: warn\n' \
+  "$WORK/alt" "$ALT" >"$WORK/alt.yml"
+docker-registry serve "$WORK/alt.yml" >"$WORK/alt.log" 2>&1 &
+ALT_PID=$!
+for _ in $(seq 1 40); do curl -sf "http://$ALT/v2/" >/dev/null && break; sleep 0.25; done
+/usr/bin/docker tag "$TD_REGISTRY/library/debian:bookworm" "$ALT/library/debian:bookworm"
+/usr/bin/docker push -q "$ALT/library/debian:bookworm" >/dev/null
+run lock debian-cpu --mirror "docker.io=$ALT"
+check "lock against the second registry" test "$(rc)" = 0
+# "Upstream" rebuilds the tag: same name, new content.
+printf 'FROM %s/library/debian:bookworm\nLABEL rebuilt=yes\n' "$ALT" | DOCKER_BUILDKIT=1 /usr/bin/docker build -q -t "$ALT/library/debian:bookworm" - >/dev/null
+/usr/bin/docker push -q "$ALT/library/debian:bookworm" >/dev/null
+run lock --check debian-cpu --mirror "docker.io=$ALT"
+check "lock --check fails when the tag was rebuilt" test "$(rc)" = 1
+check "lock --check names the rebuilt tag" grep -q "debian:bookworm.*CHANGED upstream" "$WORK/out"
+new_digest=$(curl -sI -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+  "http://$ALT/v2/library/debian/manifests/bookworm" | tr -d '\r' | awk -F': ' 'tolower($1)=="docker-content-digest"{print $2}')
+curl -sf -X DELETE "http://$ALT/v2/library/debian/manifests/$new_digest" >/dev/null
+run lock --check debian-cpu --mirror "docker.io=$ALT"
+check "lock --check fails when the tag is gone" test "$(rc)" = 1
+check "lock --check names the deleted tag with the registry's words" grep -q "GONE: the tag no longer exists (MANIFEST_UNKNOWN" "$WORK/out"
+cp manifests/debian-cpu.lock.json "$WORK/lock.before"
+run lock debian-cpu --mirror "docker.io=127.0.0.1:5999"
+check "an unreachable registry exits 3" test "$(rc)" = 3
+check "an unreachable registry is reported per image" grep -q "debian:bookworm (via 127.0.0.1:5999).*ERROR: .*127.0.0.1:5999" "$WORK/out"
+check "a failed lock leaves the lock file as it was" cmp -s manifests/debian-cpu.lock.json "$WORK/lock.before"
+
+echo "$pass passed, $fail failed, $skip skipped"
+test "$fail" = 0
