@@ -4,6 +4,7 @@
 // how many steps came from the cache, which step failed and its last output lines.
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,10 @@ private:
         std::string title;
         bool is_step = false;
         std::vector<std::string> output;
+        std::set<std::string> seen;  // raw lines already taken, to drop repeats
         std::string error;
     };
+    std::map<std::string, int> m_stage_totals;
     std::map<int, Vertex> m_vertices;
     int m_total = 0;
     int m_cached = 0;

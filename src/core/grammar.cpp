@@ -297,6 +297,15 @@ std::string check_user_name(std::string_view s) {
     return {};
 }
 
+std::string check_variant_name(std::string_view s) {
+    if (s.empty() || s.size() > 200) return "variant name must be 1 to 200 characters";
+    if (!is_lower(s.front()) && !is_digit(s.front())) return "bad variant name " + quote_value(s);
+    for (char c : s)
+        if (!is_lower(c) && !is_digit(c) && c != '.' && c != '-') return "bad variant name " + quote_value(s);
+    if (s.find("..") != std::string_view::npos) return "bad variant name " + quote_value(s);
+    return {};
+}
+
 std::string check_family_name(std::string_view s) {
     const std::string expected = " (expected [a-z0-9][a-z0-9-]{0,39}, like \"cuda-pip\")";
     if (s.empty() || s.size() > 40) return "name must be 1 to 40 characters" + expected;

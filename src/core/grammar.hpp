@@ -35,6 +35,10 @@ std::string check_plain_text(std::string_view s, std::size_t max);
 // POSIX-portable user/group name for useradd: [a-z_][a-z0-9_-]{0,31}
 std::string check_user_name(std::string_view s);
 
+// Variant name as rendered: [a-z0-9][a-z0-9.-]*, no "..", at most 200 characters; also a
+// directory name, so it can never leave the tree it names a folder in.
+std::string check_variant_name(std::string_view s);
+
 // Family name, used in variant names and paths: [a-z0-9][a-z0-9-]{0,39}, no "--".
 std::string check_family_name(std::string_view s);
 

@@ -16,8 +16,10 @@ LockDigests parse_lockfile(std::string_view text, Diagnostics& diags) {
     JsonReader r(diags, positions);
     const JsonValue& root = parsed.value;
     if (!r.check_object(root, "$", {"schema", "images"}, {"schema", "images"})) return out;
-    if (auto s = r.integer(*root.find("schema"), "$.schema", 0, 1000); s && *s != 1)
-        r.error(*root.find("schema"), "$.schema", "unsupported lock schema " + std::to_string(*s));
+    if (const JsonValue* schema = root.find("schema"))
+        if (auto s = r.integer(*schema, "$.schema", 0, 1000); s && *s != 1)
+            r.error(*schema, "$.schema", "unsupported lock schema " + std::to_string(*s));
+    if (!root.find("images")) return out;
     const JsonValue& images = *root.find("images");
     if (!images.is_object()) {
         r.error(images, "$.images", "expected an object of image reference -> {\"digest\": ...}");

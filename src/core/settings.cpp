@@ -13,8 +13,9 @@ Settings parse_settings(std::string_view text, Diagnostics& diags) {
     JsonReader r(diags, positions);
     const JsonValue& root = parsed.value;
     if (!r.check_object(root, "$", {"schema", "mirrors"}, {"schema"})) return settings;
-    if (auto s = r.integer(*root.find("schema"), "$.schema", 0, 1000); s && *s != 1)
-        r.error(*root.find("schema"), "$.schema", "unsupported settings schema " + std::to_string(*s));
+    if (const JsonValue* schema = root.find("schema"))
+        if (auto s = r.integer(*schema, "$.schema", 0, 1000); s && *s != 1)
+            r.error(*schema, "$.schema", "unsupported settings schema " + std::to_string(*s));
     if (const JsonValue* m = root.find("mirrors")) {
         if (!m->is_object()) {
             r.error(*m, "$.mirrors", "expected an object of registry -> mirror host");

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -51,7 +52,11 @@ std::string ProcessResult::describe() const {
     switch (outcome) {
         case Outcome::Exited: return "exit code " + std::to_string(exit_code);
         case Outcome::Signaled: return std::string("killed by signal ") + std::to_string(signal) + " (" + strsignal(signal) + ")";
-        case Outcome::TimedOut: return "timed out after " + std::to_string(static_cast<int>(seconds)) + " s";
+        case Outcome::TimedOut: {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "timed out after %g s", timeout_seconds);
+            return buf;
+        }
         case Outcome::Interrupted: return "interrupted";
     }
     return "?";
@@ -150,8 +155,28 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
         }
     };
     char buf[65536];
+    int status = 0;
+    bool reaped = false;
+    Clock::time_point exited_at{};
+    // Kill and reap the child on any exit from here, an exception in on_line included.
+    struct Reaper {
+        pid_t pid;
+        bool& reaped;
+        ~Reaper() {
+            if (reaped) return;
+            ::kill(-pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+    } reaper{pid, reaped};
     while (out.fd[0] >= 0 || err.fd[0] >= 0) {
         enforce_deadline();
+        // The child exited but a background process of its own still holds the pipes:
+        // read what is there for a moment, then stop waiting for them.
+        if (!reaped && ::waitpid(pid, &status, WNOHANG) == pid) {
+            reaped = true;
+            exited_at = Clock::now();
+        }
+        if (reaped && Clock::now() - exited_at > std::chrono::milliseconds(500)) break;
         pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
         int n = ::poll(fds, 2, 100);
         if (n < 0 && errno != EINTR) break;
@@ -170,14 +195,19 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
         if (!pending_out.empty()) spec.on_line(pending_out, false);
         if (!pending_err.empty()) spec.on_line(pending_err, true);
     }
-    int status = 0;
-    while (true) {
-        pid_t w = ::waitpid(pid, &status, WNOHANG);
-        if (w == pid) break;
+    while (!reaped) {
+        if (::waitpid(pid, &status, WNOHANG) == pid) {
+            reaped = true;
+            break;
+        }
         enforce_deadline();
         ::usleep(20000);
     }
+    // Whatever the child left behind in its group (a background process holding the
+    // pipes) goes with it.
+    ::kill(-pid, SIGKILL);
     result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    result.timeout_seconds = std::chrono::duration<double>(spec.timeout).count();
     if (!killing) {
         if (WIFEXITED(status)) {
             result.outcome = ProcessResult::Outcome::Exited;

@@ -29,6 +29,7 @@ struct ProcessResult {
     int signal = 0;      // when Signaled
     std::string out, err;
     double seconds = 0;
+    double timeout_seconds = 0;
     bool ok() const { return outcome == Outcome::Exited && exit_code == 0; }
     std::string describe() const;  // "exit code 2", "killed by signal 9", "timed out after 30 s"
 };
