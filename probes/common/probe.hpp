@@ -1,0 +1,171 @@
+#pragma once
+// Shared harness of the torchdock probes. Probes share nothing with src/ but the JSON
+// output contract in probes/README.md. Header-only, C++17, no dependencies beyond libc,
+// libdl and the C++ standard library, so one build runs in every bundled image.
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace probe {
+
+enum Exit { kPass = 0, kFail = 1, kWaived = 2, kError = 3 };
+
+inline const char* status_name(Exit e) {
+    switch (e) {
+        case kPass: return "pass";
+        case kFail: return "fail";
+        case kWaived: return "waived";
+        case kError: return "error";
+    }
+    return "error";
+}
+
+// A JSON value built in code and printed compactly on one line.
+class Json {
+public:
+    Json() : m_text("null") {}
+    Json(std::nullptr_t) : m_text("null") {}
+    Json(bool b) : m_text(b ? "true" : "false") {}
+    Json(int v) : m_text(std::to_string(v)) {}
+    Json(long v) : m_text(std::to_string(v)) {}
+    Json(long long v) : m_text(std::to_string(v)) {}
+    Json(unsigned long v) : m_text(std::to_string(v)) {}
+    Json(unsigned long long v) : m_text(std::to_string(v)) {}
+    Json(double v) {
+        if (!std::isfinite(v)) { m_text = "null"; return; }
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.6g", v);
+        m_text = buf;
+    }
+    Json(const char* s) : m_text(quote(s)) {}
+    Json(const std::string& s) : m_text(quote(s)) {}
+
+    static Json object(std::initializer_list<std::pair<const char*, Json>> members = {}) {
+        Json j;
+        j.m_text = "{}";
+        for (const auto& m : members) j.set(m.first, m.second);
+        return j;
+    }
+    static Json array() {
+        Json j;
+        j.m_text = "[]";
+        return j;
+    }
+    template <typename T>
+    static Json array_of(const std::vector<T>& xs) {
+        Json j = array();
+        for (const auto& x : xs) j.push(Json(x));
+        return j;
+    }
+    // Adds a member to an object (keys are written in the order they are set).
+    Json& set(const std::string& key, const Json& value) {
+        m_text.insert(m_text.size() - 1, std::string(m_text.size() > 2 ? "," : "") + quote(key) + ":" + value.m_text);
+        return *this;
+    }
+    // Appends to an array.
+    Json& push(const Json& value) {
+        m_text.insert(m_text.size() - 1, std::string(m_text.size() > 2 ? "," : "") + value.m_text);
+        return *this;
+    }
+    const std::string& text() const { return m_text; }
+
+    static std::string quote(const std::string& s) {
+        std::string out = "\"";
+        for (unsigned char c : s) {
+            if (c == '"' || c == '\\') { out += '\\'; out += static_cast<char>(c); }
+            else if (c == '\n') out += "\\n";
+            else if (c == '\t') out += "\\t";
+            else if (c < 0x20) { char b[8]; std::snprintf(b, sizeof b, "\\u%04x", c); out += b; }
+            else out += static_cast<char>(c);
+        }
+        return out + "\"";
+    }
+
+private:
+    std::string m_text;
+};
+
+// Prints the closing JSON line (schema 1) and returns the exit code to return from main.
+//   {"probe": NAME, "schema": 1, "status": "pass|fail|waived|error", "reason": "...", "data": {...}}
+inline int finish(const char* name, Exit status, const std::string& reason, const Json& data) {
+    Json out = Json::object({{"probe", name}, {"schema", 1}, {"status", status_name(status)}, {"reason", reason}});
+    out.set("data", data);
+    std::fflush(stderr);
+    std::printf("%s\n", out.text().c_str());
+    std::fflush(stdout);
+    return status;
+}
+
+// A shared library opened by the first soname that loads, the way the dynamic loader of
+// the image finds it (LD_LIBRARY_PATH, RUNPATH of the probe, ld.so.cache, default dirs).
+class Library {
+public:
+    Library() = default;
+    explicit Library(std::initializer_list<const char*> sonames) {
+        for (const char* name : sonames) {
+            m_handle = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
+            if (m_handle) { m_soname = name; break; }
+            const char* e = ::dlerror();
+            if (!m_error.empty()) m_error += "; ";
+            m_error += e ? e : name;
+        }
+    }
+    Library(const Library&) = delete;
+    Library& operator=(const Library&) = delete;
+    Library(Library&& o) noexcept { *this = std::move(o); }
+    Library& operator=(Library&& o) noexcept {
+        std::swap(m_handle, o.m_handle);
+        m_soname.swap(o.m_soname);
+        m_error.swap(o.m_error);
+        return *this;
+    }
+    // Libraries stay loaded until exit: CUDA libraries do not like being unloaded.
+
+    bool ok() const { return m_handle != nullptr; }
+    const std::string& soname() const { return m_soname; }
+    const std::string& error() const { return m_error; }
+    // The file the loader picked for this library.
+    std::string path() const {
+        if (!m_handle) return {};
+        struct link_map* map = nullptr;
+        if (::dlinfo(m_handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) return map->l_name;
+        return {};
+    }
+    template <typename Fn>
+    Fn symbol(const char* name) const {
+        return m_handle ? reinterpret_cast<Fn>(::dlsym(m_handle, name)) : nullptr;
+    }
+
+private:
+    void* m_handle = nullptr;
+    std::string m_soname;
+    std::string m_error;
+};
+
+// Sonames to try, newest CUDA major first, so one build serves CUDA 11.8, 12.x and 13.x.
+inline std::initializer_list<const char*> cudart_sonames() {
+    return {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"};
+}
+
+// Parses "--name=value" flags; unknown flags are an error the probe reports.
+inline std::map<std::string, std::string> parse_flags(int argc, char** argv) {
+    std::map<std::string, std::string> out;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a.rfind("--", 0) != 0) { out["?"] = a; continue; }
+        auto eq = a.find('=');
+        out[a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2)] =
+            eq == std::string::npos ? "1" : a.substr(eq + 1);
+    }
+    return out;
+}
+
+}  // namespace probe
