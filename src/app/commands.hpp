@@ -47,9 +47,21 @@ struct LockOptions {
     MirrorOptions mirror;
 };
 
+struct ValidateOptions {
+    std::vector<std::string> images;
+    std::string gpus = "auto";  // auto | all | none
+    bool require_gpu = false;
+    std::optional<std::string> json, junit, markdown;  // report files
+    std::vector<std::string> expect;                   // key=value
+    std::optional<std::string> probes_dir;             // default: $TORCHDOCK_PROBES, else beside the binary
+    int jobs = 2;
+    int probe_timeout_s = 180;
+};
+
 int run_render(const CommonOptions& common, const RenderOptions& opts);
 int run_list(const CommonOptions& common, const ListOptions& opts);
 int run_build(const BuildOptions& opts);
 int run_lock(const CommonOptions& common, const LockOptions& opts);
+int run_validate(const CommonOptions& common, const ValidateOptions& opts);
 
 }  // namespace td::app

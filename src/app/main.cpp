@@ -58,6 +58,20 @@ int main(int argc, char** argv) {
     lock_cmd->add_flag("--check", lock.check, "exit 1 when a locked tag moved or vanished; write nothing");
     add_mirrors(lock_cmd, lock.mirror);
 
+    ValidateOptions validate;
+    auto* validate_cmd = cli.add_subcommand("validate", "run the probes inside images and check what they promise");
+    add_common(validate_cmd);
+    validate_cmd->add_option("images", validate.images, "image references")->required();
+    validate_cmd->add_option("--gpus", validate.gpus, "auto | all | none")->capture_default_str();
+    validate_cmd->add_flag("--require-gpu", validate.require_gpu, "a missing GPU is an error (exit 3)");
+    validate_cmd->add_option("--json", validate.json, "write the results as JSON to this file");
+    validate_cmd->add_option("--junit", validate.junit, "write JUnit XML to this file");
+    validate_cmd->add_option("--markdown", validate.markdown, "write a Markdown summary to this file");
+    validate_cmd->add_option("--expect", validate.expect, "key=value expectation (overrides labels), repeatable");
+    validate_cmd->add_option("--probes", validate.probes_dir, "probe directory (default: $TORCHDOCK_PROBES or beside the binary)");
+    validate_cmd->add_option("-j,--jobs", validate.jobs, "images validated at a time")->capture_default_str();
+    validate_cmd->add_option("--probe-timeout", validate.probe_timeout_s, "seconds one probe may run")->capture_default_str();
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -69,6 +83,7 @@ int main(int argc, char** argv) {
         if (*list_cmd) return run_list(common, list);
         if (*build_cmd) return run_build(build);
         if (*lock_cmd) return run_lock(common, lock);
+        if (*validate_cmd) return run_validate(common, validate);
     } catch (const std::exception& e) {
         std::cerr << "torchdock: internal error: " << e.what() << "\n";
         return k_exit_config;

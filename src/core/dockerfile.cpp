@@ -1,6 +1,8 @@
 #include "core/dockerfile.hpp"
 
 
+#include <cstdio>
+
 #include "util/strings.hpp"
 
 namespace td {
@@ -205,7 +207,14 @@ void footer(Text& out, const Variant& v) {
         {"min-driver-compat", v.min_driver_compat},
         {"arch-list", join(v.arch_list, ";")},
         {"target-gpus", join(v.target_gpus, ",")},
+        {"torch-reports", v.torch_reports},
     };
+    // Thresholds `torchdock validate` reads back.
+    for (const auto& [precision, tflops] : m.validate.gemm_tflops_min)
+        td.push_back({"validate.gemm-tflops-min." + precision, format_number(tflops)});
+    if (m.validate.allreduce_busbw_min_gbps)
+        td.push_back({"validate.allreduce-busbw-min-gbps", format_number(*m.validate.allreduce_busbw_min_gbps)});
+    if (m.validate.shm_min_mb) td.push_back({"validate.shm-min-mb", std::to_string(*m.validate.shm_min_mb)});
     for (const auto& [k, value] : td)
         if (!value.empty()) labels.push_back({"io.torchdock." + k, value});
     out << "\nLABEL ";
@@ -216,6 +225,12 @@ void footer(Text& out, const Variant& v) {
 }
 
 }  // namespace
+
+std::string format_number(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return buf;
+}
 
 std::string dockerfile_quote(const std::string& value) {
     std::string out = "\"";

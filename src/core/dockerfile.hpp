@@ -15,4 +15,7 @@ std::string render_dockerfile(const Variant& v);
 // the value is taken literally.
 std::string dockerfile_quote(const std::string& value);
 
+// Shortest "%g" form of a threshold: 250, 0.5.
+std::string format_number(double x);
+
 }  // namespace td

@@ -353,6 +353,7 @@ private:
         v.os_family = os->family;
         v.python = os->python;
         v.torch = dt.at("torch");
+        if (auto it = dt.find("torch_reports"); it != dt.end()) v.torch_reports = it->second;
         if (m_m->torchvision) v.torchvision = dt.at("torchvision");
         if (m_m->torchaudio) v.torchaudio = dt.at("torchaudio");
         std::vector<std::string> pkgs = {"python3", "python3-venv", dt.at("package")};

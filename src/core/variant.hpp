@@ -25,6 +25,7 @@ struct Variant {
     std::string python;
     // torch installation; pip_index empty when the base image already has torch
     std::string torch, torchvision, torchaudio;
+    std::string torch_reports;  // what torch.__version__ says when it differs from the release (Debian: 1.13.0a0)
     std::string wheel_variant;  // "cu121", "cpu"; empty for ngc / debian-torch
     std::string pip_index;      // https://download.pytorch.org/whl/<variant>
     std::vector<std::string> system_apt;  // pinned "name=version" or bare names

@@ -119,6 +119,21 @@ Result<EngineVersion> DockerApi::version() const {
     }
 }
 
+Result<std::vector<std::string>> DockerApi::runtimes() const {
+    auto r = call("GET", "/info");
+    if (!r) return r.error();
+    if (r->status != 200) return api_error(r.value(), "info");
+    std::vector<std::string> out;
+    try {
+        auto j = json::parse(r->body);
+        if (j.contains("Runtimes") && j["Runtimes"].is_object())
+            for (const auto& [name, value] : j["Runtimes"].items()) out.push_back(name);
+    } catch (const json::exception& e) {
+        return Error{ErrorKind::Environment, std::string("info: unreadable answer: ") + e.what()};
+    }
+    return out;
+}
+
 Result<std::optional<ImageInfo>> DockerApi::inspect_image(const std::string& ref) const {
     auto r = call("GET", "/images/" + ref + "/json");
     if (!r) return r.error();
@@ -132,6 +147,8 @@ Result<std::optional<ImageInfo>> DockerApi::inspect_image(const std::string& ref
         if (j.contains("Config") && j["Config"].contains("Labels") && j["Config"]["Labels"].is_object())
             info.labels = j["Config"]["Labels"].get<std::map<std::string, std::string>>();
         if (j.contains("RepoTags") && j["RepoTags"].is_array()) info.repo_tags = j["RepoTags"].get<std::vector<std::string>>();
+        if (j.contains("Config") && j["Config"].contains("Env") && j["Config"]["Env"].is_array())
+            info.env = j["Config"]["Env"].get<std::vector<std::string>>();
         return std::optional<ImageInfo>(info);
     } catch (const json::exception& e) {
         return Error{ErrorKind::Environment, "inspect " + ref + ": unreadable answer: " + e.what()};
@@ -173,6 +190,8 @@ Result<std::string> DockerApi::create_container(const ContainerSpec& spec) const
     json body = {{"Image", spec.image}, {"Cmd", spec.cmd}, {"Env", spec.env}, {"Labels", spec.labels},
                  {"HostConfig", {{"NetworkMode", spec.network_mode}, {"Binds", spec.binds}}}};
     if (spec.shm_size > 0) body["HostConfig"]["ShmSize"] = spec.shm_size;
+    if (spec.gpus)
+        body["HostConfig"]["DeviceRequests"] = json::array({{{"Driver", ""}, {"Count", -1}, {"Capabilities", {{"gpu"}}}}});
     auto r = call("POST", "/containers/create", body.dump());
     if (!r) return r.error();
     if (r->status != 201) return api_error(r.value(), "create container from " + spec.image);

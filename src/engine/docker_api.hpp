@@ -20,6 +20,7 @@ struct ImageInfo {
     std::string id;  // sha256:...
     long long size = 0;
     std::map<std::string, std::string> labels;
+    std::vector<std::string> env;
     std::vector<std::string> repo_tags;
 };
 
@@ -31,6 +32,7 @@ struct ContainerSpec {
     std::vector<std::string> binds;  // "host:container:ro"
     std::string network_mode = "none";
     long long shm_size = 0;  // bytes; 0 = engine default
+    bool gpus = false;       // request every GPU (DeviceRequests, as `docker run --gpus all`)
 };
 
 class DockerApi {
@@ -45,6 +47,8 @@ public:
     // nothing listening; ErrorKind::Environment.
     Status ping() const;
     Result<EngineVersion> version() const;
+    // Names of the OCI runtimes the engine offers ("runc", "nvidia", ...).
+    Result<std::vector<std::string>> runtimes() const;
     Result<std::optional<ImageInfo>> inspect_image(const std::string& ref) const;  // nullopt: no such image
     Status remove_image(const std::string& ref) const;
     Status tag_image(const std::string& ref, const std::string& repo, const std::string& tag) const;

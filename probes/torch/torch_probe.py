@@ -1,0 +1,563 @@
+#!/usr/bin/env python3
+"""torchdock probe "torch": what PyTorch sees, and two checks it can decide by itself.
+
+Reports torch.__version__, the CUDA, cuDNN and NCCL versions torch was built with, its CUDA
+architecture list and the visible devices. Checks:
+
+* with a CUDA device, a matrix product per dtype (fp32 and bf16 by default; --dtypes adds
+  tf32, fp16 and fp8) checked against a float64 reference on a sample of entries, and timed
+  with CUDA events (median of --repeats after warm-up);
+* always, a real distributed all-reduce among --world-size processes (NCCL when there are
+  at least that many GPUs, else Gloo on the CPU) whose exact sum every rank checks. The
+  rendezvous is a file in a temporary directory and Gloo/NCCL talk over loopback, so it
+  works inside a container started with --network=none.
+
+Output contract (probes/README.md): human lines, then one JSON object on the last line of
+stdout; exit 0 pass, 1 fail, 2 waived, 3 error. Flags are --name=value:
+
+  --size=N          matrix size N (N x N times N x N), default 4096
+  --repeats=N       timed repetitions per dtype, default 20 (median reported)
+  --warmup=N        untimed repetitions first, default 3
+  --dtypes=LIST     comma-separated from fp32,tf32,fp16,bf16,fp8; default fp32,bf16;
+                    "none" skips the matrix products
+  --world-size=N    processes in the all-reduce, default 2
+  --backend=NAME    auto (default), gloo or nccl
+  --timeout=S       seconds the all-reduce may take, processes' start included, default 120
+
+Python 3.7+, standard library and torch only.
+"""
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+PROBE = "torch"
+EXIT = {"pass": 0, "fail": 1, "waived": 2, "error": 3}
+ALL_DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")
+# Inputs are uniform in [-1, 1); an entry of C = A B then has a standard deviation of
+# sqrt(K/9). The tolerance on |C - reference| is REL[dtype] * sqrt(K): several times the
+# rounding the dtype implies (output rounding, reduced-precision partial sums), and below
+# what a wrong kernel or a silent TF32 in fp32 gives.
+REL = {"fp32": 1e-4, "tf32": 2.0 ** -7, "fp16": 2.0 ** -7, "bf16": 2.0 ** -5, "fp8": 2.0 ** -5}
+TOLERANCE_RULE = "max |C - float64 reference| over sampled entries <= rel * sqrt(K), inputs uniform in [-1,1)"
+SAMPLE = 64  # rows and columns sampled for the reference: SAMPLE*SAMPLE entries
+
+
+def log(msg):
+    sys.stdout.write(msg + "\n")
+    sys.stdout.flush()
+
+
+def finish(status, reason, data):
+    sys.stderr.flush()
+    out = {"probe": PROBE, "schema": 1, "status": status, "reason": reason, "data": data}
+    sys.stdout.write(json.dumps(out, separators=(",", ":"), sort_keys=False) + "\n")
+    sys.stdout.flush()
+    return EXIT[status]
+
+
+class FlagError(Exception):
+    pass
+
+
+def parse_flags(argv, spec):
+    """--name=value flags; spec maps name -> (converter, default). Hidden flags included."""
+    values = dict((k, v[1]) for k, v in spec.items())
+    for arg in argv:
+        if not arg.startswith("--"):
+            raise FlagError("unexpected argument %r (flags are --name=value)" % arg)
+        name, eq, raw = arg[2:].partition("=")
+        if name not in spec:
+            raise FlagError("unknown flag --%s" % name)
+        conv = spec[name][0]
+        if not eq:
+            if conv is not to_bool:
+                raise FlagError("flag --%s needs a value (--%s=VALUE)" % (name, name))
+            values[name] = True
+            continue
+        try:
+            values[name] = conv(raw)
+        except ValueError:
+            raise FlagError("bad value for --%s: %r" % (name, raw))
+    return values
+
+
+def to_bool(raw):
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(raw)
+
+
+
+def number(x):
+    """An integral float as an int, so checksums read exactly in JSON."""
+    if x is None:
+        return None
+    if isinstance(x, float) and x.is_integer() and abs(x) < 2 ** 53:
+        return int(x)
+    return x
+
+
+# ---------------------------------------------------------------------------------------
+# What torch reports about itself.
+
+def nccl_version_string(torch):
+    try:
+        v = torch.cuda.nccl.version()
+    except Exception:  # CPU builds have no NCCL; some builds raise without a driver
+        return None
+    if isinstance(v, (tuple, list)):
+        nums = [str(x) for x in v[:3]]
+        extra = [str(x) for x in v[3:] if x not in (None, "")]
+        return ".".join(nums) + ("".join("-" + e if not e.startswith("-") else e for e in extra) if extra else "")
+    if isinstance(v, int):
+        # NCCL_VERSION_CODE: major*10000 + minor*100 + patch from 2.9 on, major*1000 before.
+        if v >= 20900:
+            return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
+        return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
+    return str(v)
+
+
+def arch_list(torch):
+    try:
+        archs = list(torch.cuda.get_arch_list())
+    except Exception:
+        archs = []
+    if not archs:
+        # get_arch_list() answers [] when no device is usable; the build's list is still there.
+        getter = getattr(torch._C, "_cuda_getArchFlags", None)
+        if getter is not None:
+            try:
+                flags = getter()
+                if flags:
+                    archs = flags.split()
+            except Exception:
+                pass
+    return archs
+
+
+def describe(torch):
+    info = {
+        "torch": torch.__version__,
+        "cuda": getattr(torch.version, "cuda", None),
+        "hip": getattr(torch.version, "hip", None),
+        "cudnn": None,
+        "nccl": nccl_version_string(torch),
+        "arch_list": arch_list(torch),
+        "cuda_available": False,
+        "device_count": 0,
+        "devices": [],
+    }
+    try:
+        info["cudnn"] = torch.backends.cudnn.version()
+    except Exception:
+        pass
+    try:
+        info["cuda_available"] = bool(torch.cuda.is_available())
+    except Exception as e:
+        info["cuda_error"] = "%s: %s" % (type(e).__name__, e)
+    if info["cuda_available"]:
+        n = torch.cuda.device_count()
+        info["device_count"] = n
+        for i in range(n):
+            p = torch.cuda.get_device_properties(i)
+            info["devices"].append({
+                "index": i,
+                "name": p.name,
+                "cc": "%d.%d" % (p.major, p.minor),
+                "memory_bytes": int(p.total_memory),
+                "multiprocessors": int(p.multi_processor_count),
+            })
+    return info
+
+
+# ---------------------------------------------------------------------------------------
+# Matrix products on the GPU.
+
+def median(xs):
+    s = sorted(xs)
+    n = len(s)
+    if n == 0:
+        return None
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+def sample(torch, t, rows=None, cols=None):
+    """t[rows] or t[:, cols]; float8 tensors are indexed through a uint8 view."""
+    is_fp8 = "float8" in str(t.dtype)
+    u = t.view(torch.uint8) if is_fp8 else t
+    u = u[rows] if rows is not None else u[:, cols]
+    return u.view(t.dtype) if is_fp8 else u
+
+
+def one_matmul(torch, dtype_name, n, repeats, warmup, device):
+    """Returns {dtype, m, n, k, correct, max_abs_err, tolerance, tflops_median, ms_median, repeats}."""
+    res = {"dtype": dtype_name, "m": n, "n": n, "k": n, "correct": False, "max_abs_err": None,
+           "tolerance": REL[dtype_name] * math.sqrt(n), "tflops_median": None, "ms_median": None,
+           "repeats": repeats, "error": None}
+    matmul_flags = torch.backends.cuda.matmul
+    saved_tf32 = matmul_flags.allow_tf32
+    gen = torch.Generator(device=device)
+    gen.manual_seed(1234)
+    a32 = torch.rand((n, n), generator=gen, device=device, dtype=torch.float32) * 2 - 1
+    b32 = torch.rand((n, n), generator=gen, device=device, dtype=torch.float32) * 2 - 1
+    try:
+        if dtype_name in ("fp32", "tf32"):
+            a, b = a32, b32
+            matmul_flags.allow_tf32 = dtype_name == "tf32"
+            op = lambda: torch.matmul(a, b)  # noqa: E731
+        elif dtype_name in ("fp16", "bf16"):
+            dt = torch.float16 if dtype_name == "fp16" else torch.bfloat16
+            a, b = a32.to(dt), b32.to(dt)
+            op = lambda: torch.matmul(a, b)  # noqa: E731
+        else:  # fp8 e4m3 through torch._scaled_mm, bf16 output, unit scales
+            if not hasattr(torch, "float8_e4m3fn") or not hasattr(torch, "_scaled_mm"):
+                raise RuntimeError("this torch has no float8_e4m3fn/_scaled_mm")
+            a = a32.to(torch.float8_e4m3fn)
+            # _scaled_mm wants the second operand column-major.
+            b = b32.t().contiguous().to(torch.float8_e4m3fn).t()
+            one = torch.ones((), device=device, dtype=torch.float32)
+
+            def op():
+                try:
+                    out = torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+                except TypeError:  # torch 2.1-2.3: scales optional, returns (out, amax)
+                    out = torch._scaled_mm(a, b, out_dtype=torch.bfloat16)
+                return out[0] if isinstance(out, tuple) else out
+        del a32, b32
+        c = op()
+        torch.cuda.synchronize(device)
+        # Reference in float64 on sampled rows and columns, from the very inputs the product used.
+        idx = torch.randperm(n, generator=gen, device=device)
+        rows, cols = idx[:SAMPLE], torch.randperm(n, generator=gen, device=device)[:SAMPLE]
+        ref = sample(torch, a, rows=rows).to(torch.float64) @ sample(torch, b, cols=cols).to(torch.float64)
+        got = c[rows][:, cols].to(torch.float64)
+        err = (got - ref).abs()
+        finite = bool(torch.isfinite(got).all().item())
+        res["max_abs_err"] = float(err.max().item()) if finite else None
+        res["correct"] = finite and res["max_abs_err"] <= res["tolerance"]
+        del c, ref, got, err
+        for _ in range(warmup):
+            op()
+        torch.cuda.synchronize(device)
+        times = []
+        for _ in range(repeats):
+            start = torch.cuda.Event(enable_timing=True)
+            stop = torch.cuda.Event(enable_timing=True)
+            start.record()
+            op()
+            stop.record()
+            stop.synchronize()
+            times.append(start.elapsed_time(stop))  # milliseconds
+        ms = median(times)
+        res["ms_median"] = ms
+        if ms and ms > 0:
+            res["tflops_median"] = 2.0 * n * n * n / (ms * 1e-3) / 1e12
+    except Exception as e:
+        res["error"] = "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0] if str(e).strip() else "")
+        res["correct"] = None
+    finally:
+        matmul_flags.allow_tf32 = saved_tf32
+        torch.cuda.empty_cache()
+    return res
+
+
+def matmuls(torch, dtypes, n, repeats, warmup):
+    device = torch.device("cuda", 0)
+    results = []
+    for dt in dtypes:
+        r = one_matmul(torch, dt, n, repeats, warmup, device)
+        if r["error"]:
+            log("matmul %-4s %dx%dx%d: error: %s" % (dt, n, n, n, r["error"]))
+        else:
+            log("matmul %-4s %dx%dx%d: %s (max abs err %.3g, tolerance %.3g), %.1f TFLOP/s (median of %d, %.3f ms)" % (
+                dt, n, n, n, "correct" if r["correct"] else "WRONG", r["max_abs_err"] if r["max_abs_err"] is not None else float("nan"),
+                r["tolerance"], r["tflops_median"] or 0.0, repeats, r["ms_median"] or 0.0))
+        results.append(r)
+    checked = [r for r in results if r["error"] is None]
+    return {
+        "device": torch.cuda.get_device_name(device),
+        "size": n,
+        "repeats": repeats,
+        "warmup": warmup,
+        "tolerance_rule": TOLERANCE_RULE,
+        # null when no dtype could run; false when any product ran and was wrong.
+        "correct": (all(r["correct"] for r in checked) if checked else None),
+        "tflops": dict((r["dtype"], r["tflops_median"]) for r in results),
+        "results": results,
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Distributed all-reduce: one process per rank, each started as this script with --_worker.
+
+NUMEL = 1024
+
+
+def expected_checksum(world_size):
+    # sum over ranks r of (arange(NUMEL) + r), summed over the elements.
+    return world_size * (NUMEL * (NUMEL - 1) // 2) + NUMEL * (world_size * (world_size - 1) // 2)
+
+
+def worker(flags):
+    """One rank. Writes its findings as JSON to --_result; prints human lines to stderr."""
+    rank, world = flags["_rank"], flags["world-size"]
+    out = {"rank": rank, "ok": False, "error": None}
+
+    def write():
+        tmp = flags["_result"] + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(out, f)
+        os.rename(tmp, flags["_result"])
+
+    try:
+        import datetime
+        import torch
+        import torch.distributed as dist
+        backend = flags["backend"]
+        # Loopback only: --network=none containers have nothing else, and the host needs no more.
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+        os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
+        if backend == "nccl":
+            torch.cuda.set_device(rank)
+            device = torch.device("cuda", rank)
+        else:
+            device = torch.device("cpu")
+        dist.init_process_group(backend=backend, init_method=flags["_init"], rank=rank, world_size=world,
+                                timeout=datetime.timedelta(seconds=max(1, flags["timeout"])))
+        t = torch.arange(NUMEL, dtype=torch.float32, device=device) + rank
+        if flags["inject-error"] and rank == min(1, world - 1):
+            t[0] += 1  # a wrong contribution, for the probe's own tests
+        if flags["inject-hang"] and rank == min(1, world - 1):
+            time.sleep(10 ** 6)  # a rank that never joins, for the watchdog's tests
+        dist.all_reduce(t, op=dist.ReduceOp.SUM)
+        if backend == "nccl":
+            torch.cuda.synchronize(device)
+        ranks = torch.arange(world, dtype=torch.float64)
+        expected = (torch.arange(NUMEL, dtype=torch.float64) * world + ranks.sum()).to(torch.float32)
+        got = t.cpu()
+        out["mismatches"] = int((got != expected).sum().item())
+        out["observed"] = number(float(got.to(torch.float64).sum().item()))
+        out["exact"] = out["mismatches"] == 0
+        out["ok"] = True
+        dist.destroy_process_group()
+    except BaseException as e:  # noqa: B902 - report anything, then exit non-zero
+        out["error"] = "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0] if str(e).strip() else "")
+        write()
+        sys.stderr.write("rank %d: %s\n" % (rank, out["error"]))
+        return 1
+    write()
+    return 0
+
+
+def kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+    proc.wait()
+
+
+def distributed(flags, backend):
+    world, timeout = flags["world-size"], flags["timeout"]
+    expected = expected_checksum(world)
+    res = {"backend": backend, "world_size": world, "init_method": "file", "numel": NUMEL,
+           "expected": expected, "observed": None, "exact": False, "seconds": None,
+           "timed_out": False, "error": None, "ranks": []}
+    tmp = tempfile.mkdtemp(prefix="torchdock-probe-torch-")
+    procs = []
+    try:
+        init = "file://" + os.path.join(tmp, "rendezvous")
+        env = dict(os.environ)
+        env["PYTHONUNBUFFERED"] = "1"
+        start = time.monotonic()
+        for rank in range(world):
+            cmd = [sys.executable, os.path.abspath(__file__), "--_worker", "--_rank=%d" % rank,
+                   "--world-size=%d" % world, "--backend=" + backend, "--_init=" + init,
+                   "--_result=" + os.path.join(tmp, "rank%d.json" % rank), "--timeout=%d" % timeout]
+            if flags["inject-error"]:
+                cmd.append("--inject-error")
+            if flags["inject-hang"]:
+                cmd.append("--inject-hang")
+            errf = open(os.path.join(tmp, "rank%d.err" % rank), "w")
+            procs.append((subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=errf, stderr=errf, env=env,
+                                           start_new_session=True), errf))
+        deadline = start + timeout
+        while time.monotonic() < deadline and any(p.poll() is None for p, _ in procs):
+            time.sleep(0.05)
+        res["seconds"] = round(time.monotonic() - start, 3)
+        if any(p.poll() is None for p, _ in procs):
+            res["timed_out"] = True
+            for p, _ in procs:
+                if p.poll() is None:
+                    kill_group(p)
+        for p, f in procs:
+            f.close()
+        for rank in range(world):
+            path = os.path.join(tmp, "rank%d.json" % rank)
+            r = {"rank": rank, "ok": False, "error": None, "exit_code": procs[rank][0].returncode}
+            if os.path.exists(path):
+                with open(path) as f:
+                    r.update(json.load(f))
+            res["ranks"].append(r)
+            if r["error"] and not res["error"]:
+                tail = ""
+                try:
+                    with open(os.path.join(tmp, "rank%d.err" % rank)) as f:
+                        lines = [ln.strip() for ln in f if ln.strip()]
+                    tail = lines[-1] if lines else ""
+                except OSError:
+                    pass
+                res["error"] = "rank %d: %s" % (rank, r["error"] or tail)
+                if "Unable to find address for: lo" in res["error"]:
+                    res["error"] += " (is the loopback interface up?)"
+            if not res["timed_out"] and not res["error"] and not os.path.exists(path):
+                res["error"] = "rank %d exited with code %s and no result" % (rank, r["exit_code"])
+        done = [r for r in res["ranks"] if r.get("ok")]
+        if done and len(done) == world:
+            observed = [r.get("observed") for r in done]
+            res["observed"] = observed[0]
+            if len(set(observed)) > 1:
+                res["observed_per_rank"] = observed
+            res["exact"] = all(r.get("exact") for r in done) and observed[0] == expected
+    finally:
+        for p, f in procs:
+            if p.poll() is None:
+                kill_group(p)
+            if not f.closed:
+                f.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return res
+
+
+# ---------------------------------------------------------------------------------------
+
+FLAGS = {
+    "size": (int, 4096),
+    "repeats": (int, 20),
+    "warmup": (int, 3),
+    "dtypes": (str, "fp32,bf16"),
+    "world-size": (int, 2),
+    "backend": (str, "auto"),
+    "timeout": (int, 120),
+    # Hidden, for tests and for the ranks themselves.
+    "inject-error": (to_bool, False),
+    "inject-hang": (to_bool, False),
+    "_worker": (to_bool, False),
+    "_rank": (int, 0),
+    "_init": (str, ""),
+    "_result": (str, ""),
+}
+
+
+def main(argv):
+    try:
+        flags = parse_flags(argv, FLAGS)
+        if flags["_worker"]:
+            return worker(flags)
+        if flags["size"] < 1 or flags["repeats"] < 1 or flags["warmup"] < 0:
+            raise FlagError("--size and --repeats must be positive, --warmup not negative")
+        if flags["world-size"] < 1 or flags["timeout"] < 1:
+            raise FlagError("--world-size and --timeout must be positive")
+        if flags["backend"] not in ("auto", "gloo", "nccl"):
+            raise FlagError("--backend must be auto, gloo or nccl")
+        dtypes = [d for d in flags["dtypes"].split(",") if d and d != "none"]
+        for d in dtypes:
+            if d not in ALL_DTYPES:
+                raise FlagError("unknown dtype %r in --dtypes (known: %s)" % (d, ",".join(ALL_DTYPES)))
+    except FlagError as e:
+        return finish("error", str(e), {})
+
+    data = {"torch": None, "cuda": None, "cudnn": None, "nccl": None, "arch_list": [], "cuda_available": False,
+            "devices": [], "matmul": None, "distributed": None, "notes": []}
+    try:
+        import torch
+    except BaseException as e:  # noqa: B902 - ImportError, OSError from a missing .so, anything
+        msg = "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0] if str(e).strip() else "")
+        log("import torch failed: " + msg)
+        data["python"] = sys.version.split()[0]
+        data["python_executable"] = sys.executable
+        return finish("error", "import torch failed: " + msg, data)
+
+    data.update(describe(torch))
+    log("python %s (%s)" % (sys.version.split()[0], sys.executable))
+    log("torch %s, CUDA %s, cuDNN %s, NCCL %s" % (data["torch"], data["cuda"], data["cudnn"], data["nccl"]))
+    log("arch list: %s" % (" ".join(data["arch_list"]) or "(none)"))
+    log("CUDA available: %s, %d device(s)" % (data["cuda_available"], data["device_count"]))
+    for d in data["devices"]:
+        log("  cuda:%d %s, compute capability %s, %.1f GiB, %d SMs" % (
+            d["index"], d["name"], d["cc"], d["memory_bytes"] / 2.0 ** 30, d["multiprocessors"]))
+
+    failures, errors = [], []
+    if not data["cuda_available"]:
+        data["notes"].append("no usable CUDA device: matmul skipped")
+        log("no usable CUDA device: matmul skipped")
+    elif not dtypes:
+        data["notes"].append("--dtypes=none: matmul skipped")
+    else:
+        try:
+            data["matmul"] = matmuls(torch, dtypes, flags["size"], flags["repeats"], flags["warmup"])
+        except Exception as e:
+            errors.append("matmul: %s: %s" % (type(e).__name__, e))
+        else:
+            for r in data["matmul"]["results"]:
+                if r["error"]:
+                    # fp8 needs compute capability 8.9+; elsewhere its absence is a note.
+                    if r["dtype"] == "fp8":
+                        data["notes"].append("fp8 matmul not run: " + r["error"])
+                    else:
+                        errors.append("matmul %s: %s" % (r["dtype"], r["error"]))
+                elif not r["correct"]:
+                    failures.append("matmul %s wrong: max abs error %s > tolerance %.3g" % (
+                        r["dtype"], r["max_abs_err"], r["tolerance"]))
+
+    backend = flags["backend"]
+    if backend == "auto":
+        nccl_ok = False
+        try:
+            import torch.distributed as dist
+            nccl_ok = dist.is_available() and dist.is_nccl_available()
+        except Exception:
+            pass
+        backend = "nccl" if nccl_ok and data["device_count"] >= flags["world-size"] else "gloo"
+    if backend == "nccl" and data["device_count"] < flags["world-size"]:
+        errors.append("distributed all-reduce: backend nccl needs %d GPUs, %d visible" % (
+            flags["world-size"], data["device_count"]))
+        return finish("fail" if failures else "error", "; ".join(failures + errors), data)
+    log("distributed all-reduce: backend %s, world size %d, file:// rendezvous, timeout %d s" % (
+        backend, flags["world-size"], flags["timeout"]))
+    d = distributed(flags, backend)
+    data["distributed"] = d
+    if d["timed_out"]:
+        failures.append("distributed all-reduce did not finish within %d s" % flags["timeout"])
+        log("distributed all-reduce did not finish within %d s; ranks killed" % flags["timeout"])
+    elif d["error"]:
+        errors.append("distributed all-reduce: " + d["error"])
+        log("distributed all-reduce: error: " + d["error"])
+    else:
+        log("distributed all-reduce: expected checksum %s, observed %s: %s (%.2f s)" % (
+            d["expected"], d["observed"], "exact" if d["exact"] else "WRONG", d["seconds"]))
+        if not d["exact"]:
+            failures.append("distributed all-reduce (%s, %d ranks) inexact: expected checksum %s, observed %s" % (
+                backend, flags["world-size"], d["expected"], d["observed"]))
+
+    # Correctness the probe decided (fail) outranks what it could not do (error).
+    if failures:
+        return finish("fail", "; ".join(failures + errors), data)
+    if errors:
+        return finish("error", "; ".join(errors), data)
+    return finish("pass", "", data)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,227 @@
+// `torchdock validate`: run the probes inside images and judge what they see.
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "app/commands.hpp"
+#include "app/exit_codes.hpp"
+#include "app/output.hpp"
+#include "core/validation.hpp"
+#include "engine/container_run.hpp"
+#include "engine/docker_api.hpp"
+#include "engine/files.hpp"
+#include "engine/interrupt.hpp"
+#include "engine/project_loader.hpp"
+#include "report/validation_report.hpp"
+#include "util/strings.hpp"
+
+namespace td::app {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* k_mount = "/opt/torchdock-probes";
+
+fs::path default_probes_dir() {
+    if (const char* env = std::getenv("TORCHDOCK_PROBES"); env && *env) return env;
+    // build/<preset>/src/app/torchdock -> build/<preset>/probes-bin
+    std::error_code ec;
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    return exe.parent_path().parent_path().parent_path() / "probes-bin";
+}
+
+struct Probe {
+    std::string name;
+    std::vector<std::string> cmd;  // inside the container
+    std::string file;              // what must exist in the probe directory
+    bool gpu_only = false;
+};
+
+std::vector<Probe> probe_list(bool gpu_tier) {
+    std::string m = k_mount;
+    return {
+        {"cuda", {m + "/probe-cuda"}, "probe-cuda", false},
+        {"libs", {m + "/probe-libs"}, "probe-libs", false},
+        {"cudnn", {m + "/probe-cudnn"}, "probe-cudnn", false},
+        {"nccl", {m + "/probe-nccl", gpu_tier ? "--timeout=120" : "--sizes=1K"}, "probe-nccl", false},
+        {"gemm", {m + "/probe-gemm", "--sizes=8192", "--repeats=10"}, "probe-gemm", true},
+        // The image's own python: the venv's when there is one, else python3.
+        {"torch",
+         {"/bin/sh", "-c",
+          "py=$(command -v python || command -v python3) || { echo 'no python in the image' >&2; exit 127; }; "
+          "exec \"$py\" " + m + "/torch_probe.py --world-size=2 --timeout=120"},
+         "torch_probe.py", false},
+    };
+}
+
+ProbeRun run_probe(const engine::DockerApi& api, const std::string& image, const Probe& p, const fs::path& probes_dir,
+                   bool gpus, int timeout_s, const std::string& run_label) {
+    ProbeRun out;
+    if (!fs::exists(probes_dir / p.file)) {
+        out.reason = "probe " + p.file + " is not built in " + probes_dir.string() + " (CUDA headers missing at build time?)";
+        return out;
+    }
+    engine::ContainerRunSpec spec;
+    spec.image = image;
+    spec.cmd = p.cmd;
+    spec.binds = {fs::absolute(probes_dir).string() + ":" + k_mount + ":ro"};
+    spec.gpus = gpus;
+    spec.timeout = std::chrono::seconds(timeout_s);
+    spec.run_label = run_label;
+    auto r = engine::run_container(api, spec);
+    if (!r) {
+        out.state = ProbeRun::State::Crashed;
+        out.reason = r.error().message;
+        return out;
+    }
+    if (r->timed_out || r->interrupted) {
+        out.state = ProbeRun::State::TimedOut;
+        out.reason = r->interrupted ? "interrupted" : "did not finish within " + std::to_string(timeout_s) + " s (hang)";
+        return out;
+    }
+    if (r->exit_code == 127 || r->exit_code == 126 || r->err.find("GLIBC_") != std::string::npos) {
+        out.state = ProbeRun::State::Crashed;
+        std::string err = r->err.substr(0, 300);
+        while (!err.empty() && err.back() == '\n') err.pop_back();
+        out.reason = r->err.find("GLIBC_") != std::string::npos
+                         ? "the image's glibc is older than the probes need: " + err
+                         : "could not start (exit " + std::to_string(r->exit_code) + "): " + err;
+        return out;
+    }
+    out = parse_probe_output(p.name, r->out, r->exit_code);
+    out.seconds = r->seconds;
+    out.stderr_tail = r->err.size() > 2000 ? r->err.substr(r->err.size() - 2000) : r->err;
+    return out;
+}
+
+std::optional<long long> shm_bytes(const engine::DockerApi& api, const std::string& image, const std::string& run_label) {
+    engine::ContainerRunSpec spec;
+    spec.image = image;
+    spec.cmd = {"/bin/sh", "-c", "stat -f -c '%b %S' /dev/shm"};
+    spec.timeout = std::chrono::seconds(30);
+    spec.run_label = run_label;
+    auto r = engine::run_container(api, spec);
+    if (!r || r->exit_code != 0) return std::nullopt;
+    auto parts = split(r->out.substr(0, r->out.find('\n')), ' ');
+    if (parts.size() != 2) return std::nullopt;
+    return std::atoll(parts[0].c_str()) * std::atoll(parts[1].c_str());
+}
+
+std::string new_run_label() {
+    std::random_device rd;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
+    return buf;
+}
+
+}  // namespace
+
+int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
+    engine::install_interrupt_handlers();
+    std::map<std::string, std::string> overrides;
+    for (const auto& e : opts.expect) {
+        auto eq = e.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            print_error("--expect " + quote_value(e) + " is not key=value (like cuda=12.4 or torch=2.4.1)");
+            return k_exit_config;
+        }
+        overrides[e.substr(0, eq)] = e.substr(eq + 1);
+    }
+    if (opts.gpus != "auto" && opts.gpus != "all" && opts.gpus != "none") {
+        print_error("--gpus " + quote_value(opts.gpus) + " is not auto, all or none");
+        return k_exit_config;
+    }
+    auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
+    if (!kb) return fail(kb.error());
+    fs::path probes_dir = opts.probes_dir ? fs::path(*opts.probes_dir) : default_probes_dir();
+    if (!fs::is_directory(probes_dir)) {
+        print_error("probe directory " + probes_dir.string() + " does not exist (build the probes, or set --probes / $TORCHDOCK_PROBES)");
+        return k_exit_config;
+    }
+    auto api = engine::DockerApi::from_environment();
+    if (!api) return fail(api.error());
+    if (auto st = api->ping(); !st) return fail(st.error());
+
+    bool gpu_tier = false;
+    std::string gpu_reason;
+    if (opts.gpus == "none") {
+        gpu_reason = "--gpus none";
+    } else {
+        auto runtimes = api->runtimes();
+        bool nvidia = runtimes && std::find(runtimes->begin(), runtimes->end(), "nvidia") != runtimes->end();
+        if (nvidia) gpu_tier = true;
+        else gpu_reason = "the engine has no NVIDIA runtime (nvidia-container-toolkit), so no GPU can be given to a container";
+    }
+    if (!gpu_tier && opts.require_gpu) {
+        print_error("--require-gpu: " + gpu_reason);
+        return k_exit_environment;
+    }
+
+    const std::string run_label = new_run_label();
+    std::vector<report::ImageValidation> results(opts.images.size());
+    std::atomic<std::size_t> next{0};
+    std::mutex print_mutex;
+    auto worker = [&] {
+        for (std::size_t i; (i = next++) < opts.images.size();) {
+            auto start = std::chrono::steady_clock::now();
+            report::ImageValidation& v = results[i];
+            v.image = opts.images[i];
+            auto info = api->inspect_image(v.image);
+            if (!info) v.error = info.error().message;
+            else if (!info.value()) v.error = "no such image: " + v.image + " (build or pull it first)";
+            if (v.error.empty() && !engine::interrupted()) {
+                ValidationInput in;
+                in.image = v.image;
+                in.expect = gather_expectations(v.image, info.value()->labels, info.value()->env, kb.value(), overrides);
+                v.expectations_source = in.expect.count("source") ? in.expect["source"] : "none found";
+                in.gpu_tier = gpu_tier;
+                in.gpu_skip_reason = gpu_reason;
+                for (const auto& p : probe_list(gpu_tier)) {
+                    if (engine::interrupted()) break;
+                    if (p.gpu_only && !gpu_tier) continue;
+                    in.probes[p.name] = run_probe(api.value(), v.image, p, probes_dir, gpu_tier, opts.probe_timeout_s, run_label);
+                }
+                in.shm_bytes = shm_bytes(api.value(), v.image, run_label);
+                v.checks = evaluate(in, kb.value());
+            }
+            v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            std::lock_guard lock(print_mutex);
+            std::cout << report::validation_table(v) << "\n";
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < std::max(1, std::min<int>(opts.jobs, static_cast<int>(opts.images.size()))); ++t)
+        threads.emplace_back(worker);
+    for (auto& t : threads) t.join();
+    if (engine::interrupted()) {
+        engine::remove_run_containers(api.value(), run_label);
+        print_error("interrupted; the probe containers were removed");
+        return k_exit_interrupted;
+    }
+    std::cout << report::validation_summary(results);
+    auto write = [](const std::optional<std::string>& path, const std::string& text) -> Status {
+        if (!path) return ok_status();
+        fs::path p = *path;
+        return engine::write_files(p.parent_path().empty() ? "." : p.parent_path(), {{p.filename().string(), text}});
+    };
+    for (auto st : {write(opts.json, report::validation_json(results)), write(opts.junit, report::validation_junit(results)),
+                    write(opts.markdown, report::validation_markdown(results))})
+        if (!st) return fail(st.error());
+
+    bool any_error = false, any_failed = false, nothing_ran = false;
+    for (const auto& v : results) {
+        any_error = any_error || !v.error.empty();
+        any_failed = any_failed || v.failed() > 0;
+        nothing_ran = nothing_ran || (v.error.empty() && v.passed() + v.warned() == 0);
+    }
+    if (nothing_ran) print_error("no check ran for at least one image: that counts as a failure");
+    if (any_error && !any_failed) return k_exit_environment;
+    return any_failed || nothing_ran || any_error ? k_exit_check_failed : k_exit_ok;
+}
+
+}  // namespace td::app

@@ -1,0 +1,35 @@
+#pragma once
+// Runs one command in a throwaway container and always removes it: the probes run this
+// way, with --network=none, the probe directory bind-mounted read-only, a time limit, and
+// a label that lets an interrupted run find and remove what it started.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "engine/docker_api.hpp"
+
+namespace td::engine {
+
+struct ContainerRunResult {
+    int exit_code = -1;
+    bool timed_out = false;
+    bool interrupted = false;
+    std::string out, err;
+    double seconds = 0;
+};
+
+struct ContainerRunSpec {
+    std::string image;
+    std::vector<std::string> cmd;
+    std::vector<std::string> binds;  // "host:container:ro"
+    bool gpus = false;
+    std::chrono::milliseconds timeout{std::chrono::seconds(120)};
+    std::string run_label;  // value of io.torchdock.run
+};
+
+Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRunSpec& spec);
+
+// Removes every container labelled io.torchdock.run=<run_label> (after Ctrl-C).
+void remove_run_containers(const DockerApi& api, const std::string& run_label);
+
+}  // namespace td::engine

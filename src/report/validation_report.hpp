@@ -1,0 +1,29 @@
+#pragma once
+// `torchdock validate` results for people (tables) and CI (JSON, JUnit XML, Markdown),
+// all from one model.
+#include <string>
+#include <vector>
+
+#include "core/validation.hpp"
+
+namespace td::report {
+
+struct ImageValidation {
+    std::string image;
+    std::string expectations_source;
+    std::vector<CheckResult> checks;
+    std::string error;  // the image could not be validated at all (missing image, engine)
+    double seconds = 0;
+    int failed() const;
+    int passed() const;
+    int skipped() const;
+    int warned() const;
+};
+
+std::string validation_table(const ImageValidation& v);  // one image, every check
+std::string validation_summary(const std::vector<ImageValidation>& all);  // one line per image
+std::string validation_json(const std::vector<ImageValidation>& all);
+std::string validation_junit(const std::vector<ImageValidation>& all);
+std::string validation_markdown(const std::vector<ImageValidation>& all);
+
+}  // namespace td::report
