@@ -2,8 +2,8 @@
 # The main job on a fresh machine: install what is needed, build torchdock (release
 # preset), render the bundled manifests and lint every Dockerfile, then, against a real
 # Docker engine and a local registry (started here when none is running), lock, render
-# and build the default image: the Debian CPU family. Bundled files are not modified:
-# the lock and build happen in build/main-job/.
+# and build the default image (the Debian CPU family), then validate it with the probes.
+# Bundled files are not modified: the lock and build happen in build/main-job/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -29,4 +29,6 @@ cd "$WORK"
 "$TD" lock
 "$TD" render --out dockerfiles
 "$TD" build
-echo "main-job: default image built: torchdock/debian-cpu:debian12 (engine $DOCKER_HOST)"
+"$TD" validate torchdock/debian-cpu:debian12 --probes "$ROOT/build/release/probes-bin" \
+  --json validate.json --junit validate.xml --markdown validate.md
+echo "main-job: torchdock/debian-cpu:debian12 built and validated (reports in $WORK/validate.*)"

@@ -150,11 +150,6 @@ private:
     std::string m_error;
 };
 
-// Sonames to try, newest CUDA major first, so one build serves CUDA 11.8, 12.x and 13.x.
-inline std::initializer_list<const char*> cudart_sonames() {
-    return {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"};
-}
-
 // Parses "--name=value" flags; unknown flags are an error the probe reports.
 inline std::map<std::string, std::string> parse_flags(int argc, char** argv) {
     std::map<std::string, std::string> out;

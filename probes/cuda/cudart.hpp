@@ -7,17 +7,9 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
-// probe.hpp's cudart_sonames() returns an initializer_list whose array dies with the call
-// (GCC: -Winit-list-lifetime; using it crashes). These probes use their own list
-// (Runtime::load) and silence the warning that the header's definition raises.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Winit-list-lifetime"
 #include "probe.hpp"
-#pragma GCC diagnostic pop
 
 namespace probe {
 namespace cuda {
@@ -188,18 +180,28 @@ inline std::string version_text(int v) {
 }
 
 // "580.159.03" from /proc/driver/nvidia/version, or "" when there is no NVIDIA kernel module.
+// (stdio, not iostreams: a static libstdc++'s iostreams drag in std::random_device, which
+// needs arc4random from glibc 2.36, newer than the oldest image's 2.35.)
 inline std::string nvidia_driver_version(const char* path = "/proc/driver/nvidia/version") {
-    std::ifstream in(path);
-    std::string line;
-    if (!in || !std::getline(in, line)) return {};
+    std::FILE* f = std::fopen(path, "r");
+    if (!f) return {};
+    char buf[512] = {0};
+    const bool got = std::fgets(buf, sizeof buf, f) != nullptr;
+    std::fclose(f);
+    if (!got) return {};
     // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Wed Jan 1 ..." or
     // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.03  Release Build ...":
-    // the first token made of digits and dots with at least one dot.
-    std::istringstream words(line);
-    std::string w;
-    while (words >> w) {
-        bool digits_dots = !w.empty() && w.find_first_not_of("0123456789.") == std::string::npos;
+    // the first word made of digits and dots, with a dot inside.
+    const std::string line = buf;
+    size_t pos = 0;
+    while (pos < line.size()) {
+        size_t start = line.find_first_not_of(" \t\r\n", pos);
+        if (start == std::string::npos) break;
+        size_t end = line.find_first_of(" \t\r\n", start);
+        std::string w = line.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        bool digits_dots = w.find_first_not_of("0123456789.") == std::string::npos;
         if (digits_dots && w.find('.') != std::string::npos && w.front() != '.' && w.back() != '.') return w;
+        pos = end;
     }
     return {};
 }

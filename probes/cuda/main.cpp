@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <string>
 
-#include "cudart.hpp"  // includes probe.hpp (without its -Winit-list-lifetime warning)
+#include "cudart.hpp"
 
 namespace {
 
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     std::printf("cuda: runtime %s (%d) from %s\n", probe::cuda::version_text(runtime_version).c_str(),
                 runtime_version, rt.path().c_str());
     std::printf("cuda: driver supports CUDA %s (%d); NVIDIA driver %s; libcuda.so.1 %s\n",
-                probe::cuda::version_text(driver_version).c_str(), driver_version,
+                driver_version > 0 ? probe::cuda::version_text(driver_version).c_str() : "-", driver_version,
                 nvidia.empty() ? "not loaded (no /proc/driver/nvidia/version)" : nvidia.c_str(),
                 probe::cuda::driver_library_present() ? "loads" : "does not load");
 

@@ -54,12 +54,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "../cuda/cudart.hpp"  // includes probe.hpp (without its -Winit-list-lifetime warning)
+#include "../cuda/cudart.hpp"
 
 namespace {
 
@@ -285,8 +286,8 @@ struct Shape {
 };
 
 struct Run {
-    const DType* dtype;
-    Shape shape;
+    const DType* dtype = nullptr;
+    Shape shape{0, 0, 0};
     bool done = false;  // the GEMM ran and was checked
     bool correct = false;
     double max_abs_err = 0, tolerance = 0;
@@ -447,7 +448,7 @@ void measure(Run& run, Gemm& gemm, HostOperands& host, const Runtime& rt, int wa
         return;
     }
     const double scale2 = std::ldexp(1.0, 2 * d.scale_log2);
-    const double gamma = s.k * d.u_acc / (1 - s.k * d.u_acc);
+    const double kd = static_cast<double>(s.k), gamma = kd * d.u_acc / (1 - kd * d.u_acc);
     double max_sum_abs = 0, max_abs_c = 0, max_err = 0;
     for (const auto& ij : sample_entries(s, 256)) {
         const long i = ij.first, j = ij.second;
@@ -512,7 +513,8 @@ void measure(Run& run, Gemm& gemm, HostOperands& host, const Runtime& rt, int wa
     const size_t n = ms.size();
     const double median_ms = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
     run.repeats = static_cast<int>(n);
-    if (median_ms > 0) run.tflops = 2.0 * s.m * s.n * s.k / (median_ms * 1e-3) / 1e12;
+    if (median_ms > 0) run.tflops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) /
+                                         (median_ms * 1e-3) / 1e12;
 }
 
 // ---- Flags ------------------------------------------------------------------------------------
@@ -631,6 +633,7 @@ int main(int argc, char** argv) {
         std::printf("gemm: %s\n", why.c_str());
         data.set("device", Json());
         data.set("results", Json::array());
+        data.set("skipped", Json::array());
         data.set("error", gpus.error_json());
         return probe::finish(kName, gpus.usable() ? probe::kError : probe::kWaived, why, data);
     }
@@ -685,9 +688,18 @@ int main(int argc, char** argv) {
     std::string first_problem;
     for (const Shape& s : opt.shapes) {
         for (const DType* d : opt.dtypes) {
-            Run run{d, s};
+            Run run;
+            run.dtype = d;
+            run.shape = s;
             if (d->lt && !fp8_unavailable.empty()) run.skipped = fp8_unavailable;
-            else measure(run, gemm, host, rt, opt.warmup, opt.repeats);
+            else {
+                try {
+                    measure(run, gemm, host, rt, opt.warmup, opt.repeats);
+                } catch (const std::exception& ex) {  // std::bad_alloc for host operands too large
+                    run.error = std::string("host: ") + ex.what();
+                    host = HostOperands();
+                }
+            }
             const std::string shape = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
             if (!run.skipped.empty()) {
                 std::printf("gemm: %-4s %s skipped: %s\n", d->name, shape.c_str(), run.skipped.c_str());

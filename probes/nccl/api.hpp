@@ -41,7 +41,7 @@ struct Cudart {
     // Opens the newest CUDA runtime there is; false with `error` set when none loads or
     // a symbol is missing.
     bool load(std::string& error) {
-        lib = probe::Library(probe::cudart_sonames());
+        lib = probe::Library({"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"});
         if (!lib.ok()) {
             error = "no CUDA runtime (libcudart.so.13, .so.12, .so.11.0) can be loaded: " + lib.error();
             return false;

@@ -216,7 +216,7 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     bool any_error = false, any_failed = false, nothing_ran = false;
     for (const auto& v : results) {
         any_error = any_error || !v.error.empty();
-        any_failed = any_failed || v.failed() > 0;
+        any_failed = any_failed || (v.error.empty() && v.failed() > 0);
         nothing_ran = nothing_ran || (v.error.empty() && v.passed() + v.warned() == 0);
     }
     if (nothing_ran) print_error("no check ran for at least one image: that counts as a failure");

@@ -168,12 +168,18 @@ private:
             return skip("TD103", "the cudnn probe found no cuDNN to ask (" + why_missing("cudnn") + ")");
         std::string built_for = cuda_int_version(d["cudart_version"].get<long long>());
         std::string runtime = observed_cuda();
-        if (runtime.empty()) return skip("TD103", "no CUDA runtime was found to compare with");
+        std::string major = split(built_for, '.')[0];
+        // cuDNN loads libcudart of its own CUDA major at run time (dlopen, not DT_NEEDED).
+        std::string soname = major == "11" ? "libcudart.so.11.0" : "libcudart.so." + major;
+        if (runtime.empty())
+            return add("TD103", "fail", built_for, "a CUDA " + major + " runtime",
+                       "cuDNN was built for CUDA " + built_for + " and needs " + soname + ", which the image does not have",
+                       "install the CUDA " + major + " runtime, or the cuDNN build for the CUDA in the image");
         if (split(built_for, '.')[0] == split(runtime, '.')[0])
             add("TD103", "pass", built_for, "CUDA " + split(runtime, '.')[0] + ".x", "cuDNN was built for CUDA " + built_for);
         else
             add("TD103", "fail", built_for, "CUDA " + split(runtime, '.')[0] + ".x",
-                "cuDNN was built for CUDA " + built_for + " but the image runs CUDA " + runtime,
+                "cuDNN was built for CUDA " + built_for + " and needs " + soname + ", but the image runs CUDA " + runtime,
                 "install the cuDNN build for CUDA " + split(runtime, '.')[0] + " (e.g. nvidia-cudnn-cu" + split(runtime, '.')[0] + ")");
     }
 

@@ -1,0 +1,495 @@
+// probe-libs: resolves, the way ld.so would and without loading anything, the shared
+// libraries the image's CUDA stack and torch need (DT_NEEDED, transitively), and lists
+// library families (cudart, cublas, cublasLt, cudnn, nccl) present as several different
+// files. See README.md beside this file.
+#include <dirent.h>
+#include <fnmatch.h>
+#include <glob.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "probe.hpp"
+
+#include "elf.hpp"
+#include "ldcache.hpp"
+#include "loader.hpp"
+
+using namespace libsprobe;
+using probe::Json;
+
+namespace {
+
+#if defined(__x86_64__)
+const char* const kDefaultDirs[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+                                    "/lib", "/usr/lib"};
+const char* const kRtld = "ld-linux-x86-64.so.2";
+const char* const kRtldPath = "/lib64/ld-linux-x86-64.so.2";
+const char* const kMultiarch = "x86_64-linux-gnu";
+const char* const kPlatform = "x86_64";
+#elif defined(__aarch64__)
+const char* const kDefaultDirs[] = {"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64",
+                                    "/lib", "/usr/lib"};
+const char* const kRtld = "ld-linux-aarch64.so.1";
+const char* const kRtldPath = "/lib/ld-linux-aarch64.so.1";
+const char* const kMultiarch = "aarch64-linux-gnu";
+const char* const kPlatform = "aarch64";
+#endif
+
+// CUDA libraries that are roots when the loader's search finds them.
+const char* const kRootPatterns[] = {"libcudart.so.*", "libcublas.so.*", "libcublasLt.so.*", "libcudnn.so.*",
+                                     "libcudnn_*.so.*", "libnccl.so.2"};
+
+bool is_root_name(const std::string& name) {
+    for (const char* p : kRootPatterns)
+        if (::fnmatch(p, name.c_str(), 0) == 0) return true;
+    return false;
+}
+
+std::vector<std::string> split_any(const std::string& s, const char* seps, bool keep_empty) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : s) {
+        if (std::strchr(seps, c)) {
+            if (keep_empty || !cur.empty()) out.push_back(cur);
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    if (keep_empty || !cur.empty()) out.push_back(cur);
+    return out;
+}
+
+std::vector<std::string> list_dir(const std::string& dir) {
+    std::vector<std::string> out;
+    DIR* d = ::opendir(dir.empty() ? "." : dir.c_str());
+    if (!d) return out;
+    while (struct dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n != "." && n != "..") out.push_back(n);
+    }
+    ::closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<std::string> glob_dirs(const std::string& pattern) {
+    std::vector<std::string> out;
+    glob_t g;
+    if (::glob(pattern.c_str(), GLOB_ONLYDIR, nullptr, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; ++i) out.push_back(g.gl_pathv[i]);
+    }
+    ::globfree(&g);
+    return out;
+}
+
+std::string real_path(const std::string& p) {
+    char buf[PATH_MAX];
+    return ::realpath(p.c_str(), buf) ? std::string(buf) : std::string();
+}
+
+std::string join(const std::string& dir, const std::string& name) {
+    if (dir.empty()) return name;
+    return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+std::string base_name(const std::string& p) {
+    size_t s = p.rfind('/');
+    return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+bool is_dir(const std::string& p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// ---- library families and versions ------------------------------------------------------
+
+// "cudnn" for libcudnn.so.9.1.0, "cudart" for libcudart-d0da41ae.so.11.0 (auditwheel
+// renames); "" for everything else (libcudnn_ops.so.9, libcudart_static.a, libnccl-net.so).
+std::string family_of(const std::string& name) {
+    static const char* const families[] = {"cublasLt", "cublas", "cudart", "cudnn", "nccl"};
+    for (const char* f : families) {
+        std::string prefix = std::string("lib") + f;
+        if (name.compare(0, prefix.size(), prefix) != 0) continue;
+        std::string rest = name.substr(prefix.size());
+        if (rest.size() > 9 && rest[0] == '-') {  // -xxxxxxxx (8 hex digits)
+            bool hex = true;
+            for (size_t i = 1; i <= 8; ++i) hex = hex && std::isxdigit(static_cast<unsigned char>(rest[i]));
+            if (!hex) return "";
+            rest = rest.substr(9);
+        }
+        if (rest == ".so" || rest.compare(0, 4, ".so.") == 0) return f;
+        return "";
+    }
+    return "";
+}
+
+// "9.1.0" from libcudnn.so.9.1.0, "" from libcudnn.so.
+std::string version_of(const std::string& name) {
+    size_t p = name.find(".so.");
+    return p == std::string::npos ? std::string() : name.substr(p + 4);
+}
+
+struct Copy {
+    std::string real;
+    std::set<std::string> seen;
+};
+
+struct Duplicates {
+    // family -> (dev, ino) -> copy
+    std::map<std::string, std::map<std::pair<dev_t, ino_t>, Copy>> families;
+    std::set<std::string> places;
+
+    void consider(const std::string& path) {
+        std::string fam = family_of(base_name(path));
+        if (fam.empty()) return;
+        struct stat st;
+        if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+        Copy& c = families[fam][{st.st_dev, st.st_ino}];
+        if (c.real.empty()) c.real = real_path(path);
+        c.seen.insert(path);
+    }
+    void scan_dir(const std::string& dir) {
+        if (dir.empty() || !places.insert(dir).second) return;
+        for (const auto& n : list_dir(dir)) consider(join(dir, n));
+    }
+    Json json() const {
+        Json out = Json::array();
+        for (const auto& [fam, copies] : families) {
+            if (copies.size() < 2) continue;
+            std::vector<const Copy*> sorted;
+            for (const auto& kv : copies) sorted.push_back(&kv.second);
+            std::sort(sorted.begin(), sorted.end(), [](const Copy* a, const Copy* b) { return a->real < b->real; });
+            Json list = Json::array();
+            for (const Copy* c : sorted) {
+                std::string version = version_of(base_name(c->real));
+                for (const auto& s : c->seen) {
+                    std::string v = version_of(base_name(s));
+                    if (v.size() > version.size()) version = v;
+                }
+                std::vector<std::string> seen(c->seen.begin(), c->seen.end());
+                list.push(Json::object({{"path", c->real}, {"version", version}, {"seen_as", Json::array_of(seen)}}));
+            }
+            out.push(Json::object({{"name", fam}, {"copies", list}}));
+        }
+        return out;
+    }
+};
+
+// ---- the report ---------------------------------------------------------------------------
+
+struct LibEntry {
+    std::string soname, path, via, needed_by;
+};
+
+struct Unresolved {
+    std::string soname, needed_by, root;
+};
+
+struct Root {
+    std::string path;
+    std::string kind;  // "loader-search", "pip-nvidia", "torch", "flag"
+    std::string via;   // how the loader search found it, or "root"
+};
+
+struct Report {
+    std::vector<LibEntry> libraries;
+    std::map<std::pair<std::string, std::string>, size_t> library_index;
+    std::vector<Unresolved> unresolved;
+    std::set<std::pair<std::string, std::string>> unresolved_seen;
+    bool truncated = false;
+
+    void add_library(const std::string& soname, const std::string& path, const std::string& via,
+                     const std::string& needed_by) {
+        auto key = std::make_pair(soname, path);
+        if (library_index.count(key)) return;
+        library_index[key] = libraries.size();
+        libraries.push_back(LibEntry{soname, path, via, needed_by});
+    }
+    void add_unresolved(const std::string& soname, const std::string& needed_by, const std::string& root) {
+        if (!unresolved_seen.insert({soname, needed_by}).second) return;
+        unresolved.push_back(Unresolved{soname, needed_by, root});
+    }
+};
+
+// One load: the root and, breadth first as ld.so maps them, everything its DT_NEEDED
+// pull in. Each root is a load of its own (a fresh process), so one root's libraries
+// cannot hide another root's missing one.
+void walk(Resolver& res, const Root& root, int max_depth, Report& rep) {
+    std::vector<Node> nodes;
+    Node first;
+    first.path = root.path;
+    first.name = root.path;
+    first.info = &res.elf(root.path);
+    struct stat st;
+    if (::stat(root.path.c_str(), &st) == 0) {
+        first.dev = st.st_dev;
+        first.ino = st.st_ino;
+    }
+    nodes.push_back(first);
+    const std::string& soname = first.info->soname;
+    rep.add_library(soname.empty() ? base_name(root.path) : soname, root.path, root.via, "");
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        if (nodes[i].depth >= max_depth) {
+            if (!nodes[i].info->needed.empty()) rep.truncated = true;
+            continue;
+        }
+        // Copy: nodes may grow (and move) while we walk this object's needs.
+        const std::vector<std::string> needed = nodes[i].info->needed;
+        const std::string needer_path = nodes[i].path;
+        for (const auto& name : needed) {
+            bool loaded = false;
+            for (const auto& n : nodes) {
+                if (n.name == name || n.path == name || n.info->soname == name) {
+                    loaded = true;
+                    break;
+                }
+            }
+            if (loaded) continue;
+            if (name == kRtld) {  // the loader itself: always loaded already, never searched
+                rep.add_library(name, res.loadable(kRtldPath) ? kRtldPath : "", "rtld", needer_path);
+                continue;
+            }
+            auto found = res.search(name, nodes, static_cast<int>(i));
+            if (!found) {
+                rep.add_unresolved(name, needer_path, root.path);
+                continue;
+            }
+            rep.add_library(name, found->path, found->via, needer_path);
+            Node n;
+            n.path = found->path;
+            n.name = name;
+            n.info = &res.elf(found->path);
+            n.loader = static_cast<int>(i);
+            n.depth = nodes[i].depth + 1;
+            if (::stat(found->path.c_str(), &st) == 0) {
+                n.dev = st.st_dev;
+                n.ino = st.st_ino;
+            }
+            bool same_file = false;  // ld.so reuses an object it already has under another name
+            for (const auto& o : nodes)
+                if (o.dev == n.dev && o.ino == n.ino && n.ino != 0) same_file = true;
+            if (!same_file) nodes.push_back(n);
+        }
+    }
+}
+
+Json search_json(const Env& env) {
+    Json s = Json::array();
+    s.push(Json::object({{"kind", "rpath"}, {"note", "DT_RPATH of the needing object and its loaders, if it has no DT_RUNPATH"}}));
+    Json llp = Json::object({{"kind", "LD_LIBRARY_PATH"}, {"set", env.ld_library_path_set}});
+    llp.set("dirs", Json::array_of(env.ld_library_path));
+    s.push(llp);
+    s.push(Json::object({{"kind", "runpath"}, {"note", "DT_RUNPATH of the needing object"}}));
+    Json cache = Json::object({{"kind", "ld.so.cache"}, {"path", env.cache.path()}, {"loaded", env.cache.ok()}});
+    cache.set("format", env.cache.ok() ? Json(env.cache.format()) : Json());
+    cache.set("entries", static_cast<unsigned long long>(env.cache.entries().size()));
+    if (!env.cache.ok()) cache.set("error", env.cache.error());
+    s.push(cache);
+    s.push(Json::object({{"kind", "default"}, {"dirs", Json::array_of(env.default_dirs)}}));
+    return s;
+}
+
+int finish(probe::Exit status, const std::string& reason, const Json& data) {
+    if (!reason.empty()) std::fprintf(stderr, "%s: %s\n", probe::status_name(status), reason.c_str());
+    return probe::finish("libs", status, reason, data);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    auto flags = probe::parse_flags(argc, argv);
+    std::vector<std::string> extra_roots, extra_sites;
+    int max_depth = 64;
+    std::string cache_path = "/etc/ld.so.cache";
+    for (const auto& [key, value] : flags) {
+        if (key == "roots") {
+            for (const auto& r : split_any(value, ",", false)) extra_roots.push_back(r);
+        } else if (key == "site-dirs") {
+            for (const auto& r : split_any(value, ",", false)) extra_sites.push_back(r);
+        } else if (key == "max-depth") {
+            int d = 0;
+            bool ok = !value.empty() && value.size() < 6;
+            for (char c : value) {
+                ok = ok && c >= '0' && c <= '9';
+                if (ok) d = d * 10 + (c - '0');
+            }
+            if (!ok) return finish(probe::kError, "bad --max-depth=" + value, Json::object());
+            max_depth = d;
+        } else if (key == "ld-so-cache") {
+            cache_path = value;
+        } else if (key == "?") {
+            return finish(probe::kError, "unexpected argument " + value + " (flags are --name=value)", Json::object());
+        } else {
+            return finish(probe::kError,
+                          "bad flag --" + key + " (flags: --roots, --max-depth, --site-dirs, --ld-so-cache)",
+                          Json::object());
+        }
+    }
+
+    Env env;
+    if (const char* llp = std::getenv("LD_LIBRARY_PATH"); llp && *llp) {
+        env.ld_library_path_set = true;
+        env.ld_library_path = split_any(llp, ":;", true);  // an empty element is the current directory
+    }
+    for (const char* d : kDefaultDirs) env.default_dirs.push_back(d);
+    env.hwcaps = supported_hwcaps();
+    env.lib_dst = is_dir(std::string("/lib/") + kMultiarch) ? std::string("lib/") + kMultiarch : "lib64";
+    env.platform = kPlatform;
+    env.cache.load(cache_path);
+    Resolver res(env);
+
+    // ---- roots ----
+    std::vector<Root> roots;
+    std::set<std::pair<dev_t, ino_t>> root_ids;
+    auto add_root = [&](const std::string& path, const std::string& kind, const std::string& via) {
+        struct stat st;
+        if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+        if (!root_ids.insert({st.st_dev, st.st_ino}).second) return true;
+        roots.push_back(Root{path, kind, via});
+        return true;
+    };
+    // (1) CUDA libraries by the names found where the loader looks, each as the loader
+    // would pick it for that name (shadowed copies show up under duplicates).
+    std::set<std::string> names;
+    for (const auto& d : env.ld_library_path)
+        for (const auto& n : list_dir(d))
+            if (is_root_name(n)) names.insert(n);
+    for (const auto& e : env.cache.entries())
+        if (e.flags == kCacheFlags && is_root_name(e.key)) names.insert(e.key);
+    for (const auto& d : env.default_dirs)
+        for (const auto& n : list_dir(d))
+            if (is_root_name(n)) names.insert(n);
+    for (const auto& n : names) {
+        auto f = res.search(n, {}, -1);
+        // Only names libraries are asked for by: libcudnn.so.9, not its file libcudnn.so.9.1.0.
+        if (!f || (!res.elf(f->path).soname.empty() && res.elf(f->path).soname != n)) continue;
+        add_root(f->path, "loader-search", f->via);
+    }
+    // (2) pip wheels (nvidia-*-cu12/13 in nvidia/*/lib) and torch in every site dir.
+    std::vector<std::string> sites;
+    {
+        std::set<std::string> seen;
+        std::vector<std::string> patterns;
+        for (const char* prefix : {"/usr/lib", "/usr/lib64", "/usr/local/lib", "/opt/conda/lib", "/opt/venv/lib"})
+            for (const char* leaf : {"site-packages", "dist-packages"})
+                patterns.push_back(std::string(prefix) + "/python3*/" + leaf);
+        for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
+            if (const char* v = std::getenv(var); v && *v) patterns.push_back(std::string(v) + "/lib/python3*/site-packages");
+        for (const auto& p : patterns)
+            for (const auto& d : glob_dirs(p))
+                if (seen.insert(real_path(d)).second) sites.push_back(d);
+        for (const auto& d : extra_sites)
+            if (is_dir(d) && seen.insert(real_path(d)).second) sites.push_back(d);
+    }
+    std::vector<std::string> pip_dirs, torch_dirs;
+    for (const auto& site : sites) {
+        for (const auto& d : glob_dirs(join(site, "nvidia/*/lib"))) pip_dirs.push_back(d);
+        if (is_dir(join(site, "torch/lib"))) torch_dirs.push_back(join(site, "torch/lib"));
+    }
+    for (const auto& d : pip_dirs)
+        for (const auto& n : list_dir(d))
+            if (is_root_name(n)) add_root(join(d, n), "pip-nvidia", "root");
+    for (const auto& d : torch_dirs) {
+        if (!add_root(join(d, "libtorch_cuda.so"), "torch", "root")) add_root(join(d, "libtorch_cpu.so"), "torch", "root");
+        // The extension module Python loads (torch/_C.cpython-*.so): libtorch_python and on.
+        glob_t g;
+        std::string package = d.substr(0, d.size() - std::string("/lib").size());
+        if (::glob(join(package, "_C.*.so").c_str(), 0, nullptr, &g) == 0)
+            for (size_t i = 0; i < g.gl_pathc; ++i) add_root(g.gl_pathv[i], "torch", "root");
+        ::globfree(&g);
+    }
+    // (3) --roots
+    for (const auto& r : extra_roots) {
+        struct stat st;
+        if (::stat(r.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+            return finish(probe::kError, "--roots: " + r + " is not a file", Json::object());
+        if (!res.elf(r).compatible)
+            return finish(probe::kError, "--roots: " + r + " is not a loadable ELF object here: " + res.elf(r).why,
+                          Json::object());
+        add_root(r, "flag", "root");
+    }
+
+    // ---- resolve ----
+    Report rep;
+    for (const auto& r : roots) {
+        if (!res.elf(r.path).compatible) continue;  // e.g. a 32-bit copy: ld.so would skip it too
+        walk(res, r, max_depth, rep);
+    }
+
+    // ---- duplicates ----
+    Duplicates dups;
+    for (const auto& d : env.ld_library_path) dups.scan_dir(d);
+    for (const auto& d : env.default_dirs) dups.scan_dir(d);
+    for (const auto& e : env.cache.entries())
+        if (e.flags == kCacheFlags && !family_of(e.key).empty()) dups.consider(e.value);
+    for (const auto& d : pip_dirs) dups.scan_dir(d);
+    for (const auto& d : torch_dirs) dups.scan_dir(d);
+    for (const char* pat : {"/usr/local/cuda*/lib64", "/usr/local/cuda*/lib", "/usr/local/cuda*/targets/*/lib"})
+        for (const auto& d : glob_dirs(pat)) dups.scan_dir(d);
+
+    // ---- report ----
+    Json roots_json = Json::array();
+    for (const auto& r : roots) {
+        const ElfInfo& e = res.elf(r.path);
+        Json o = Json::object({{"path", r.path}, {"kind", r.kind}, {"found_via", r.via}});
+        o.set("soname", e.soname.empty() ? Json() : Json(e.soname));
+        if (!e.compatible) o.set("skipped", e.why);
+        roots_json.push(o);
+    }
+    Json libs = Json::array();
+    for (const auto& l : rep.libraries) {
+        Json o = Json::object({{"soname", l.soname}});
+        o.set("path", l.path.empty() ? Json() : Json(l.path));
+        o.set("found_via", l.via);
+        o.set("needed_by", l.needed_by.empty() ? Json() : Json(l.needed_by));
+        libs.push(o);
+    }
+    Json unresolved = Json::array();
+    for (const auto& u : rep.unresolved)
+        unresolved.push(Json::object({{"soname", u.soname}, {"needed_by", u.needed_by}, {"root", u.root}}));
+    Json dup = dups.json();
+    Json data = Json::object();
+    data.set("search", search_json(env));
+    data.set("hwcaps", Json::array_of(env.hwcaps));
+    data.set("site_dirs", Json::array_of(sites));
+    data.set("roots", roots_json);
+    data.set("libraries", libs);
+    data.set("unresolved", unresolved);
+    data.set("duplicates", dup);
+    data.set("max_depth", max_depth);
+    data.set("truncated", rep.truncated);
+
+    std::fprintf(stderr, "ld.so.cache: %s\n",
+                 env.cache.ok() ? (env.cache.format() + ", " + std::to_string(env.cache.entries().size()) + " entries").c_str()
+                                : env.cache.error().c_str());
+    std::fprintf(stderr, "%zu root(s), %zu libraries resolved, %zu unresolved\n", roots.size(), rep.libraries.size(),
+                 rep.unresolved.size());
+    for (const auto& u : rep.unresolved)
+        std::fprintf(stderr, "  unresolved: %s needed by %s\n", u.soname.c_str(), u.needed_by.c_str());
+    for (const auto& [fam, copies] : dups.families)
+        if (copies.size() > 1) {
+            std::fprintf(stderr, "  %zu copies of %s:", copies.size(), fam.c_str());
+            for (const auto& kv : copies) std::fprintf(stderr, " %s", kv.second.real.c_str());
+            std::fprintf(stderr, "\n");
+        }
+
+    if (roots.empty()) return finish(probe::kWaived, "no CUDA libraries and no torch found", data);
+    if (!rep.unresolved.empty()) {
+        const auto& u = rep.unresolved.front();
+        return finish(probe::kFail, u.soname + " needed by " + u.needed_by + " cannot be found", data);
+    }
+    return finish(probe::kPass, "", data);
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# End to end: `torchdock validate` against a real engine. The Debian CPU image from the
+# build suite (real two-process gloo all-reduce in the torch probe), and purpose-built
+# images with real NVIDIA libraries: the toolkit's CUDA 13 libraries copied in, and a CUDA
+# 12 runtime from PyPI's nvidia-cuda-runtime-cu12 wheel.
+# Usage: validate_e2e_test.sh TORCHDOCK PROBES_DIR
+set -uo pipefail
+TD=$(realpath "$1")
+PROBES=$(realpath "$2")
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CUDA_LIB=${CUDA_LIB:-/usr/local/cuda/lib64}
+source "$ROOT/tests/e2e/lib/services.sh"
+WORK=$(mktemp -d /tmp/torchdock-validate-e2e-XXXXXX)
+trap 'services_stop; rm -rf "$WORK"' EXIT
+pass=0 fail=0 skip=0
+ok() { echo "ok   - $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+# result IMAGE CHECK_ID -> status of that check in $WORK/v.json
+result() { python3 - "$WORK/v.json" "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for img in d["images"]:
+    if img["image"] == sys.argv[2]:
+        for c in img["checks"]:
+            if c["id"] == sys.argv[3]:
+                print(c["status"] + "|" + c["message"]); sys.exit(0)
+print("missing|")
+PY
+}
+status_of() { result "$1" "$2" | cut -d'|' -f1; }
+message_of() { result "$1" "$2" | cut -d'|' -f2-; }
+validate() { "$TD" validate --probes "$PROBES" --json "$WORK/v.json" --junit "$WORK/v.xml" --markdown "$WORK/v.md" "$@" \
+  >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
+
+for p in probe-cuda probe-libs probe-cudnn probe-nccl torch_probe.py; do
+  [ -e "$PROBES/$p" ] || { echo "FAIL - probe $p is not built in $PROBES"; echo "0 passed, 1 failed"; exit 1; }
+done
+services_start || { echo "FAIL - services did not start"; echo "0 passed, 1 failed"; exit 1; }
+base="$TD_REGISTRY/library/debian:bookworm"
+cudnn_version=$(awk '/#define CUDNN_MAJOR/{a=$3}/#define CUDNN_MINOR/{b=$3}/#define CUDNN_PATCHLEVEL/{c=$3}END{print a"."b"."c}' /usr/local/cuda/include/cudnn_version.h)
+nccl_version=$(awk '/#define NCCL_MAJOR/{a=$3}/#define NCCL_MINOR/{b=$3}/#define NCCL_PATCH /{c=$3}END{print a"."b"."c}' /usr/local/cuda/include/nccl.h)
+
+# --- purpose-built images -----------------------------------------------------------------
+# make_image TAG LABELS... : context $WORK/ctx-TAG holds lib/ (copied to /usr/local/cuda/lib64)
+make_image() {
+  local tag=$1; shift
+  local ctx="$WORK/ctx-$tag"
+  {
+    echo "FROM $base"
+    echo "COPY lib/ /usr/local/cuda/lib64/"
+    [ -d "$ctx/other" ] && echo "COPY other/ /opt/other/lib/"
+    echo 'RUN echo /usr/local/cuda/lib64 > /etc/ld.so.conf.d/cuda.conf && ldconfig'
+    [ -d "$ctx/other" ] && echo 'ENV LD_LIBRARY_PATH=/opt/other/lib'
+    for l in "$@"; do echo "LABEL $l"; done
+  } >"$ctx/Dockerfile"
+  DOCKER_BUILDKIT=1 /usr/bin/docker build -q --network=host -t "torchdock-test/$tag" "$ctx" >"$WORK/build-$tag.log" 2>&1 || { cat "$WORK/build-$tag.log"; return 1; }
+}
+copy_cuda13() {  # the toolkit's CUDA 13 runtime, cuDNN 9 (core, graph, ops) and NCCL
+  mkdir -p "$1/lib"
+  cp -L "$CUDA_LIB"/libcudart.so.13 "$CUDA_LIB"/libnccl.so.2 "$1/lib/"
+  for l in libcudnn.so.9 libcudnn_graph.so.9 libcudnn_ops.so.9; do cp -L "$CUDA_LIB/$l" "$1/lib/$(basename "$(readlink -f "$CUDA_LIB/$l")")"; done
+  (cd "$1/lib" && for f in libcudnn*.so.9.*; do ln -sf "$f" "${f%.so.*}.so.9"; done)
+}
+mkdir -p "$WORK/ctx-cuda13-healthy" "$WORK/ctx-cudnn-no-runtime" "$WORK/ctx-cudnn-two-copies" "$WORK/ctx-cuda13-lying"
+copy_cuda13 "$WORK/ctx-cuda13-healthy"
+make_image cuda13-healthy 'io.torchdock.cuda="13.0"' "io.torchdock.cudnn=\"$cudnn_version\"" "io.torchdock.nccl=\"$nccl_version\""
+check "built the healthy CUDA 13 image" test $? = 0
+
+# cuDNN for CUDA 13 next to a CUDA 12 runtime from the nvidia-cuda-runtime-cu12 wheel.
+mkdir -p "$WORK/ctx-cudnn-no-runtime/lib" "$WORK/whl"
+python3 -m pip download --no-deps -q -d "$WORK/whl" nvidia-cuda-runtime-cu12==12.4.127 >/dev/null 2>&1
+python3 -m zipfile -e "$WORK"/whl/nvidia_cuda_runtime_cu12-*.whl "$WORK/whl/x" && cp "$WORK"/whl/x/nvidia/cuda_runtime/lib/libcudart.so.12 "$WORK/ctx-cudnn-no-runtime/lib/"
+check "took libcudart.so.12 from the nvidia-cuda-runtime-cu12 wheel" test -s "$WORK/ctx-cudnn-no-runtime/lib/libcudart.so.12"
+for l in libcudnn.so.9 libcudnn_graph.so.9 libcudnn_ops.so.9; do cp -L "$CUDA_LIB/$l" "$WORK/ctx-cudnn-no-runtime/lib/$l"; done
+make_image cudnn-no-runtime 'io.torchdock.cuda="12.4"' "io.torchdock.cudnn=\"$cudnn_version\""
+check "built the cuDNN-without-runtime image" test $? = 0
+
+# Two different cuDNN copies: the image's and another on LD_LIBRARY_PATH.
+copy_cuda13 "$WORK/ctx-cudnn-two-copies"
+mkdir -p "$WORK/ctx-cudnn-two-copies/other"
+cp -L "$CUDA_LIB/libcudnn.so.9" "$WORK/ctx-cudnn-two-copies/other/libcudnn.so.9.1.0"
+ln -s libcudnn.so.9.1.0 "$WORK/ctx-cudnn-two-copies/other/libcudnn.so.9"
+make_image cudnn-two-copies 'io.torchdock.cuda="13.0"' "io.torchdock.cudnn=\"$cudnn_version\""
+check "built the two-cuDNN image" test $? = 0
+
+# Labels that claim a CUDA the image does not contain.
+copy_cuda13 "$WORK/ctx-cuda13-lying"
+make_image cuda13-lying 'io.torchdock.cuda="12.4"' "io.torchdock.cudnn=\"$cudnn_version\""
+check "built the lying-label image" test $? = 0
+
+# --- validate them all in one run -------------------------------------------------------
+H=torchdock-test/cuda13-healthy N=torchdock-test/cudnn-no-runtime T=torchdock-test/cudnn-two-copies L=torchdock-test/cuda13-lying
+start=$(date +%s.%N)
+validate -j 2 "$H" "$N" "$T" "$L"
+echo "# figure: validate of 4 test images (static tier, -j 2): $(echo "$(date +%s.%N) - $start" | bc) s"
+check "a failing image makes the exit code 1" test "$(cat "$WORK/rc")" = 1
+for id in TD101 TD102 TD103 TD104 TD110 TD111; do
+  check "healthy image: $id passes ($(message_of "$H" $id))" test "$(status_of "$H" $id)" = pass
+done
+check "no GPU here: the GPU tier is skipped, not passed" test "$(status_of "$H" TD140)" = skip
+check "no GPU here: the skip says why" bash -c "grep -q 'NVIDIA runtime' <<<'$(message_of "$H" TD140)'"
+check "cuDNN without its CUDA runtime fails TD103" test "$(status_of "$N" TD103)" = fail
+check "...naming the missing soname" bash -c "grep -q 'libcudart.so.13' <<<'$(message_of "$N" TD103)'"
+check "two cuDNN copies fail TD111" test "$(status_of "$T" TD111)" = fail
+check "...naming both copies" bash -c "m='$(message_of "$T" TD111)'; grep -q '/opt/other/lib' <<<\"\$m\""
+check "lying CUDA label fails TD101" test "$(status_of "$L" TD101)" = fail
+check "...saying what it found" bash -c "grep -q 'runs CUDA 13.0 but is labelled 12.4' <<<'$(message_of "$L" TD101)'"
+check "the summary table lists every image" test "$(grep -cE '^torchdock-test/' "$WORK/out")" -ge 4
+check "JUnit XML is well-formed with a failure per failed check" python3 - "$WORK/v.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "testsuites" and len(root) == 4
+assert int(root.get("failures")) >= 3 and len(root.findall(".//failure")) == int(root.get("failures"))
+assert int(root.get("skipped")) > 0
+PY
+check "Markdown summary names the failing check" grep -q 'TD103 cudnn.cuda_major | \*\*FAIL\*\*' "$WORK/v.md"
+
+# --- the Debian CPU image: real gloo all-reduce in the torch probe ------------------------
+# Built (or found in the build cache) from the bundled manifest, as the main job does.
+mkdir -p "$WORK/cpu/manifests" && cp "$ROOT/manifests/debian-cpu.json" "$WORK/cpu/manifests/"
+(cd "$WORK/cpu" && "$TD" lock --mirror "docker.io=$TD_REGISTRY" >/dev/null && "$TD" render --out dockerfiles >/dev/null &&
+ "$TD" build --mirror "docker.io=$TD_REGISTRY" >"$WORK/cpu/build.out" 2>&1)
+check "built the Debian CPU image" test $? = 0
+start=$(date +%s.%N)
+validate torchdock/debian-cpu:debian12
+echo "# figure: validate torchdock/debian-cpu:debian12 as a whole process: $(echo "$(date +%s.%N) - $start" | bc) s"
+C=torchdock/debian-cpu:debian12
+check "Debian CPU image: torch distributed all-reduce is exact" test "$(status_of $C TD123)" = pass
+check "...over gloo" bash -c "grep -q 'gloo all-reduce over 2 processes' <<<'$(message_of $C TD123)'"
+check "Debian CPU image: torch reports the version its labels promise" test "$(status_of $C TD120)" = pass
+check "Debian CPU image: CPU torch in a CPU image" test "$(status_of $C TD121)" = pass
+check "Debian CPU image: /dev/shm is reported with advice" bash -c "grep -q 'shm-size' '$WORK/out'"
+check "Debian CPU image passes (exit 0)" test "$(cat "$WORK/rc")" = 0
+
+# --- bad input ---------------------------------------------------------------------------
+validate no-such/image:1
+check "a missing image exits 3 with one clear line" bash -c "test $(cat "$WORK/rc") = 3 && grep -q 'no such image: no-such/image:1' '$WORK/out'"
+validate --require-gpu "$H"
+check "--require-gpu without a GPU exits 3" test "$(cat "$WORK/rc")" = 3
+validate --expect cuda=12.4 "$H"
+check "--expect overrides the labels" test "$(status_of "$H" TD101)" = fail
+check "no probe container is left behind" test "$(/usr/bin/docker ps -aq --filter label=io.torchdock.run | wc -l)" = 0
+
+echo "$pass passed, $fail failed, $skip skipped"
+test "$fail" = 0
