@@ -58,10 +58,19 @@ struct ValidateOptions {
     int probe_timeout_s = 180;
 };
 
+struct DoctorOptions {
+    bool host = false;
+    std::optional<std::string> image;
+    std::optional<std::string> json;  // write the fingerprint here
+    std::optional<std::string> probes_dir;
+    std::string python;  // host: the python with torch (default python3)
+};
+
 int run_render(const CommonOptions& common, const RenderOptions& opts);
 int run_list(const CommonOptions& common, const ListOptions& opts);
 int run_build(const BuildOptions& opts);
 int run_lock(const CommonOptions& common, const LockOptions& opts);
 int run_validate(const CommonOptions& common, const ValidateOptions& opts);
+int run_doctor(const CommonOptions& common, const DoctorOptions& opts);
 
 }  // namespace td::app

@@ -72,6 +72,15 @@ int main(int argc, char** argv) {
     validate_cmd->add_option("-j,--jobs", validate.jobs, "images validated at a time")->capture_default_str();
     validate_cmd->add_option("--probe-timeout", validate.probe_timeout_s, "seconds one probe may run")->capture_default_str();
 
+    DoctorOptions doctor;
+    auto* doctor_cmd = cli.add_subcommand("doctor", "fingerprint a host or an image and list what is wrong with it");
+    add_common(doctor_cmd);
+    doctor_cmd->add_flag("--host", doctor.host, "this machine");
+    doctor_cmd->add_option("--image", doctor.image, "an image, through a throwaway container");
+    doctor_cmd->add_option("--json", doctor.json, "write the fingerprint (with findings) to this file");
+    doctor_cmd->add_option("--probes", doctor.probes_dir, "probe directory (default: $TORCHDOCK_PROBES or beside the binary)");
+    doctor_cmd->add_option("--python", doctor.python, "host: the python whose torch to inspect (default python3)");
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -84,6 +93,7 @@ int main(int argc, char** argv) {
         if (*build_cmd) return run_build(build);
         if (*lock_cmd) return run_lock(common, lock);
         if (*validate_cmd) return run_validate(common, validate);
+        if (*doctor_cmd) return run_doctor(common, doctor);
     } catch (const std::exception& e) {
         std::cerr << "torchdock: internal error: " << e.what() << "\n";
         return k_exit_config;

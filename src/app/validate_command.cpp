@@ -13,6 +13,7 @@
 #include "app/output.hpp"
 #include "core/validation.hpp"
 #include "engine/container_run.hpp"
+#include "engine/probe_exec.hpp"
 #include "engine/docker_api.hpp"
 #include "engine/files.hpp"
 #include "engine/interrupt.hpp"
@@ -25,89 +26,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* k_mount = "/opt/torchdock-probes";
-
-fs::path default_probes_dir() {
-    if (const char* env = std::getenv("TORCHDOCK_PROBES"); env && *env) return env;
-    // build/<preset>/src/app/torchdock -> build/<preset>/probes-bin
-    std::error_code ec;
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    return exe.parent_path().parent_path().parent_path() / "probes-bin";
-}
-
-struct Probe {
-    std::string name;
-    std::vector<std::string> cmd;  // inside the container
-    std::string file;              // what must exist in the probe directory
-    bool gpu_only = false;
-};
-
-std::vector<Probe> probe_list(bool gpu_tier) {
-    std::string m = k_mount;
-    return {
-        {"cuda", {m + "/probe-cuda"}, "probe-cuda", false},
-        {"libs", {m + "/probe-libs"}, "probe-libs", false},
-        {"cudnn", {m + "/probe-cudnn"}, "probe-cudnn", false},
-        {"nccl", {m + "/probe-nccl", gpu_tier ? "--timeout=120" : "--sizes=1K"}, "probe-nccl", false},
-        {"gemm", {m + "/probe-gemm", "--sizes=8192", "--repeats=10"}, "probe-gemm", true},
-        // The image's own python: the venv's when there is one, else python3.
-        {"torch",
-         {"/bin/sh", "-c",
-          "py=$(command -v python || command -v python3) || { echo 'no python in the image' >&2; exit 127; }; "
-          "exec \"$py\" " + m + "/torch_probe.py --world-size=2 --timeout=120"},
-         "torch_probe.py", false},
-    };
-}
-
-ProbeRun run_probe(const engine::DockerApi& api, const std::string& image, const Probe& p, const fs::path& probes_dir,
-                   bool gpus, int timeout_s, const std::string& run_label) {
-    ProbeRun out;
-    if (!fs::exists(probes_dir / p.file)) {
-        out.reason = "probe " + p.file + " is not built in " + probes_dir.string() + " (CUDA headers missing at build time?)";
-        return out;
-    }
-    engine::ContainerRunSpec spec;
-    spec.image = image;
-    spec.cmd = p.cmd;
-    spec.binds = {fs::absolute(probes_dir).string() + ":" + k_mount + ":ro"};
-    spec.gpus = gpus;
-    spec.timeout = std::chrono::seconds(timeout_s);
-    spec.run_label = run_label;
-    auto r = engine::run_container(api, spec);
-    if (!r) {
-        out.state = ProbeRun::State::Crashed;
-        out.reason = r.error().message;
-        return out;
-    }
-    if (r->timed_out || r->interrupted) {
-        out.state = ProbeRun::State::TimedOut;
-        out.reason = r->interrupted ? "interrupted" : "did not finish within " + std::to_string(timeout_s) + " s (hang)";
-        return out;
-    }
-    if (r->exit_code == 127 || r->exit_code == 126 || r->err.find("GLIBC_") != std::string::npos) {
-        out.state = ProbeRun::State::Crashed;
-        std::string err = r->err.substr(0, 300);
-        while (!err.empty() && err.back() == '\n') err.pop_back();
-        out.reason = r->err.find("GLIBC_") != std::string::npos
-                         ? "the image's glibc is older than the probes need: " + err
-                         : "could not start (exit " + std::to_string(r->exit_code) + "): " + err;
-        return out;
-    }
-    out = parse_probe_output(p.name, r->out, r->exit_code);
-    out.seconds = r->seconds;
-    out.stderr_tail = r->err.size() > 2000 ? r->err.substr(r->err.size() - 2000) : r->err;
-    return out;
-}
-
 std::optional<long long> shm_bytes(const engine::DockerApi& api, const std::string& image, const std::string& run_label) {
-    engine::ContainerRunSpec spec;
-    spec.image = image;
-    spec.cmd = {"/bin/sh", "-c", "stat -f -c '%b %S' /dev/shm"};
-    spec.timeout = std::chrono::seconds(30);
-    spec.run_label = run_label;
-    auto r = engine::run_container(api, spec);
-    if (!r || r->exit_code != 0) return std::nullopt;
-    auto parts = split(r->out.substr(0, r->out.find('\n')), ' ');
+    auto out = engine::run_shell_in_image(api, image, "stat -f -c '%b %S' /dev/shm", run_label);
+    if (!out) return std::nullopt;
+    auto parts = split(out->substr(0, out->find('\n')), ' ');
     if (parts.size() != 2) return std::nullopt;
     return std::atoll(parts[0].c_str()) * std::atoll(parts[1].c_str());
 }
@@ -138,7 +60,7 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     }
     auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
     if (!kb) return fail(kb.error());
-    fs::path probes_dir = opts.probes_dir ? fs::path(*opts.probes_dir) : default_probes_dir();
+    fs::path probes_dir = opts.probes_dir ? fs::path(*opts.probes_dir) : engine::default_probes_dir();
     if (!fs::is_directory(probes_dir)) {
         print_error("probe directory " + probes_dir.string() + " does not exist (build the probes, or set --probes / $TORCHDOCK_PROBES)");
         return k_exit_config;
@@ -181,10 +103,11 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
                 v.expectations_source = in.expect.count("source") ? in.expect["source"] : "none found";
                 in.gpu_tier = gpu_tier;
                 in.gpu_skip_reason = gpu_reason;
-                for (const auto& p : probe_list(gpu_tier)) {
+                for (const auto& p : engine::validation_probes(gpu_tier)) {
                     if (engine::interrupted()) break;
                     if (p.gpu_only && !gpu_tier) continue;
-                    in.probes[p.name] = run_probe(api.value(), v.image, p, probes_dir, gpu_tier, opts.probe_timeout_s, run_label);
+                    in.probes[p.name] =
+                        engine::run_probe_in_image(api.value(), v.image, p, probes_dir, gpu_tier, opts.probe_timeout_s, run_label);
                 }
                 in.shm_bytes = shm_bytes(api.value(), v.image, run_label);
                 v.checks = evaluate(in, kb.value());

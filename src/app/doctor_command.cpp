@@ -1,0 +1,108 @@
+// `torchdock doctor`: fingerprint a host or an image and list what the knowledge base sees.
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+#include "app/commands.hpp"
+#include "app/exit_codes.hpp"
+#include "app/output.hpp"
+#include "core/doctor.hpp"
+#include "engine/environment_facts.hpp"
+#include "engine/files.hpp"
+#include "engine/interrupt.hpp"
+#include "engine/probe_exec.hpp"
+#include "engine/project_loader.hpp"
+#include "report/table.hpp"
+
+namespace td::app {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string describe(const nlohmann::json& fp) {
+    auto s = [&](const nlohmann::json& j, const char* k) {
+        return j.is_object() && j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string("-");
+    };
+    std::vector<std::vector<std::string>> rows = {
+        {"subject", s(fp, "kind") + ": " + s(fp, "subject")},
+        {"os", s(fp["os"], "pretty") + ", glibc " + s(fp["os"], "glibc")},
+        {"driver", s(fp["driver"], "version") + " (CUDA " + s(fp["driver"], "cuda") + ")"},
+        {"cuda runtime", s(fp["cuda_runtime"], "version") + "  " + s(fp["cuda_runtime"], "library")},
+        {"cudnn (loader)", s(fp["cudnn_loader"], "version") + "  " + s(fp["cudnn_loader"], "library")},
+        {"nccl (loader)", s(fp["nccl_loader"], "version") + "  " + s(fp["nccl_loader"], "library")},
+    };
+    if (fp["torch"].is_object())
+        rows.push_back({"torch", s(fp["torch"], "version") + " (CUDA " + s(fp["torch"], "cuda") + ", NCCL " +
+                                     s(fp["torch"], "nccl") + ")"});
+    else
+        rows.push_back({"torch", "-"});
+    std::string gpus;
+    for (const auto& g : fp["gpus"]) gpus += (gpus.empty() ? "" : ", ") + s(g, "name") + " (" + s(g, "cc") + ")";
+    rows.push_back({"gpus", gpus.empty() ? "none" : gpus});
+    rows.push_back({"/dev/shm", fp["shm_bytes"].is_number() ? std::to_string(fp["shm_bytes"].get<long long>() >> 20) + " MiB" : "-"});
+    rows.push_back({"container runtime", s(fp, "container_runtime")});
+    std::string env;
+    for (const auto& [k, v] : fp["env"].items()) env += (env.empty() ? "" : " ") + k + "=" + v.get<std::string>();
+    rows.push_back({"environment", env.empty() ? "-" : env});
+    return report::format_table({"FACT", "VALUE"}, rows);
+}
+
+}  // namespace
+
+int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
+    engine::install_interrupt_handlers();
+    if (opts.host == opts.image.has_value()) {
+        print_error("give exactly one of --host or --image IMAGE");
+        return k_exit_config;
+    }
+    auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
+    if (!kb) return fail(kb.error());
+    fs::path probes_dir = opts.probes_dir ? fs::path(*opts.probes_dir) : engine::default_probes_dir();
+    std::map<std::string, ProbeRun> probes;
+    EnvironmentFacts facts;
+    if (opts.host) {
+        facts = engine::host_facts();
+        for (const auto& p : engine::doctor_probes()) probes[p.name] = engine::run_probe_on_host(p, probes_dir, 60, opts.python);
+    } else {
+        auto api = engine::DockerApi::from_environment();
+        if (!api) return fail(api.error());
+        if (auto st = api->ping(); !st) return fail(st.error());
+        std::random_device rd;
+        std::string label = "doctor-" + std::to_string(rd());
+        auto f = engine::image_facts(api.value(), *opts.image, label);
+        if (!f) return fail(f.error());
+        facts = f.value();
+        for (const auto& p : engine::doctor_probes()) {
+            if (engine::interrupted()) break;
+            probes[p.name] = engine::run_probe_in_image(api.value(), *opts.image, p, probes_dir, false, 60, label);
+        }
+    }
+    if (engine::interrupted()) {
+        print_error("interrupted");
+        return k_exit_interrupted;
+    }
+    nlohmann::json fp = build_fingerprint(facts, probes);
+    auto findings = doctor_findings(fp, kb.value());
+    std::cout << describe(fp) << "\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& f : findings) rows.push_back({f.id, f.severity, f.title, f.detail});
+    if (findings.empty()) std::cout << "no findings\n";
+    else {
+        std::cout << report::format_table({"ID", "SEVERITY", "FINDING", "DETAIL"}, rows);
+        for (const auto& f : findings) std::cout << "  " << f.id << " fix: " << f.fix << "\n";
+    }
+    if (opts.json) {
+        nlohmann::json out = fp;
+        out["findings"] = nlohmann::json::array();
+        for (const auto& f : findings)
+            out["findings"].push_back({{"id", f.id}, {"severity", f.severity}, {"title", f.title}, {"detail", f.detail}, {"fix", f.fix}});
+        fs::path p = *opts.json;
+        auto st = engine::write_files(p.parent_path().empty() ? "." : p.parent_path(), {{p.filename().string(), out.dump(2) + "\n"}});
+        if (!st) return fail(st.error());
+    }
+    for (const auto& f : findings)
+        if (f.severity == "error") return k_exit_check_failed;
+    return k_exit_ok;
+}
+
+}  // namespace td::app

@@ -1,0 +1,82 @@
+#include "engine/environment_facts.hpp"
+
+#include <gnu/libc-version.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "engine/files.hpp"
+#include "engine/probe_exec.hpp"
+#include "util/strings.hpp"
+
+extern char** environ;
+
+namespace td::engine {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string detect_container_runtime() {
+    std::error_code ec;
+    if (fs::exists("/.dockerenv", ec)) return "docker";
+    if (fs::exists("/run/.containerenv", ec)) return "podman";
+    if (std::getenv("KUBERNETES_SERVICE_HOST")) return "kubernetes";
+    if (auto cg = read_text_file("/proc/1/cgroup")) {
+        if (cg->find("kubepods") != std::string::npos) return "kubernetes";
+        if (cg->find("docker") != std::string::npos) return "docker";
+    }
+    return "none";
+}
+
+}  // namespace
+
+EnvironmentFacts host_facts() {
+    EnvironmentFacts f;
+    f.kind = "host";
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    f.subject = host;
+    if (auto os = read_text_file("/etc/os-release")) f.os_release = parse_os_release(os.value());
+    f.glibc = gnu_get_libc_version();
+    for (char** e = environ; *e; ++e) f.env.emplace_back(*e);
+    struct statvfs st {};
+    if (::statvfs("/dev/shm", &st) == 0) f.shm_bytes = static_cast<long long>(st.f_blocks) * static_cast<long long>(st.f_frsize);
+    f.container_runtime = detect_container_runtime();
+    return f;
+}
+
+Result<EnvironmentFacts> image_facts(const DockerApi& api, const std::string& image, const std::string& run_label) {
+    auto info = api.inspect_image(image);
+    if (!info) return info.error();
+    if (!info.value()) return Error{ErrorKind::Config, "no such image: " + image + " (build or pull it first)"};
+    EnvironmentFacts f;
+    f.kind = "image";
+    f.subject = image;
+    f.env = info.value()->env;
+    f.labels = info.value()->labels;
+    f.container_runtime = "docker (default run: no --ipc, no --shm-size)";
+    // One container for the rest; markers keep the sections apart.
+    auto out = run_shell_in_image(api, image,
+                                  "cat /etc/os-release 2>/dev/null; echo '@@glibc'; (getconf GNU_LIBC_VERSION || ldd --version | head -1) "
+                                  "2>/dev/null; echo '@@shm'; stat -f -c '%b %S' /dev/shm 2>/dev/null",
+                                  run_label);
+    if (!out) return f;  // no shell: facts stay empty, the probes still tell the rest
+    const std::string& t = out.value();
+    auto glibc_at = t.find("@@glibc"), shm_at = t.find("@@shm");
+    f.os_release = parse_os_release(t.substr(0, glibc_at));
+    if (glibc_at != std::string::npos) {
+        std::string g = t.substr(glibc_at + 8, shm_at - glibc_at - 8);
+        auto last_space = g.find_last_of(' ');
+        g = last_space == std::string::npos ? g : g.substr(last_space + 1);
+        while (!g.empty() && std::isspace(static_cast<unsigned char>(g.back()))) g.pop_back();
+        f.glibc = g;
+    }
+    if (shm_at != std::string::npos) {
+        auto parts = split(t.substr(shm_at + 6, t.find('\n', shm_at + 6) - shm_at - 6), ' ');
+        if (parts.size() == 2) f.shm_bytes = std::atoll(parts[0].c_str()) * std::atoll(parts[1].c_str());
+    }
+    return f;
+}
+
+}  // namespace td::engine

@@ -1,0 +1,15 @@
+#pragma once
+// Facts about an environment that no probe reports: OS release, glibc, environment
+// variables, /dev/shm size, the container runtime we are in (host), or the same read from
+// an image through a throwaway container.
+#include <string>
+
+#include "core/doctor.hpp"
+#include "engine/docker_api.hpp"
+
+namespace td::engine {
+
+EnvironmentFacts host_facts();
+Result<EnvironmentFacts> image_facts(const DockerApi& api, const std::string& image, const std::string& run_label);
+
+}  // namespace td::engine

@@ -1,0 +1,144 @@
+#include "engine/probe_exec.hpp"
+
+#include "engine/container_run.hpp"
+#include "engine/process.hpp"
+
+namespace td::engine {
+namespace fs = std::filesystem;
+
+std::vector<ProbeSpec> validation_probes(bool gpu_tier) {
+    return {
+        {"cuda", "probe-cuda", {}, false, false},
+        {"libs", "probe-libs", {}, false, false},
+        {"cudnn", "probe-cudnn", {}, false, false},
+        {"nccl", "probe-nccl", {gpu_tier ? "--timeout=120" : "--sizes=1K"}, false, false},
+        {"gemm", "probe-gemm", {"--sizes=8192", "--repeats=10"}, false, true},
+        {"torch", "torch_probe.py", {"--world-size=2", "--timeout=120"}, true, false},
+    };
+}
+
+std::vector<ProbeSpec> doctor_probes() {
+    return {
+        {"cuda", "probe-cuda", {}, false, false},
+        {"libs", "probe-libs", {}, false, false},
+        {"cudnn", "probe-cudnn", {}, false, false},
+        {"nccl", "probe-nccl", {"--sizes=1K", "--modes=single"}, false, false},
+        // Facts only: no matmul, one process.
+        {"torch", "torch_probe.py", {"--dtypes=none", "--world-size=1", "--timeout=60"}, true, false},
+    };
+}
+
+fs::path default_probes_dir() {
+    if (const char* env = std::getenv("TORCHDOCK_PROBES"); env && *env) return env;
+    std::error_code ec;
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    return exe.parent_path().parent_path().parent_path() / "probes-bin";
+}
+
+namespace {
+
+std::string trimmed(std::string s, std::size_t max) {
+    if (s.size() > max) s = s.substr(0, max);
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+    return s;
+}
+
+ProbeRun not_built(const ProbeSpec& p, const fs::path& dir) {
+    ProbeRun out;
+    out.reason = "probe " + p.file + " is not built in " + dir.string() + " (CUDA headers missing at build time?)";
+    return out;
+}
+
+// Turns what a probe process left behind into a ProbeRun.
+ProbeRun judge_run(const ProbeSpec& p, int exit_code, const std::string& out_text, const std::string& err_text,
+                   double seconds) {
+    ProbeRun out;
+    if (exit_code == 127 || exit_code == 126 || err_text.find("GLIBC_") != std::string::npos) {
+        out.state = ProbeRun::State::Crashed;
+        out.reason = err_text.find("GLIBC_") != std::string::npos
+                         ? "the environment's glibc is older than the probes need: " + trimmed(err_text, 300)
+                         : "could not start (exit " + std::to_string(exit_code) + "): " + trimmed(err_text, 300);
+        return out;
+    }
+    out = parse_probe_output(p.name, out_text, exit_code);
+    out.seconds = seconds;
+    out.stderr_tail = err_text.size() > 2000 ? err_text.substr(err_text.size() - 2000) : err_text;
+    return out;
+}
+
+}  // namespace
+
+ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, const ProbeSpec& p, const fs::path& probes_dir,
+                            bool gpus, int timeout_s, const std::string& run_label) {
+    if (!fs::exists(probes_dir / p.file)) return not_built(p, probes_dir);
+    std::string path = std::string(k_probe_mount) + "/" + p.file;
+    ContainerRunSpec spec;
+    spec.image = image;
+    if (p.python) {
+        // The image's own python: the venv's when there is one, else python3.
+        std::string cmd = "py=$(command -v python || command -v python3) || { echo 'no python in the image' >&2; exit 127; }; exec \"$py\" " + path;
+        for (const auto& a : p.args) cmd += " " + a;
+        spec.cmd = {"/bin/sh", "-c", cmd};
+    } else {
+        spec.cmd = {path};
+        spec.cmd.insert(spec.cmd.end(), p.args.begin(), p.args.end());
+    }
+    spec.binds = {fs::absolute(probes_dir).string() + ":" + k_probe_mount + ":ro"};
+    spec.gpus = gpus;
+    spec.timeout = std::chrono::seconds(timeout_s);
+    spec.run_label = run_label;
+    auto r = run_container(api, spec);
+    if (!r) {
+        ProbeRun out;
+        out.state = ProbeRun::State::Crashed;
+        out.reason = r.error().message;
+        return out;
+    }
+    if (r->timed_out || r->interrupted) {
+        ProbeRun out;
+        out.state = ProbeRun::State::TimedOut;
+        out.reason = r->interrupted ? "interrupted" : "did not finish within " + std::to_string(timeout_s) + " s (hang)";
+        return out;
+    }
+    return judge_run(p, r->exit_code, r->out, r->err, r->seconds);
+}
+
+ProbeRun run_probe_on_host(const ProbeSpec& p, const fs::path& probes_dir, int timeout_s, const std::string& python) {
+    if (!fs::exists(probes_dir / p.file)) return not_built(p, probes_dir);
+    ProcessSpec spec;
+    if (p.python) spec.argv = {python.empty() ? "python3" : python, (probes_dir / p.file).string()};
+    else spec.argv = {(probes_dir / p.file).string()};
+    spec.argv.insert(spec.argv.end(), p.args.begin(), p.args.end());
+    spec.env = environment_with({});
+    spec.timeout = std::chrono::seconds(timeout_s);
+    auto r = run_process(spec);
+    if (!r) {
+        ProbeRun out;
+        out.state = ProbeRun::State::Crashed;
+        out.reason = r.error().message;
+        return out;
+    }
+    if (r->outcome == ProcessResult::Outcome::TimedOut || r->outcome == ProcessResult::Outcome::Interrupted) {
+        ProbeRun out;
+        out.state = ProbeRun::State::TimedOut;
+        out.reason = r->describe();
+        return out;
+    }
+    int code = r->outcome == ProcessResult::Outcome::Exited ? r->exit_code : 128 + r->signal;
+    return judge_run(p, code, r->out, r->err, r->seconds);
+}
+
+Result<std::string> run_shell_in_image(const DockerApi& api, const std::string& image, const std::string& script,
+                                       const std::string& run_label) {
+    ContainerRunSpec spec;
+    spec.image = image;
+    spec.cmd = {"/bin/sh", "-c", script};
+    spec.timeout = std::chrono::seconds(30);
+    spec.run_label = run_label;
+    auto r = run_container(api, spec);
+    if (!r) return r.error();
+    if (r->exit_code != 0) return Error{ErrorKind::Environment, "shell in " + image + " exited " + std::to_string(r->exit_code)};
+    return r->out;
+}
+
+}  // namespace td::engine
