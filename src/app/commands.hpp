@@ -66,11 +66,28 @@ struct DoctorOptions {
     std::string python;  // host: the python with torch (default python3)
 };
 
+struct DiffOptions {
+    std::string a, b;  // fingerprint files (doctor --json)
+    bool json = false;
+};
+
+struct PreflightOptions {
+    std::string image;
+    std::optional<std::string> driver;
+    std::vector<std::string> gpus;  // models, comma lists allowed
+    bool host = false;              // take driver and GPUs from this host's probes
+    std::optional<std::string> probes_dir;
+    std::vector<std::string> expect;
+    bool json = false;
+};
+
 int run_render(const CommonOptions& common, const RenderOptions& opts);
 int run_list(const CommonOptions& common, const ListOptions& opts);
 int run_build(const BuildOptions& opts);
 int run_lock(const CommonOptions& common, const LockOptions& opts);
 int run_validate(const CommonOptions& common, const ValidateOptions& opts);
 int run_doctor(const CommonOptions& common, const DoctorOptions& opts);
+int run_diff(const DiffOptions& opts);
+int run_preflight(const CommonOptions& common, const PreflightOptions& opts);
 
 }  // namespace td::app

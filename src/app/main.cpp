@@ -81,6 +81,23 @@ int main(int argc, char** argv) {
     doctor_cmd->add_option("--probes", doctor.probes_dir, "probe directory (default: $TORCHDOCK_PROBES or beside the binary)");
     doctor_cmd->add_option("--python", doctor.python, "host: the python whose torch to inspect (default python3)");
 
+    DiffOptions diff;
+    auto* diff_cmd = cli.add_subcommand("diff", "compare two fingerprints, the differences most likely to break a GPU job first");
+    diff_cmd->add_option("a", diff.a, "fingerprint A (torchdock doctor --json)")->required();
+    diff_cmd->add_option("b", diff.b, "fingerprint B")->required();
+    diff_cmd->add_flag("--json", diff.json, "print JSON");
+
+    PreflightOptions pre;
+    auto* pre_cmd = cli.add_subcommand("preflight", "will this image run on a given driver and GPUs?");
+    add_common(pre_cmd);
+    pre_cmd->add_option("image", pre.image, "image reference")->required();
+    pre_cmd->add_option("--driver", pre.driver, "NVIDIA driver version, e.g. 535.104.05");
+    pre_cmd->add_option("--gpu", pre.gpus, "GPU model(s), e.g. H100 or A100,H100 (repeatable)");
+    pre_cmd->add_flag("--host", pre.host, "take the driver and GPUs from this host");
+    pre_cmd->add_option("--probes", pre.probes_dir, "probe directory (with --host)");
+    pre_cmd->add_option("--expect", pre.expect, "key=value expectation (overrides labels), repeatable");
+    pre_cmd->add_flag("--json", pre.json, "print JSON");
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -94,6 +111,8 @@ int main(int argc, char** argv) {
         if (*lock_cmd) return run_lock(common, lock);
         if (*validate_cmd) return run_validate(common, validate);
         if (*doctor_cmd) return run_doctor(common, doctor);
+        if (*diff_cmd) return run_diff(diff);
+        if (*pre_cmd) return run_preflight(common, pre);
     } catch (const std::exception& e) {
         std::cerr << "torchdock: internal error: " << e.what() << "\n";
         return k_exit_config;

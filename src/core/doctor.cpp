@@ -194,6 +194,16 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb) {
                 "torch uses cuDNN " + torch_cudnn + ", the loader's default is " + loader + " (" + loader_cudnn.value("library", "") + ")",
                 "fine while torch loads its own; programs that load cuDNN by name get the other one");
     }
+    if (loader_cudnn.is_object() && !loader_cudnn.value("cuda", std::string()).empty()) {
+        std::string built_for = loader_cudnn["cuda"].get<std::string>();
+        std::string major = split(built_for, '.')[0];
+        std::string soname = major == "11" ? "libcudart.so.11.0" : "libcudart.so." + major;
+        if (runtime.empty() || split(runtime, '.')[0] != major)
+            add("DR114", "error", "cuDNN needs a CUDA runtime the environment does not have",
+                "cuDNN " + loader_cudnn.value("version", std::string()) + " was built for CUDA " + built_for + " and loads " + soname +
+                    (runtime.empty() ? ", which is absent" : ", but the CUDA runtime here is " + runtime),
+                "install the CUDA " + major + " runtime, or the cuDNN build for the CUDA in use");
+    }
     if (fp["shm_bytes"].is_number_integer() && fp["shm_bytes"].get<long long>() < (1LL << 30))
         add("DR110", "warning", "/dev/shm is small",
             "/dev/shm is " + std::to_string(fp["shm_bytes"].get<long long>() >> 20) + " MiB; NCCL and DataLoader workers need more",

@@ -1,0 +1,129 @@
+// `torchdock diff` and `torchdock preflight`.
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "app/exit_codes.hpp"
+#include "app/output.hpp"
+#include "core/fingerprint_diff.hpp"
+#include "core/preflight.hpp"
+#include "core/validation.hpp"
+#include "engine/docker_api.hpp"
+#include "engine/files.hpp"
+#include "engine/probe_exec.hpp"
+#include "engine/project_loader.hpp"
+#include "report/table.hpp"
+#include "util/strings.hpp"
+
+namespace td::app {
+
+namespace {
+
+Result<nlohmann::json> read_fingerprint(const std::string& path) {
+    auto text = engine::read_text_file(path);
+    if (!text) return Error{ErrorKind::Config, text.error().message};
+    try {
+        auto j = nlohmann::json::parse(text.value());
+        if (!j.is_object() || j.value("schema", 0) != 1)
+            return Error{ErrorKind::Config, path + ": not a torchdock fingerprint (schema 1; write one with `torchdock doctor --json`)"};
+        return j;
+    } catch (const nlohmann::json::exception& e) {
+        return Error{ErrorKind::Config, path + ": " + e.what()};
+    }
+}
+
+}  // namespace
+
+int run_diff(const DiffOptions& opts) {
+    auto a = read_fingerprint(opts.a);
+    if (!a) return fail(a.error());
+    auto b = read_fingerprint(opts.b);
+    if (!b) return fail(b.error());
+    auto diffs = diff_fingerprints(a.value(), b.value());
+    if (opts.json) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& d : diffs)
+            out.push_back({{"path", d.path}, {"a", d.a}, {"b", d.b}, {"category", d.category}, {"weight", d.weight}, {"why", d.why}});
+        std::cout << nlohmann::json{{"schema", 1}, {"a", opts.a}, {"b", opts.b}, {"differences", out}}.dump(2) << "\n";
+    } else if (diffs.empty()) {
+        std::cout << "no differences\n";
+    } else {
+        std::vector<std::vector<std::string>> rows;
+        for (std::size_t i = 0; i < diffs.size(); ++i) {
+            const auto& d = diffs[i];
+            auto clip = [](const std::string& s) { return s.size() > 40 ? s.substr(0, 37) + "..." : s; };
+            rows.push_back({std::to_string(i + 1), d.category, d.path, clip(d.a), clip(d.b), d.why});
+        }
+        std::cout << report::format_table({"RANK", "CATEGORY", "WHAT", "A", "B", "WHY IT MATTERS"}, rows);
+    }
+    return diffs.empty() ? k_exit_ok : k_exit_check_failed;
+}
+
+int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
+    auto data_dir = engine::find_data_dir(common.data_dir);
+    auto kb = engine::load_knowledge_base(data_dir);
+    if (!kb) return fail(kb.error());
+    auto fc_text = engine::read_text_file(data_dir / "forward_compat.json");
+    if (!fc_text) return fail({ErrorKind::Config, fc_text.error().message});
+    auto fc = ForwardCompat::parse(fc_text.value());
+    if (!fc) return fail(fc.error());
+
+    std::string driver = opts.driver.value_or("");
+    std::vector<std::string> gpus;
+    for (const auto& g : opts.gpus)
+        for (const auto& part : split(g, ','))
+            if (!part.empty()) gpus.push_back(part);
+    if (opts.host) {
+        auto run = engine::run_probe_on_host({"cuda", "probe-cuda", {}, false, false},
+                                             opts.probes_dir ? std::filesystem::path(*opts.probes_dir) : engine::default_probes_dir(), 60);
+        if (!run.usable()) return fail({ErrorKind::Environment, "--host: the cuda probe could not run: " + run.reason});
+        if (run.data.contains("nvidia_driver") && run.data["nvidia_driver"].is_string()) driver = run.data["nvidia_driver"];
+        if (run.data.contains("devices"))
+            for (const auto& d : run.data["devices"]) gpus.push_back(d.value("name", ""));
+        if (driver.empty()) {
+            print_error("--host: no NVIDIA driver on this host (" + run.reason + ")");
+            return k_exit_environment;
+        }
+    }
+    if (driver.empty() || gpus.empty()) {
+        print_error("give --driver VERSION and --gpu MODEL[,MODEL...], or --host");
+        return k_exit_config;
+    }
+    std::map<std::string, std::string> overrides;
+    for (const auto& e : opts.expect) {
+        auto eq = e.find('=');
+        if (eq == std::string::npos) {
+            print_error("--expect " + quote_value(e) + " is not key=value");
+            return k_exit_config;
+        }
+        overrides[e.substr(0, eq)] = e.substr(eq + 1);
+    }
+    auto api = engine::DockerApi::from_environment();
+    if (!api) return fail(api.error());
+    if (auto st = api->ping(); !st) return fail(st.error());
+    auto info = api->inspect_image(opts.image);
+    if (!info) return fail(info.error());
+    if (!info.value()) return fail({ErrorKind::Config, "no such image: " + opts.image + " (build or pull it first)"});
+    Expectations expect = gather_expectations(opts.image, info.value()->labels, info.value()->env, kb.value(), overrides);
+
+    PreflightResult r = preflight(expect, driver, gpus, kb.value(), fc.value());
+    if (opts.json) {
+        nlohmann::json targets = nlohmann::json::array();
+        for (const auto& t : r.targets) targets.push_back({{"gpu", t.gpu}, {"cc", t.cc}, {"ok", t.ok}, {"reasons", t.reasons}});
+        std::cout << nlohmann::json{{"schema", 1}, {"image", opts.image}, {"driver", driver}, {"ok", r.ok},
+                                    {"driver_ok", r.driver_ok}, {"driver_verdict", r.driver_verdict}, {"targets", targets},
+                                    {"run_flags", r.run_flags}, {"notes", r.notes}}
+                         .dump(2)
+                  << "\n";
+    } else {
+        std::cout << opts.image << " on driver " << driver << ": " << (r.ok ? "YES" : "NO") << "\n";
+        std::cout << "  driver: " << (r.driver_ok ? "yes" : "no") << " - " << r.driver_verdict << "\n";
+        for (const auto& t : r.targets)
+            std::cout << "  " << t.gpu << (t.cc.empty() ? "" : " (" + t.cc + ")") << ": " << (t.ok ? "yes" : "no")
+                      << (t.reasons.empty() ? "" : " - " + join(t.reasons, "; ")) << "\n";
+        if (!r.run_flags.empty()) std::cout << "  run with: docker run " << join(r.run_flags, " ") << " " << opts.image << "\n";
+        for (const auto& n : r.notes) std::cout << "  note: " << n << "\n";
+    }
+    return r.ok ? k_exit_ok : k_exit_check_failed;
+}
+
+}  // namespace td::app
