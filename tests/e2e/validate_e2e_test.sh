@@ -8,7 +8,6 @@ set -uo pipefail
 TD=$(realpath "$1")
 PROBES=$(realpath "$2")
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CUDA_LIB=${CUDA_LIB:-/usr/local/cuda/lib64}
 source "$ROOT/tests/e2e/lib/services.sh"
 WORK=$(mktemp -d /tmp/torchdock-validate-e2e-XXXXXX)
 trap 'services_stop; rm -rf "$WORK"' EXIT
@@ -37,57 +36,11 @@ for p in probe-cuda probe-libs probe-cudnn probe-nccl torch_probe.py; do
   [ -e "$PROBES/$p" ] || { echo "FAIL - probe $p is not built in $PROBES"; echo "0 passed, 1 failed"; exit 1; }
 done
 services_start || { echo "FAIL - services did not start"; echo "0 passed, 1 failed"; exit 1; }
-base="$TD_REGISTRY/library/debian:bookworm"
-cudnn_version=$(awk '/#define CUDNN_MAJOR/{a=$3}/#define CUDNN_MINOR/{b=$3}/#define CUDNN_PATCHLEVEL/{c=$3}END{print a"."b"."c}' /usr/local/cuda/include/cudnn_version.h)
-nccl_version=$(awk '/#define NCCL_MAJOR/{a=$3}/#define NCCL_MINOR/{b=$3}/#define NCCL_PATCH /{c=$3}END{print a"."b"."c}' /usr/local/cuda/include/nccl.h)
 
-# --- purpose-built images -----------------------------------------------------------------
-# make_image TAG LABELS... : context $WORK/ctx-TAG holds lib/ (copied to /usr/local/cuda/lib64)
-make_image() {
-  local tag=$1; shift
-  local ctx="$WORK/ctx-$tag"
-  {
-    echo "FROM $base"
-    echo "COPY lib/ /usr/local/cuda/lib64/"
-    [ -d "$ctx/other" ] && echo "COPY other/ /opt/other/lib/"
-    echo 'RUN echo /usr/local/cuda/lib64 > /etc/ld.so.conf.d/cuda.conf && ldconfig'
-    [ -d "$ctx/other" ] && echo 'ENV LD_LIBRARY_PATH=/opt/other/lib'
-    for l in "$@"; do echo "LABEL $l"; done
-  } >"$ctx/Dockerfile"
-  DOCKER_BUILDKIT=1 /usr/bin/docker build -q --network=host -t "torchdock-test/$tag" "$ctx" >"$WORK/build-$tag.log" 2>&1 || { cat "$WORK/build-$tag.log"; return 1; }
-}
-copy_cuda13() {  # the toolkit's CUDA 13 runtime, cuDNN 9 (core, graph, ops) and NCCL
-  mkdir -p "$1/lib"
-  cp -L "$CUDA_LIB"/libcudart.so.13 "$CUDA_LIB"/libnccl.so.2 "$1/lib/"
-  for l in libcudnn.so.9 libcudnn_graph.so.9 libcudnn_ops.so.9; do cp -L "$CUDA_LIB/$l" "$1/lib/$(basename "$(readlink -f "$CUDA_LIB/$l")")"; done
-  (cd "$1/lib" && for f in libcudnn*.so.9.*; do ln -sf "$f" "${f%.so.*}.so.9"; done)
-}
-mkdir -p "$WORK/ctx-cuda13-healthy" "$WORK/ctx-cudnn-no-runtime" "$WORK/ctx-cudnn-two-copies" "$WORK/ctx-cuda13-lying"
-copy_cuda13 "$WORK/ctx-cuda13-healthy"
-make_image cuda13-healthy 'io.torchdock.cuda="13.0"' "io.torchdock.cudnn=\"$cudnn_version\"" "io.torchdock.nccl=\"$nccl_version\""
-check "built the healthy CUDA 13 image" test $? = 0
-
-# cuDNN for CUDA 13 next to a CUDA 12 runtime from the nvidia-cuda-runtime-cu12 wheel.
-mkdir -p "$WORK/ctx-cudnn-no-runtime/lib" "$WORK/whl"
-python3 -m pip download --no-deps -q -d "$WORK/whl" nvidia-cuda-runtime-cu12==12.4.127 >/dev/null 2>&1
-python3 -m zipfile -e "$WORK"/whl/nvidia_cuda_runtime_cu12-*.whl "$WORK/whl/x" && cp "$WORK"/whl/x/nvidia/cuda_runtime/lib/libcudart.so.12 "$WORK/ctx-cudnn-no-runtime/lib/"
-check "took libcudart.so.12 from the nvidia-cuda-runtime-cu12 wheel" test -s "$WORK/ctx-cudnn-no-runtime/lib/libcudart.so.12"
-for l in libcudnn.so.9 libcudnn_graph.so.9 libcudnn_ops.so.9; do cp -L "$CUDA_LIB/$l" "$WORK/ctx-cudnn-no-runtime/lib/$l"; done
-make_image cudnn-no-runtime 'io.torchdock.cuda="12.4"' "io.torchdock.cudnn=\"$cudnn_version\""
-check "built the cuDNN-without-runtime image" test $? = 0
-
-# Two different cuDNN copies: the image's and another on LD_LIBRARY_PATH.
-copy_cuda13 "$WORK/ctx-cudnn-two-copies"
-mkdir -p "$WORK/ctx-cudnn-two-copies/other"
-cp -L "$CUDA_LIB/libcudnn.so.9" "$WORK/ctx-cudnn-two-copies/other/libcudnn.so.9.1.0"
-ln -s libcudnn.so.9.1.0 "$WORK/ctx-cudnn-two-copies/other/libcudnn.so.9"
-make_image cudnn-two-copies 'io.torchdock.cuda="13.0"' "io.torchdock.cudnn=\"$cudnn_version\""
-check "built the two-cuDNN image" test $? = 0
-
-# Labels that claim a CUDA the image does not contain.
-copy_cuda13 "$WORK/ctx-cuda13-lying"
-make_image cuda13-lying 'io.torchdock.cuda="12.4"' "io.torchdock.cudnn=\"$cudnn_version\""
-check "built the lying-label image" test $? = 0
+# --- purpose-built images with real NVIDIA libraries (tests/e2e/lib/test_images.sh) ---------
+source "$ROOT/tests/e2e/lib/test_images.sh"
+build_test_images "$WORK"
+check "built the purpose-built images" test $? = 0
 
 # --- validate them all in one run -------------------------------------------------------
 H=torchdock-test/cuda13-healthy N=torchdock-test/cudnn-no-runtime T=torchdock-test/cudnn-two-copies L=torchdock-test/cuda13-lying

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# End to end: doctor, diff, explain and preflight against a real engine, the Debian CPU
+# image and the purpose-built images (tests/e2e/lib/test_images.sh), and this host (CUDA
+# libraries, no driver). Usage: diagnosis_e2e_test.sh TORCHDOCK PROBES_DIR
+set -uo pipefail
+TD=$(realpath "$1")
+PROBES=$(realpath "$2")
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+source "$ROOT/tests/e2e/lib/services.sh"
+source "$ROOT/tests/e2e/lib/test_images.sh"
+WORK=$(mktemp -d /tmp/torchdock-diagnosis-e2e-XXXXXX)
+trap 'services_stop; rm -rf "$WORK"' EXIT
+pass=0 fail=0
+ok() { echo "ok   - $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+run() { "$TD" "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
+rc() { cat "$WORK/rc"; }
+has() { grep -qF -- "$2" "$WORK/$1"; }
+# finding FILE ID : exit 0 when the fingerprint FILE has that finding
+finding() { python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if any(f['id']=='$2' for f in d['findings']) else 1)"; }
+export TORCHDOCK_PROBES="$PROBES"
+
+# --- doctor --host on this machine: CUDA libraries, no driver ------------------------------
+start=$(date +%s.%N)
+run doctor --host --json "$WORK/host.json"
+echo "# figure: doctor --host as a whole process: $(echo "$(date +%s.%N) - $start" | bc) s"
+check "doctor --host exits 0 (no error findings)" test "$(rc)" = 0
+check "doctor --host: no driver is reported as such" finding "$WORK/host.json" DR101
+check "doctor --host: the CUDA runtime found is reported" \
+  python3 -c "import json,sys; d=json.load(open('$WORK/host.json')); sys.exit(0 if d['cuda_runtime'] and d['cuda_runtime']['version'].startswith('13.') else 1)"
+check "doctor --host: cuDNN and NCCL versions are read" \
+  python3 -c "import json,sys; d=json.load(open('$WORK/host.json')); sys.exit(0 if d['cudnn_loader']['version'] and d['nccl_loader']['version'] else 1)"
+check "doctor --host: no driver means no GPUs" \
+  python3 -c "import json,sys; d=json.load(open('$WORK/host.json')); sys.exit(0 if d['gpus']==[] and d['driver']['version'] is None else 1)"
+
+services_start || { echo "FAIL - services did not start"; echo "$pass passed, $((fail + 1)) failed"; exit 1; }
+build_test_images "$WORK"
+check "built the purpose-built images" test $? = 0
+mkdir -p "$WORK/cpu/manifests" && cp "$ROOT/manifests/debian-cpu.json" "$WORK/cpu/manifests/"
+(cd "$WORK/cpu" && "$TD" lock --mirror "docker.io=$TD_REGISTRY" >/dev/null && "$TD" render --out dockerfiles >/dev/null &&
+ "$TD" build --mirror "docker.io=$TD_REGISTRY" >"$WORK/cpu/build.out" 2>&1)
+check "built the Debian CPU image" test $? = 0
+
+# --- doctor --image ----------------------------------------------------------------------------
+run doctor --image torchdock/debian-cpu:debian12 --json "$WORK/cpu.json"
+check "doctor on the Debian CPU image exits 0" test "$(rc)" = 0
+check "...reports Debian's torch" python3 -c "import json,sys; d=json.load(open('$WORK/cpu.json')); sys.exit(0 if d['torch']['version']=='1.13.0a0' else 1)"
+check "...reports the small /dev/shm of a default run" finding "$WORK/cpu.json" DR110
+run doctor --image torchdock-test/cudnn-no-runtime --json "$WORK/broken.json"
+check "doctor on the cuDNN-without-runtime image exits 1" test "$(rc)" = 1
+check "...names the finding DR114" finding "$WORK/broken.json" DR114
+check "...and the missing soname" has out "libcudart.so.13"
+run doctor --image torchdock-test/cudnn-two-copies --json "$WORK/two.json"
+check "doctor on the two-cuDNN image names the duplicate copies" finding "$WORK/two.json" DR105
+run doctor --image torchdock-test/cuda13-healthy --json "$WORK/healthy.json"
+check "doctor on the healthy image has no error finding" test "$(rc)" = 0
+run doctor --image no-such/image:1
+check "doctor on a missing image exits 2 with one line" bash -c "test $(rc) = 2 && test \$(wc -l <'$WORK/err') = 1"
+run doctor
+check "doctor needs --host or --image" test "$(rc)" = 2
+
+# --- diff ------------------------------------------------------------------------------------
+run diff --json "$WORK/healthy.json" "$WORK/broken.json"
+check "diff exits 1 when the fingerprints differ" test "$(rc)" = 1
+check "diff puts the cause (the CUDA runtime) first" \
+  python3 -c "import json,sys; d=json.load(open('$WORK/out')); sys.exit(0 if d['differences'][0]['path']=='cuda_runtime.version' else 1)"
+run diff "$WORK/healthy.json" "$WORK/healthy.json"
+check "diff of a fingerprint with itself: no differences, exit 0" bash -c "test $(rc) = 0 && grep -q 'no differences' '$WORK/out'"
+echo '{"not": "a fingerprint"}' >"$WORK/bad.json"
+run diff "$WORK/bad.json" "$WORK/healthy.json"
+check "diff of a non-fingerprint exits 2" test "$(rc)" = 2
+
+# --- preflight -----------------------------------------------------------------------------
+run preflight torchdock-test/cuda13-healthy --driver 580.95.05 --gpu H100,A100
+check "preflight: CUDA 13 image on driver 580.95.05 with H100 and A100: yes" bash -c "test $(rc) = 0 && grep -q ': YES' '$WORK/out'"
+run preflight torchdock-test/cuda13-healthy --driver 535.104.05 --gpu "RTX 4090"
+check "preflight: CUDA 13 image, driver 535, RTX 4090: no (forward compat is data-center only)" \
+  bash -c "test $(rc) = 1 && grep -q 'does not work on GeForce/RTX' '$WORK/out'"
+run preflight torchdock-test/cuda13-healthy --driver 580.95.05 --gpu V100
+check "preflight: CUDA 13 image on a V100: no" bash -c "test $(rc) = 1 && grep -q 'V100' '$WORK/out'"
+check "preflight gives the run flags" has out "--ipc=host"
+run preflight torchdock-test/cuda13-healthy --gpu H100
+check "preflight without a driver exits 2" test "$(rc)" = 2
+
+echo "$pass passed, $fail failed"
+test "$fail" = 0
