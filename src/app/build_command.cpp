@@ -133,9 +133,17 @@ int run_build(const BuildOptions& opts) {
     auto backend = engine::detect_build_backend();
     if (!backend) return fail(backend.error());
 
+    // pip in the build trusts what this host trusts: --ca-cert, else the bundle the host's
+    // pip/requests/OpenSSL are pointed at, else the system bundle.
     std::string ca_cert;
     if (opts.ca_cert) ca_cert = *opts.ca_cert;
-    else if (const char* env = std::getenv("PIP_CERT"); env && *env && fs::is_regular_file(env)) ca_cert = env;
+    else
+        for (const char* candidate : {std::getenv("PIP_CERT"), std::getenv("REQUESTS_CA_BUNDLE"), std::getenv("SSL_CERT_FILE"),
+                                      "/etc/ssl/certs/ca-certificates.crt"})
+            if (candidate && *candidate && fs::is_regular_file(candidate)) {
+                ca_cert = candidate;
+                break;
+            }
     if (!ca_cert.empty()) {
         if (!fs::is_regular_file(ca_cert)) {
             print_error("--ca-cert " + ca_cert + " is not a readable file");

@@ -37,7 +37,7 @@ struct BuildOptions {
     bool json = false;
     std::string work_dir = ".torchdock/build";
     int timeout_minutes = 120;
-    std::optional<std::string> ca_cert;  // default: $PIP_CERT when it names a file
+    std::optional<std::string> ca_cert;  // default: $PIP_CERT, $REQUESTS_CA_BUNDLE, $SSL_CERT_FILE, system bundle
     MirrorOptions mirror;
 };
 

@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     build_cmd->add_option("--work-dir", build.work_dir, "where build logs and staged Dockerfiles go")->capture_default_str();
     build_cmd->add_option("--timeout", build.timeout_minutes, "minutes one build may take")->capture_default_str();
     build_cmd->add_option("--ca-cert", build.ca_cert,
-                          "CA bundle for pip behind a TLS-intercepting proxy, passed as a build secret (default: $PIP_CERT)");
+                          "CA bundle for pip, passed as a build secret (default: $PIP_CERT, $REQUESTS_CA_BUNDLE, $SSL_CERT_FILE, else the system bundle)");
     add_mirrors(build_cmd, build.mirror);
 
     LockOptions lock;

@@ -7,6 +7,7 @@
 // Line templates (signature "patterns", "context" and the top-level "facts") are literal
 // text with captures; no regular expressions, so matching is bounded on any input:
 //   {name}          a run of [A-Za-z0-9._+-] (a version, a soname, a file name)
+//   {name#}         such a run that starts with a digit (a version)
 //   {name=prefix}   such a run that starts with `prefix` (which is part of the value)
 //   {name*}         any text, as short as possible up to the next literal (or line end)
 //   {{ and }}       literal braces
@@ -48,7 +49,8 @@ private:
     struct Token {
         Kind kind = Kind::Literal;
         std::string value;   // literal text, or the capture name
-        std::string prefix;  // Word captures: required start of the value
+        std::string prefix;    // Word captures: required start of the value
+        bool numeric = false;  // Word captures: must start with a digit
     };
     bool match_from(std::size_t i, std::size_t p, std::string_view line,
                     std::vector<std::pair<std::size_t, std::size_t>>& spans, long& budget) const;

@@ -1,0 +1,1351 @@
+#include "core/explain.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <nlohmann/json.hpp>
+
+#include "util/strings.hpp"
+#include "util/version.hpp"
+
+namespace td {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t k_max_line = 4096;          // bytes of a line that are matched
+constexpr std::size_t k_max_evidence_text = 300;  // bytes of a line shown as evidence
+constexpr std::size_t k_max_hits = 10;            // matched lines kept per signature and kind
+constexpr std::size_t k_max_evidence = 12;        // evidence lines per explanation
+constexpr long k_match_budget = 16 * static_cast<long>(k_max_line);  // bytes one template match may scan
+
+bool is_word_char(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '+' || c == '-';
+}
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+bool valid_name(std::string_view name) {
+    if (name.empty() || !(name[0] >= 'a' && name[0] <= 'z')) return false;
+    for (char c : name)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+    return true;
+}
+
+// Cuts `s` to at most `max` bytes without splitting a UTF-8 sequence.
+std::string cut_utf8(std::string_view s, std::size_t max) {
+    if (s.size() <= max) return std::string(s);
+    std::size_t n = max;
+    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+    return std::string(s.substr(0, n)) + "...";
+}
+
+// ---- cause/fix templates ----------------------------------------------------------------
+
+// Walks a template; calls `on_name(name, depth)` for each {name} (depth: [[ ]] nesting).
+// Returns an error text, empty when the template is well formed.
+std::string scan_template(std::string_view t, const std::function<void(std::string_view, int)>& on_name) {
+    int depth = 0;
+    for (std::size_t i = 0; i < t.size();) {
+        if (t.compare(i, 2, "{{") == 0 || t.compare(i, 2, "}}") == 0) {
+            i += 2;
+        } else if (t.compare(i, 2, "[[") == 0) {
+            ++depth;
+            i += 2;
+        } else if (t.compare(i, 2, "]]") == 0) {
+            if (depth == 0) return "']]' without '[['";
+            --depth;
+            i += 2;
+        } else if (t[i] == '{') {
+            auto end = t.find('}', i);
+            if (end == std::string_view::npos) return "unclosed '{'";
+            auto name = t.substr(i + 1, end - i - 1);
+            if (!valid_name(name)) return "bad fact name " + quote_value(name);
+            on_name(name, depth);
+            i = end + 1;
+        } else if (t[i] == '}') {
+            return "'}' without '{' (write '}}' for a brace)";
+        } else {
+            ++i;
+        }
+    }
+    if (depth != 0) return "'[[' without ']]'";
+    return {};
+}
+
+std::string render_seq(std::string_view t, std::size_t& pos, const std::map<std::string, std::string>& facts,
+                       bool& ok, int depth) {
+    std::string out;
+    while (pos < t.size()) {
+        if (depth > 0 && t.compare(pos, 2, "]]") == 0) {
+            pos += 2;
+            return out;
+        }
+        if (t.compare(pos, 2, "[[") == 0) {
+            pos += 2;
+            bool inner_ok = true;
+            std::string inner = render_seq(t, pos, facts, inner_ok, depth + 1);
+            if (inner_ok) out += inner;
+        } else if (t.compare(pos, 2, "{{") == 0) {
+            out += '{';
+            pos += 2;
+        } else if (t.compare(pos, 2, "}}") == 0) {
+            out += '}';
+            pos += 2;
+        } else if (t[pos] == '{') {
+            auto end = t.find('}', pos);
+            if (end == std::string_view::npos) {
+                ok = false;
+                return out;
+            }
+            auto it = facts.find(std::string(t.substr(pos + 1, end - pos - 1)));
+            if (it == facts.end() || it->second.empty()) ok = false;
+            else out += it->second;
+            pos = end + 1;
+        } else {
+            out += t[pos++];
+        }
+    }
+    return out;
+}
+
+// ---- knowledge-base helpers -------------------------------------------------------------
+
+std::optional<Version> parse_version(const std::string& s) { return Version::parse(s); }
+
+// "12.4.131" -> "12.4"; "" when it is not a version with at least two parts.
+std::string major_minor(const std::string& s) {
+    auto v = Version::parse(s);
+    if (!v || v->parts().size() < 2) return {};
+    return v->major_minor();
+}
+
+// Release indices of the knowledge base, oldest torch first.
+std::vector<std::size_t> torch_order(const KnowledgeBase& kb) {
+    const auto& rel = kb.torch_releases();
+    std::vector<std::size_t> order(rel.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        auto va = Version::parse(rel[a].version), vb = Version::parse(rel[b].version);
+        if (!va || !vb) return false;
+        return *va < *vb;
+    });
+    return order;
+}
+
+// "2.4.0 to 2.6.0, 2.8.0" for the positions (in `order`) given, consecutive ones joined.
+std::string version_runs(const KnowledgeBase& kb, const std::vector<std::size_t>& order,
+                         const std::vector<std::size_t>& positions) {
+    std::vector<std::string> parts;
+    for (std::size_t i = 0; i < positions.size();) {
+        std::size_t j = i;
+        while (j + 1 < positions.size() && positions[j + 1] == positions[j] + 1) ++j;
+        const auto& first = kb.torch_releases()[order[positions[i]]].version;
+        const auto& last = kb.torch_releases()[order[positions[j]]].version;
+        parts.push_back(i == j ? first : first + " to " + last);
+        i = j + 1;
+    }
+    return join(parts, ", ");
+}
+
+// Torch wheel variants that satisfy `want`, as "cu128 (torch 2.7.0 to 2.11.0), ...", variants
+// with the newest CUDA first.
+std::string variant_summary(const KnowledgeBase& kb,
+                            const std::function<bool(const TorchVariant&)>& want) {
+    auto order = torch_order(kb);
+    std::map<std::string, std::vector<std::size_t>> by_variant;
+    std::map<std::string, std::string> cuda_of;
+    for (std::size_t pos = 0; pos < order.size(); ++pos)
+        for (const auto& v : kb.torch_releases()[order[pos]].variants)
+            if (want(v)) {
+                by_variant[v.name].push_back(pos);
+                cuda_of[v.name] = v.cuda;
+            }
+    std::vector<std::string> names;
+    for (const auto& [name, positions] : by_variant) names.push_back(name);
+    std::stable_sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
+        auto va = Version::parse(cuda_of[a]), vb = Version::parse(cuda_of[b]);
+        if (va && vb && !(*va == *vb)) return *vb < *va;
+        return a < b;
+    });
+    std::vector<std::string> parts;
+    for (const auto& name : names)
+        parts.push_back(name + " (torch " + version_runs(kb, order, by_variant[name]) + ")");
+    return join(parts, ", ");
+}
+
+// The CUDA major.minor versions the knowledge base knows of.
+std::vector<std::string> known_cuda_minors(const KnowledgeBase& kb) {
+    std::set<std::string> mm;
+    for (const auto& img : kb.cuda_images()) mm.insert(img.cuda_major_minor);
+    for (const auto& r : kb.torch_releases())
+        for (const auto& v : r.variants)
+            if (!v.cuda.empty()) mm.insert(v.cuda);
+    std::vector<std::string> out;
+    for (const auto& m : mm)
+        if (kb.cuda(m)) out.push_back(m);
+    return out;
+}
+
+// The newest CUDA x.y whose first release's driver floor `driver` meets.
+std::string cuda_for_driver(const KnowledgeBase& kb, const std::string& driver) {
+    auto d = Version::parse(driver);
+    if (!d) return {};
+    std::optional<Version> best;
+    for (const auto& mm : known_cuda_minors(kb)) {
+        const CudaMinor* c = kb.cuda(mm);
+        if (!c || c->releases.empty()) continue;
+        auto floor = Version::parse(c->releases.front().min_driver);
+        auto v = Version::parse(mm);
+        if (floor && v && *floor <= *d && (!best || *best < *v)) best = v;
+    }
+    return best ? best->major_minor() : std::string();
+}
+
+// ---- fingerprint helpers -----------------------------------------------------------------
+
+const json* fp_path(const json& fp, std::string_view path) {
+    const json* cur = &fp;
+    for (const auto& key : split(path, '.')) {
+        if (!cur->is_object()) return nullptr;
+        auto it = cur->find(key);
+        if (it == cur->end()) return nullptr;
+        cur = &*it;
+    }
+    return cur;
+}
+
+std::string json_scalar(const json* j) {
+    if (!j) return {};
+    if (j->is_string()) return j->get<std::string>();
+    if (j->is_number_unsigned()) return std::to_string(j->get<std::uint64_t>());
+    if (j->is_number_integer()) return std::to_string(j->get<std::int64_t>());
+    if (j->is_number_float()) return j->dump();
+    return {};
+}
+
+std::string resolve(const std::vector<std::string>& from, const std::map<std::string, std::string>& facts,
+                    const json* fp) {
+    for (const auto& name : from) {
+        std::string value;
+        if (starts_with(name, "fp:")) {
+            if (fp) value = json_scalar(fp_path(*fp, std::string_view(name).substr(3)));
+        } else if (auto it = facts.find(name); it != facts.end()) {
+            value = it->second;
+        }
+        if (!value.empty()) return value;
+    }
+    return {};
+}
+
+struct DriverInfo {
+    bool present = false;
+    std::string version, cuda;
+    std::string below;  // when `cuda` is unknown: the oldest known CUDA x.y whose floor the driver is under
+};
+
+DriverInfo driver_info(const json& fp, const KnowledgeBase& kb) {
+    DriverInfo d;
+    d.version = json_scalar(fp_path(fp, "driver.version"));
+    d.present = !d.version.empty();
+    d.cuda = major_minor(json_scalar(fp_path(fp, "driver.cuda")));
+    if (d.present && d.cuda.empty()) {
+        d.cuda = cuda_for_driver(kb, d.version);
+        auto dv = Version::parse(d.version);
+        if (d.cuda.empty() && dv) {
+            std::optional<Version> oldest;
+            for (const auto& mm : known_cuda_minors(kb)) {
+                auto v = Version::parse(mm);
+                if (v && (!oldest || *v < *oldest)) oldest = v;
+            }
+            if (oldest) {
+                const CudaMinor* c = kb.cuda(oldest->major_minor());
+                auto floor = c && !c->releases.empty() ? Version::parse(c->releases.front().min_driver) : std::nullopt;
+                if (floor && *dv < *floor) d.below = oldest->major_minor();
+            }
+        }
+    }
+    return d;
+}
+
+std::string human_bytes(std::int64_t n) {
+    constexpr std::int64_t mib = 1024 * 1024, gib = 1024 * mib;
+    if (n >= gib && n % gib == 0) return std::to_string(n / gib) + " GiB";
+    if (n >= mib && n % mib == 0) return std::to_string(n / mib) + " MiB";
+    return std::to_string(n) + " bytes";
+}
+
+// "sm_90" -> "9.0", "sm_90a" -> "9.0", "compute_90" -> "9.0+PTX", "9.0+PTX" kept.
+std::string arch_entry(const std::string& raw) {
+    bool ptx = starts_with(raw, "compute_");
+    std::string_view rest = raw;
+    if (starts_with(raw, "sm_")) rest.remove_prefix(3);
+    else if (ptx) rest.remove_prefix(8);
+    else return raw;
+    int n = 0;
+    std::size_t digits = 0;
+    while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9' && digits < 4)
+        n = n * 10 + (rest[digits++] - '0');
+    if (digits < 2) return {};
+    return std::to_string(n / 10) + "." + std::to_string(n % 10) + (ptx ? "+PTX" : "");
+}
+
+// The arch list named by `from`: a fingerprint array or a fact "sm_50 sm_60 ...".
+std::vector<std::string> resolve_arch_list(const std::vector<std::string>& from,
+                                           const std::map<std::string, std::string>& facts,
+                                           const json* fp) {
+    for (const auto& name : from) {
+        std::vector<std::string> raw;
+        if (starts_with(name, "fp:")) {
+            const json* j = fp ? fp_path(*fp, std::string_view(name).substr(3)) : nullptr;
+            if (j && j->is_array())
+                for (const auto& e : *j)
+                    if (e.is_string()) raw.push_back(e.get<std::string>());
+        } else if (auto it = facts.find(name); it != facts.end()) {
+            std::string cur;
+            for (char c : it->second + " ") {
+                if (c == ' ' || c == ',') {
+                    if (!cur.empty()) raw.push_back(cur);
+                    cur.clear();
+                } else {
+                    cur += c;
+                }
+            }
+        }
+        if (!raw.empty()) return raw;
+    }
+    return {};
+}
+
+struct FpGpu {
+    std::string name, cc;
+};
+
+std::vector<FpGpu> fingerprint_gpus(const json& fp, const KnowledgeBase& kb) {
+    std::vector<FpGpu> out;
+    auto it = fp.find("gpus");
+    if (it == fp.end() || !it->is_array()) return out;
+    for (const auto& g : *it) {
+        if (!g.is_object()) continue;
+        FpGpu gpu{json_scalar(fp_path(g, "name")), json_scalar(fp_path(g, "cc"))};
+        if (gpu.cc.empty())
+            if (const GpuModel* m = kb.gpu(gpu.name)) gpu.cc = m->cc;
+        out.push_back(std::move(gpu));
+    }
+    return out;
+}
+
+// cuDNN version as torch reports it (8902 = 8.9.2, 90100 = 9.1.0) or dotted.
+std::optional<Version> cudnn_version(const std::string& s) {
+    if (s.find('.') != std::string::npos) return Version::parse(s);
+    auto v = Version::parse(s);
+    if (!v || v->parts().size() != 1) return std::nullopt;
+    int n = v->major();
+    int major = n >= 10000 ? n / 10000 : n / 1000;
+    int rest = n >= 10000 ? n % 10000 : n % 1000;
+    return Version::parse(std::to_string(major) + "." + std::to_string(rest / 100) + "." +
+                          std::to_string(rest % 100));
+}
+
+std::string env_value(const json& fp, const char* name) {
+    return json_scalar(fp_path(fp, std::string("env.") + name));
+}
+
+// ---- checks -------------------------------------------------------------------------------
+
+struct Verdict {
+    bool decided = false;
+    bool confirmed = false;
+    std::string text;
+};
+
+Verdict confirm(std::string text) { return {true, true, std::move(text)}; }
+Verdict rule_out(std::string text) { return {true, false, std::move(text)}; }
+
+Verdict run_check(const SignatureCheck& c, const std::map<std::string, std::string>& facts, const json& fp,
+                  const KnowledgeBase& kb) {
+    using K = SignatureCheck::Kind;
+    switch (c.kind) {
+        case K::UnresolvedSoname: {
+            auto soname = render_template(c.soname, facts);
+            auto it = fp.find("unresolved");
+            if (!soname || soname->empty() || it == fp.end() || !it->is_array()) return {};
+            for (const auto& u : *it) {
+                std::string s = json_scalar(fp_path(u, "soname"));
+                if (s == *soname) {
+                    std::string by = json_scalar(fp_path(u, "needed_by"));
+                    return confirm(*soname + " is unresolved in the fingerprint" +
+                                   (by.empty() ? std::string() : " (needed by " + by + ")"));
+                }
+            }
+            return rule_out(*soname + " is not among the fingerprint's unresolved libraries: it loads there");
+        }
+        case K::DriverSupports: {
+            DriverInfo d = driver_info(fp, kb);
+            if (!d.present)
+                return c.absent_confirms ? confirm("the fingerprint shows no NVIDIA driver") : Verdict{};
+            std::string need = major_minor(resolve(c.from, facts, &fp));
+            auto nv = parse_version(need);
+            auto dv = parse_version(d.cuda);
+            if (nv && !dv && !d.below.empty()) {  // older than every CUDA the knowledge base knows
+                auto oldest = Version::parse(d.below);
+                bool bad = c.compare_minor ? !(*nv < *oldest) : oldest->major() < nv->major();
+                if (bad)
+                    return confirm("driver " + d.version + " is older than the driver floor of CUDA " + d.below +
+                                   ", older than the CUDA " + need + " needed");
+                return {};
+            }
+            if (!nv || !dv) return {};
+            bool bad = c.compare_minor ? *dv < *nv : dv->major() < nv->major();
+            if (bad)
+                return confirm("driver " + d.version + " supports CUDA up to " + d.cuda + ", older than the CUDA " +
+                               need + " needed");
+            std::string how = (!c.compare_minor && *dv < *nv) ? " (same major version: minor-version compatibility)"
+                                                               : std::string();
+            return rule_out("driver " + d.version + " supports CUDA " + d.cuda + ", enough for CUDA " + need + how);
+        }
+        case K::ShmMin: {
+            const json* j = fp_path(fp, "shm_bytes");
+            if (!j || !j->is_number()) return {};
+            auto n = static_cast<std::int64_t>(j->get<double>());
+            if (n < c.min_bytes)
+                return confirm("/dev/shm in the fingerprint is " + human_bytes(n) + ", below " +
+                               human_bytes(c.min_bytes));
+            return rule_out("/dev/shm in the fingerprint is " + human_bytes(n) + ", at least " +
+                            human_bytes(c.min_bytes));
+        }
+        case K::GpuArch: {
+            auto raw = resolve_arch_list(c.from, facts, &fp);
+            auto gpus = fingerprint_gpus(fp, kb);
+            if (raw.empty()) return {};
+            std::vector<std::string> arch;
+            for (const auto& r : raw)
+                if (auto a = arch_entry(r); !a.empty()) arch.push_back(a);
+            std::vector<std::string> covered, uncovered;
+            for (const auto& g : gpus) {
+                if (g.cc.empty()) continue;
+                std::string label = g.name + " (compute capability " + g.cc + ")";
+                (arch_list_covers(arch, g.cc) ? covered : uncovered).push_back(label);
+            }
+            std::string list = join(raw, " ");
+            if (!uncovered.empty())
+                return confirm(join(uncovered, ", ") + " is not covered by torch's arch list " + list);
+            if (!covered.empty()) return rule_out(join(covered, ", ") + " is covered by torch's arch list " + list);
+            return {};
+        }
+        case K::NoDriver: {
+            DriverInfo d = driver_info(fp, kb);
+            if (!d.present)
+                return c.absent_confirms ? confirm("the fingerprint shows no NVIDIA driver") : Verdict{};
+            return c.present_rules_out ? rule_out("the fingerprint shows NVIDIA driver " + d.version) : Verdict{};
+        }
+        case K::DatacenterGpu: {
+            for (const auto& g : fingerprint_gpus(fp, kb)) {
+                const GpuModel* m = kb.gpu(g.name);
+                if (!m || m->datacenter) continue;
+                std::string text = g.name + " is not a data-center GPU, and CUDA forward compatibility runs only on "
+                                            "data-center GPUs";
+                std::string ld = env_value(fp, "LD_LIBRARY_PATH");
+                if (ld.find("compat") != std::string::npos)
+                    text += "; LD_LIBRARY_PATH holds the compat libraries (" + ld + ")";
+                return confirm(text);
+            }
+            return {};
+        }
+        case K::CudnnRuntime: {
+            if (c.from.size() < 2) return {};
+            auto cm = facts.find(c.from[0]), cn = facts.find(c.from[1]);
+            auto runtime = cudnn_version(json_scalar(fp_path(fp, "torch.cudnn")));
+            if (cm == facts.end() || cn == facts.end() || !runtime) return {};
+            auto compiled = Version::parse(cm->second + "." + cn->second);
+            if (!compiled) return {};
+            bool bad = runtime->major() != compiled->major() || runtime->minor() < compiled->minor();
+            std::string text = "torch in the fingerprint loads cuDNN " + runtime->str() + ", " +
+                               (bad ? "incompatible with" : "compatible with") + " the cuDNN " +
+                               compiled->str() + " it was compiled against";
+            std::string ld = env_value(fp, "LD_LIBRARY_PATH");
+            if (bad && (ld.find("cudnn") != std::string::npos || ld.find("cuda") != std::string::npos))
+                text += "; LD_LIBRARY_PATH is " + ld;
+            return bad ? confirm(text) : rule_out(text);
+        }
+        case K::MajorDiffers: {
+            auto a = parse_version(resolve(c.from, facts, &fp));
+            auto b = parse_version(resolve(c.against, facts, &fp));
+            if (!a || !b) return {};
+            if (a->major() != b->major())
+                return confirm("CUDA " + a->str() + " and CUDA " + b->str() + " differ in major version");
+            return rule_out("CUDA " + a->str() + " and CUDA " + b->str() + " share major version " +
+                            std::to_string(a->major()));
+        }
+    }
+    return {};
+}
+
+// ---- derivations --------------------------------------------------------------------------
+
+void derive(const Derivation& d, std::map<std::string, std::string>& facts, const KnowledgeBase& kb) {
+    using K = Derivation::Kind;
+    std::string in = resolve(d.from, facts, nullptr);
+    if (in.empty()) return;
+    switch (d.kind) {
+        case K::SonameMajor: {
+            auto pos = in.find(".so.");
+            if (pos == std::string::npos) return;
+            std::string major;
+            for (std::size_t i = pos + 4; i < in.size() && in[i] >= '0' && in[i] <= '9'; ++i) major += in[i];
+            if (!major.empty()) facts.emplace("major", major);
+            return;
+        }
+        case K::MinDriverForCuda: {
+            std::string mm = major_minor(in);
+            if (mm.empty()) return;
+            facts.emplace("need_cuda", mm);
+            if (const CudaMinor* c = kb.cuda(mm)) {
+                if (auto floor = kb.min_driver(mm); !floor.empty()) facts.emplace("min_driver", floor);
+                if (!c->minor_compat_min_driver.empty()) facts.emplace("compat_driver", c->minor_compat_min_driver);
+            }
+            return;
+        }
+        case K::CudaFromDriverApi: {
+            std::string mm;
+            if (in.find('.') != std::string::npos) {
+                mm = major_minor(in);
+            } else if (auto v = Version::parse(in); v && v->parts().size() == 1 && v->major() >= 1000) {
+                mm = std::to_string(v->major() / 1000) + "." + std::to_string(v->major() % 1000 / 10);
+            }
+            if (!mm.empty()) facts.emplace("found_cuda", mm);
+            return;
+        }
+        case K::TorchVariantsForSm: {
+            std::string cc;
+            if (in.find('.') != std::string::npos) {
+                auto v = Version::parse(in);
+                if (v && v->parts().size() == 2) cc = v->str();
+            } else {
+                std::string digits;
+                for (char c : in) {
+                    if (c < '0' || c > '9') break;
+                    digits += c;
+                }
+                auto v = Version::parse(digits);
+                if (v && digits.size() >= 2 && digits.size() <= 4)
+                    cc = std::to_string(v->major() / 10) + "." + std::to_string(v->major() % 10);
+            }
+            if (cc.empty()) return;
+            facts.emplace("sm_cc", cc);
+            std::string fits = variant_summary(kb, [&](const TorchVariant& v) {
+                return !v.arch_list.empty() && arch_list_covers(v.arch_list, cc);
+            });
+            if (fits.empty()) facts.emplace("fits_none", cc);
+            else facts.emplace("fits", fits);
+            return;
+        }
+        case K::TorchForCudnnMajor: {
+            auto want = Version::parse(in);
+            if (!want) return;
+            auto order = torch_order(kb);
+            std::vector<std::size_t> positions;
+            for (std::size_t pos = 0; pos < order.size(); ++pos)
+                for (const auto& v : kb.torch_releases()[order[pos]].variants) {
+                    auto cv = Version::parse(v.cudnn);
+                    if (cv && cv->major() == want->major()) {
+                        positions.push_back(pos);
+                        break;
+                    }
+                }
+            if (!positions.empty()) facts.emplace("cudnn_torch", version_runs(kb, order, positions));
+            return;
+        }
+        case K::TorchVariantsForCuda: {
+            auto want = Version::parse(in);
+            if (!want) return;
+            std::string summary;
+            if (want->parts().size() >= 2) {
+                std::string mm = want->major_minor();
+                summary = variant_summary(kb, [&](const TorchVariant& v) { return v.cuda == mm; });
+            }
+            if (summary.empty())
+                summary = variant_summary(kb, [&](const TorchVariant& v) {
+                    auto cv = Version::parse(v.cuda);
+                    return cv && cv->major() == want->major();
+                });
+            if (!summary.empty()) facts.emplace("cuda_variants", summary);
+            return;
+        }
+        case K::NewestTorchForDriver: {
+            auto limit = Version::parse(major_minor(in));
+            if (!limit) return;
+            std::optional<Version> best_torch, best_cuda;
+            std::string best;
+            for (const auto& r : kb.torch_releases()) {
+                auto tv = Version::parse(r.version);
+                if (!tv) continue;
+                for (const auto& v : r.variants) {
+                    auto cv = Version::parse(v.cuda);
+                    if (!cv || *limit < *cv) continue;
+                    bool better = !best_torch || *best_torch < *tv || (*best_torch == *tv && *best_cuda < *cv);
+                    if (better) {
+                        best_torch = tv;
+                        best_cuda = cv;
+                        best = r.version + "+" + v.name;
+                    }
+                }
+            }
+            if (!best.empty()) facts.emplace("fitting_torch", best);
+            return;
+        }
+    }
+}
+
+std::vector<std::string> derivation_outputs(Derivation::Kind k) {
+    using K = Derivation::Kind;
+    switch (k) {
+        case K::SonameMajor: return {"major"};
+        case K::MinDriverForCuda: return {"need_cuda", "min_driver", "compat_driver"};
+        case K::CudaFromDriverApi: return {"found_cuda"};
+        case K::TorchVariantsForSm: return {"sm_cc", "fits", "fits_none"};
+        case K::TorchForCudnnMajor: return {"cudnn_torch"};
+        case K::TorchVariantsForCuda: return {"cuda_variants"};
+        case K::NewestTorchForDriver: return {"fitting_torch"};
+    }
+    return {};
+}
+
+// Facts every log gets when it has the inputs: torch_cuda from a torch_version "2.4.1+cu121".
+void derive_common(std::map<std::string, std::string>& facts) {
+    auto it = facts.find("torch_version");
+    if (it == facts.end() || facts.count("torch_cuda")) return;
+    auto pos = it->second.find("+cu");
+    if (pos == std::string::npos) return;
+    std::string digits;
+    for (std::size_t i = pos + 3; i < it->second.size() && it->second[i] >= '0' && it->second[i] <= '9'; ++i)
+        digits += it->second[i];
+    if (digits.size() >= 2 && digits.size() <= 4)
+        facts.emplace("torch_cuda", digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1));
+}
+
+// ---- parsing ------------------------------------------------------------------------------
+
+struct ParseError {
+    std::string message;
+};
+
+[[noreturn]] void fail(const std::string& path, const std::string& message) {
+    throw ParseError{path + ": " + message};
+}
+
+void only_keys(const json& obj, const std::string& path, std::initializer_list<const char*> keys) {
+    for (const auto& [k, v] : obj.items()) {
+        bool known = false;
+        for (const char* key : keys)
+            if (k == key) known = true;
+        if (!known) {
+            std::vector<std::string> names(keys.begin(), keys.end());
+            auto guess = closest_match(k, names);
+            fail(path + "." + k, "unknown key" + (guess ? ", did you mean " + quote_value(*guess) + "?" : std::string()));
+        }
+    }
+}
+
+const json& need(const json& obj, const std::string& path, const char* key) {
+    auto it = obj.find(key);
+    if (it == obj.end()) fail(path, std::string("missing key \"") + key + "\"");
+    return *it;
+}
+
+std::string need_string(const json& obj, const std::string& path, const char* key) {
+    const json& v = need(obj, path, key);
+    if (!v.is_string() || v.get<std::string>().empty()) fail(path + "." + key, "expected a non-empty string");
+    return v.get<std::string>();
+}
+
+std::vector<std::string> string_list(const json& obj, const std::string& path, const char* key, bool required,
+                                     bool non_empty) {
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+        if (required) fail(path, std::string("missing key \"") + key + "\"");
+        return {};
+    }
+    std::string p = path + "." + key;
+    if (!it->is_array()) fail(p, "expected an array of strings");
+    if (non_empty && it->empty()) fail(p, "expected at least one entry");
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < it->size(); ++i) {
+        const json& e = (*it)[i];
+        if (!e.is_string() || e.get<std::string>().empty())
+            fail(p + "[" + std::to_string(i) + "]", "expected a non-empty string");
+        out.push_back(e.get<std::string>());
+    }
+    return out;
+}
+
+std::vector<LineTemplate> template_list(const json& obj, const std::string& path, const char* key,
+                                        bool required) {
+    std::vector<LineTemplate> out;
+    auto texts = string_list(obj, path, key, required, required);
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+        auto t = LineTemplate::compile(texts[i]);
+        if (!t) fail(path + "." + key + "[" + std::to_string(i) + "]", t.error().message);
+        out.push_back(std::move(t.value()));
+    }
+    return out;
+}
+
+Derivation parse_derivation(const json& j, const std::string& path) {
+    if (!j.is_object()) fail(path, "expected an object");
+    only_keys(j, path, {"kind", "from"});
+    static const std::map<std::string, Derivation::Kind> kinds = {
+        {"soname_major", Derivation::Kind::SonameMajor},
+        {"min_driver_for_cuda", Derivation::Kind::MinDriverForCuda},
+        {"cuda_from_driver_api", Derivation::Kind::CudaFromDriverApi},
+        {"torch_variants_for_sm", Derivation::Kind::TorchVariantsForSm},
+        {"torch_for_cudnn_major", Derivation::Kind::TorchForCudnnMajor},
+        {"torch_variants_for_cuda", Derivation::Kind::TorchVariantsForCuda},
+        {"newest_torch_for_driver", Derivation::Kind::NewestTorchForDriver},
+    };
+    std::string kind = need_string(j, path, "kind");
+    auto it = kinds.find(kind);
+    if (it == kinds.end()) fail(path + ".kind", "unknown derivation " + quote_value(kind));
+    Derivation d;
+    d.kind = it->second;
+    d.from = string_list(j, path, "from", true, true);
+    return d;
+}
+
+SignatureCheck parse_check(const json& j, const std::string& path) {
+    if (!j.is_object()) fail(path, "expected an object");
+    using K = SignatureCheck::Kind;
+    static const std::map<std::string, K> kinds = {
+        {"unresolved_soname", K::UnresolvedSoname}, {"driver_supports", K::DriverSupports},
+        {"shm_min", K::ShmMin},                     {"gpu_arch", K::GpuArch},
+        {"no_driver", K::NoDriver},                 {"datacenter_gpu", K::DatacenterGpu},
+        {"cudnn_runtime", K::CudnnRuntime},         {"major_differs", K::MajorDiffers},
+    };
+    std::string kind = need_string(j, path, "kind");
+    auto it = kinds.find(kind);
+    if (it == kinds.end()) fail(path + ".kind", "unknown check " + quote_value(kind));
+    SignatureCheck c;
+    c.kind = it->second;
+    auto note = [&](const char* key) {
+        auto n = j.find(key);
+        if (n == j.end()) return std::string();
+        if (!n->is_string()) fail(path + "." + key, "expected a string");
+        return n->get<std::string>();
+    };
+    c.confirmed_note = note("confirmed_note");
+    c.ruled_out_note = note("ruled_out_note");
+    auto choice = [&](const char* key, const char* a, const char* b, const char* dflt) {
+        auto v = j.find(key);
+        std::string s = v == j.end() ? dflt : (v->is_string() ? v->get<std::string>() : std::string());
+        if (s != a && s != b) fail(path + "." + key, std::string("expected \"") + a + "\" or \"" + b + "\"");
+        return s == a;
+    };
+    switch (c.kind) {
+        case K::UnresolvedSoname:
+            only_keys(j, path, {"kind", "soname", "confirmed_note", "ruled_out_note"});
+            c.soname = need_string(j, path, "soname");
+            break;
+        case K::DriverSupports:
+            only_keys(j, path, {"kind", "from", "compare", "absent", "confirmed_note", "ruled_out_note"});
+            c.from = string_list(j, path, "from", true, true);
+            c.compare_minor = !choice("compare", "major", "minor", "major");
+            c.absent_confirms = choice("absent", "confirms", "unknown", "unknown");
+            break;
+        case K::ShmMin: {
+            only_keys(j, path, {"kind", "min_bytes", "confirmed_note", "ruled_out_note"});
+            const json& n = need(j, path, "min_bytes");
+            if (!n.is_number_integer() || n.get<std::int64_t>() <= 0) fail(path + ".min_bytes", "expected a positive integer");
+            c.min_bytes = n.get<std::int64_t>();
+            break;
+        }
+        case K::GpuArch:
+            only_keys(j, path, {"kind", "from", "confirmed_note", "ruled_out_note"});
+            c.from = string_list(j, path, "from", true, true);
+            break;
+        case K::NoDriver:
+            only_keys(j, path, {"kind", "absent", "present", "confirmed_note", "ruled_out_note"});
+            c.absent_confirms = choice("absent", "confirms", "unknown", "confirms");
+            c.present_rules_out = choice("present", "rules_out", "unknown", "rules_out");
+            break;
+        case K::DatacenterGpu:
+            only_keys(j, path, {"kind", "confirmed_note", "ruled_out_note"});
+            break;
+        case K::CudnnRuntime:
+            only_keys(j, path, {"kind", "from", "confirmed_note", "ruled_out_note"});
+            c.from = string_list(j, path, "from", true, true);
+            if (c.from.size() != 2) fail(path + ".from", "expected the compiled major and minor fact names");
+            break;
+        case K::MajorDiffers:
+            only_keys(j, path, {"kind", "from", "against", "confirmed_note", "ruled_out_note"});
+            c.from = string_list(j, path, "from", true, true);
+            c.against = string_list(j, path, "against", true, true);
+            break;
+    }
+    return c;
+}
+
+std::set<std::string> captured_names(const std::vector<LineTemplate>& ts) {
+    std::set<std::string> out;
+    for (const auto& t : ts)
+        for (auto& n : t.names()) out.insert(std::move(n));
+    return out;
+}
+
+// Names every trigger pattern captures (facts a mandatory placeholder may use).
+std::set<std::string> guaranteed_names(const std::vector<LineTemplate>& patterns) {
+    std::set<std::string> out;
+    for (std::size_t i = 0; i < patterns.size(); ++i) {
+        auto names = patterns[i].names();
+        std::set<std::string> mine(names.begin(), names.end());
+        if (i == 0) {
+            out = mine;
+        } else {
+            std::set<std::string> both;
+            std::set_intersection(out.begin(), out.end(), mine.begin(), mine.end(), std::inserter(both, both.end()));
+            out = both;
+        }
+    }
+    return out;
+}
+
+void check_template(const std::string& tmpl, const std::string& path, const std::set<std::string>& known,
+                    const std::set<std::string>& guaranteed) {
+    std::string problem;
+    std::string err = scan_template(tmpl, [&](std::string_view name, int depth) {
+        if (!problem.empty()) return;
+        std::string n(name);
+        if (!known.count(n)) problem = "unknown fact " + quote_value(n);
+        else if (depth == 0 && !guaranteed.count(n))
+            problem = "fact " + quote_value(n) + " is not captured by every pattern; put it inside [[ ]]";
+    });
+    if (!err.empty()) fail(path, err);
+    if (!problem.empty()) fail(path, problem);
+}
+
+void check_fact_refs(const std::vector<std::string>& names, const std::string& path,
+                     const std::set<std::string>& known) {
+    for (std::size_t i = 0; i < names.size(); ++i)
+        if (!starts_with(names[i], "fp:") && !known.count(names[i]))
+            fail(path + "[" + std::to_string(i) + "]", "unknown fact " + quote_value(names[i]));
+}
+
+bool valid_id(const std::string& id) {
+    if (id.size() != 5 || !starts_with(id, "EX")) return false;
+    for (std::size_t i = 2; i < 5; ++i)
+        if (id[i] < '0' || id[i] > '9') return false;
+    return true;
+}
+
+// ---- log scanning -------------------------------------------------------------------------
+
+struct Hit {
+    std::size_t line = 0;
+    std::string text;
+};
+
+struct SignatureState {
+    bool triggered = false;
+    std::size_t first_line = 0;
+    std::vector<Hit> hits;          // trigger lines (up to k_max_hits)
+    std::vector<Hit> context_hits;  // context lines (up to k_max_hits)
+    std::map<std::string, std::string> captures, context_captures, merged_captures;
+};
+
+}  // namespace
+
+// ---- LineTemplate ---------------------------------------------------------------------------
+
+Result<LineTemplate> LineTemplate::compile(std::string_view text) {
+    LineTemplate t;
+    std::string literal;
+    auto flush = [&] {
+        if (!literal.empty()) t.m_tokens.push_back({Kind::Literal, literal, {}});
+        literal.clear();
+    };
+    std::size_t i = 0;
+    while (i < text.size() && is_blank(text[i])) ++i;
+    std::size_t end = text.size();
+    while (end > i && is_blank(text[end - 1])) --end;
+    for (; i < end;) {
+        char c = text[i];
+        if (text.compare(i, 2, "{{") == 0 || text.compare(i, 2, "}}") == 0) {
+            literal += c;
+            i += 2;
+        } else if (c == '{') {
+            auto close = text.find('}', i);
+            if (close == std::string_view::npos || close >= end)
+                return Error{ErrorKind::Config, "unclosed '{' in template " + quote_value(text)};
+            std::string_view inner = text.substr(i + 1, close - i - 1);
+            Token tok;
+            tok.kind = Kind::Word;
+            if (!inner.empty() && inner.back() == '*') {
+                tok.kind = Kind::Text;
+                inner.remove_suffix(1);
+            } else if (!inner.empty() && inner.back() == '#') {
+                tok.numeric = true;
+                inner.remove_suffix(1);
+            } else if (auto eq = inner.find('='); eq != std::string_view::npos) {
+                tok.prefix = std::string(inner.substr(eq + 1));
+                inner = inner.substr(0, eq);
+                bool ok = !tok.prefix.empty();
+                for (char p : tok.prefix) ok = ok && is_word_char(p);
+                if (!ok)
+                    return Error{ErrorKind::Config,
+                                 "capture prefix must be [A-Za-z0-9._+-] characters in " + quote_value(text)};
+            }
+            if (!valid_name(inner))
+                return Error{ErrorKind::Config, "bad capture name " + quote_value(inner) + " in " + quote_value(text)};
+            for (const auto& other : t.m_tokens)
+                if (other.kind != Kind::Literal && other.value == inner)
+                    return Error{ErrorKind::Config,
+                                 "capture " + quote_value(inner) + " appears twice in " + quote_value(text)};
+            flush();
+            if (!t.m_tokens.empty() && t.m_tokens.back().kind != Kind::Literal)
+                return Error{ErrorKind::Config, "two captures with no text between them in " + quote_value(text)};
+            tok.value = std::string(inner);
+            t.m_tokens.push_back(std::move(tok));
+            i = close + 1;
+        } else if (c == '}') {
+            return Error{ErrorKind::Config, "'}' without '{' in " + quote_value(text) + " (write '}}')"};
+        } else if (is_blank(c)) {
+            if (literal.empty() || literal.back() != ' ') literal += ' ';
+            ++i;
+        } else {
+            literal += c;
+            ++i;
+        }
+    }
+    flush();
+    t.m_text = std::string(text);
+    std::size_t literal_bytes = 0;
+    bool found_first = false;
+    for (std::size_t k = 0; k < t.m_tokens.size(); ++k) {
+        const Token& tok = t.m_tokens[k];
+        if (tok.kind != Kind::Literal) continue;
+        literal_bytes += tok.value.size();
+        if (!found_first) {
+            t.m_first_literal = k;
+            found_first = true;
+        }
+        if (tok.value.size() > t.m_tokens[t.m_anchor].value.size() || t.m_tokens[t.m_anchor].kind != Kind::Literal)
+            t.m_anchor = k;
+    }
+    if (!found_first || literal_bytes < 4)
+        return Error{ErrorKind::Config, "template " + quote_value(text) + " needs at least 4 characters of text"};
+    if (t.m_first_literal == 1 && t.m_tokens[0].kind == Kind::Text)
+        return Error{ErrorKind::Config, "template " + quote_value(text) + " may not start with a {name*} capture"};
+    return t;
+}
+
+std::vector<std::string> LineTemplate::names() const {
+    std::vector<std::string> out;
+    for (const auto& tok : m_tokens)
+        if (tok.kind != Kind::Literal) out.push_back(tok.value);
+    return out;
+}
+
+bool LineTemplate::match_from(std::size_t i, std::size_t p, std::string_view line,
+                              std::vector<std::pair<std::size_t, std::size_t>>& spans, long& budget) const {
+    if (--budget < 0) return false;
+    if (i == m_tokens.size()) return true;
+    const Token& tok = m_tokens[i];
+    if (tok.kind == Kind::Literal) {
+        budget -= static_cast<long>(tok.value.size());
+        if (p > line.size() || line.compare(p, tok.value.size(), tok.value) != 0) return false;
+        return match_from(i + 1, p + tok.value.size(), line, spans, budget);
+    }
+    bool last = i + 1 == m_tokens.size();
+    if (tok.kind == Kind::Word) {
+        std::size_t r = p;
+        while (r < line.size() && is_word_char(line[r])) ++r;
+        budget -= static_cast<long>(r - p);
+        if (r == p) return false;
+        if (tok.numeric && !(line[p] >= '0' && line[p] <= '9')) return false;
+        if (!tok.prefix.empty() && line.compare(p, tok.prefix.size(), tok.prefix) != 0) return false;
+        if (last) {
+            spans[i] = {p, r};
+            return true;
+        }
+        const std::string& next = m_tokens[i + 1].value;
+        std::size_t min_end = p + std::max<std::size_t>(1, tok.prefix.size());
+        for (std::size_t e = r; e >= min_end; --e) {  // longest value first
+            if (--budget < 0) return false;
+            if (line.compare(e, next.size(), next) == 0) {
+                spans[i] = {p, e};
+                if (match_from(i + 2, e + next.size(), line, spans, budget)) return true;
+                if (budget < 0) return false;
+            }
+        }
+        return false;
+    }
+    // Text: any characters, shortest first.
+    if (p >= line.size()) return false;
+    if (last) {
+        spans[i] = {p, line.size()};
+        return true;
+    }
+    const std::string& next = m_tokens[i + 1].value;
+    std::size_t scanned_from = p;
+    for (std::size_t e = line.find(next, p + 1); e != std::string_view::npos; e = line.find(next, e + 1)) {
+        budget -= static_cast<long>(e - scanned_from) + 1;
+        scanned_from = e;
+        if (budget < 0) return false;
+        spans[i] = {p, e};
+        if (match_from(i + 2, e + next.size(), line, spans, budget)) return true;
+        if (budget < 0) return false;
+    }
+    return false;
+}
+
+std::optional<std::map<std::string, std::string>> LineTemplate::match(std::string_view line) const {
+    if (m_tokens.empty() || line.find(m_tokens[m_anchor].value) == std::string_view::npos) return std::nullopt;
+    std::vector<std::pair<std::size_t, std::size_t>> spans(m_tokens.size());
+    long budget = k_match_budget;
+    const std::string& first = m_tokens[m_first_literal].value;
+    std::size_t scanned_from = 0;
+    for (std::size_t pos = line.find(first); pos != std::string_view::npos; pos = line.find(first, pos + 1)) {
+        budget -= static_cast<long>(pos - scanned_from) + 1;
+        scanned_from = pos;
+        if (budget < 0) break;
+        if (m_first_literal == 1) {  // a leading {name}: the run of word characters before the text
+            std::size_t s = pos;
+            while (s > 0 && is_word_char(line[s - 1])) --s;
+            budget -= static_cast<long>(pos - s);
+            const Token& lead = m_tokens[0];
+            if (s == pos || pos - s < lead.prefix.size()) continue;
+            if (!lead.prefix.empty() && line.compare(s, lead.prefix.size(), lead.prefix) != 0) continue;
+            if (lead.numeric && !(line[s] >= '0' && line[s] <= '9')) continue;
+            spans[0] = {s, pos};
+        }
+        if (!match_from(m_first_literal + 1, pos + first.size(), line, spans, budget)) {
+            if (budget < 0) break;
+            continue;
+        }
+        std::map<std::string, std::string> out;
+        for (std::size_t k = 0; k < m_tokens.size(); ++k) {
+            const Token& tok = m_tokens[k];
+            if (tok.kind == Kind::Literal) continue;
+            std::string value(line.substr(spans[k].first, spans[k].second - spans[k].first));
+            if (tok.kind == Kind::Word)
+                while (value.size() > 1 && value.back() == '.') value.pop_back();
+            while (!value.empty() && value.back() == ' ') value.pop_back();
+            out[tok.value] = value;
+        }
+        return out;
+    }
+    return std::nullopt;
+}
+
+// ---- ErrorSignatures ------------------------------------------------------------------------
+
+const ErrorSignature* ErrorSignatures::find(std::string_view id) const {
+    for (const auto& s : signatures)
+        if (s.id == id) return &s;
+    return nullptr;
+}
+
+Result<ErrorSignatures> ErrorSignatures::parse(const std::string& text) {
+    ErrorSignatures out;
+    try {
+        json doc = json::parse(text);
+        if (!doc.is_object()) fail("$", "expected an object");
+        only_keys(doc, "$", {"schema", "about", "facts", "signatures"});
+        const json& schema = need(doc, "$", "schema");
+        if (!schema.is_number_integer() || schema.get<int>() != 1) fail("$.schema", "unsupported schema (expected 1)");
+        out.facts = template_list(doc, "$", "facts", false);
+        std::set<std::string> fact_names = captured_names(out.facts);
+        fact_names.insert("torch_cuda");  // derived from torch_version (derive_common)
+
+        const json& sigs = need(doc, "$", "signatures");
+        if (!sigs.is_array() || sigs.empty()) fail("$.signatures", "expected a non-empty array");
+        for (std::size_t i = 0; i < sigs.size(); ++i) {
+            std::string path = "$.signatures[" + std::to_string(i) + "]";
+            const json& s = sigs[i];
+            if (!s.is_object()) fail(path, "expected an object");
+            only_keys(s, path, {"id", "title", "rank", "patterns", "context", "supersedes", "derive", "cause", "fix",
+                                "checks", "source", "note"});
+            ErrorSignature sig;
+            sig.id = need_string(s, path, "id");
+            if (!valid_id(sig.id)) fail(path + ".id", "expected \"EX\" and three digits, got " + quote_value(sig.id));
+            if (out.find(sig.id)) fail(path + ".id", "duplicate id " + sig.id);
+            sig.title = need_string(s, path, "title");
+            const json& rank = need(s, path, "rank");
+            if (!rank.is_number_integer() || rank.get<int>() < 0 || rank.get<int>() > 1000)
+                fail(path + ".rank", "expected an integer 0..1000");
+            sig.rank = rank.get<int>();
+            sig.patterns = template_list(s, path, "patterns", true);
+            sig.context = template_list(s, path, "context", false);
+            sig.supersedes = string_list(s, path, "supersedes", false, false);
+            if (auto d = s.find("derive"); d != s.end()) {
+                if (!d->is_array()) fail(path + ".derive", "expected an array");
+                for (std::size_t k = 0; k < d->size(); ++k)
+                    sig.derive.push_back(parse_derivation((*d)[k], path + ".derive[" + std::to_string(k) + "]"));
+            }
+            sig.cause = need_string(s, path, "cause");
+            sig.fix = need_string(s, path, "fix");
+            const json& checks = need(s, path, "checks");
+            if (!checks.is_array()) fail(path + ".checks", "expected an array");
+            for (std::size_t k = 0; k < checks.size(); ++k)
+                sig.checks.push_back(parse_check(checks[k], path + ".checks[" + std::to_string(k) + "]"));
+            sig.source = string_list(s, path, "source", true, true);
+            for (std::size_t k = 0; k < sig.source.size(); ++k)
+                if (!starts_with(sig.source[k], "https://"))
+                    fail(path + ".source[" + std::to_string(k) + "]", "expected an https:// URL");
+            if (auto note = s.find("note"); note != s.end() && !note->is_string())
+                fail(path + ".note", "expected a string");
+            out.signatures.push_back(std::move(sig));
+        }
+
+        // Cross-references: supersedes, and the facts templates and checks name.
+        for (std::size_t i = 0; i < out.signatures.size(); ++i) {
+            const ErrorSignature& sig = out.signatures[i];
+            std::string path = "$.signatures[" + std::to_string(i) + "]";
+            std::set<std::string> known = fact_names;
+            for (const auto& n : captured_names(sig.patterns)) known.insert(n);
+            for (const auto& n : captured_names(sig.context)) known.insert(n);
+            for (std::size_t k = 0; k < sig.supersedes.size(); ++k) {
+                const ErrorSignature* other = out.find(sig.supersedes[k]);
+                std::string p = path + ".supersedes[" + std::to_string(k) + "]";
+                if (!other) fail(p, "unknown signature " + quote_value(sig.supersedes[k]));
+                if (other->rank >= sig.rank) fail(p, sig.supersedes[k] + " must rank below " + sig.id);
+                for (const auto& n : captured_names(other->patterns)) known.insert(n);
+                for (const auto& n : captured_names(other->context)) known.insert(n);
+            }
+            for (std::size_t k = 0; k < sig.derive.size(); ++k) {
+                check_fact_refs(sig.derive[k].from, path + ".derive[" + std::to_string(k) + "].from", known);
+                for (const auto& n : derivation_outputs(sig.derive[k].kind)) known.insert(n);
+            }
+            std::set<std::string> guaranteed = guaranteed_names(sig.patterns);
+            check_template(sig.cause, path + ".cause", known, guaranteed);
+            check_template(sig.fix, path + ".fix", known, guaranteed);
+            for (std::size_t k = 0; k < sig.checks.size(); ++k) {
+                const SignatureCheck& c = sig.checks[k];
+                std::string p = path + ".checks[" + std::to_string(k) + "]";
+                if (!c.soname.empty()) check_template(c.soname, p + ".soname", known, known);
+                check_fact_refs(c.from, p + ".from", known);
+                check_fact_refs(c.against, p + ".against", known);
+            }
+        }
+    } catch (const ParseError& e) {
+        return Error{ErrorKind::Config, "error_signatures.json: " + e.message};
+    } catch (const json::exception& e) {
+        return Error{ErrorKind::Config, std::string("error_signatures.json: ") + e.what()};
+    }
+    return out;
+}
+
+// ---- text helpers ---------------------------------------------------------------------------
+
+std::string normalize_log_line(std::string_view raw) {
+    raw = raw.substr(0, std::min(raw.size(), k_max_line));
+    std::string out;
+    out.reserve(raw.size());
+    bool pending_blank = false;
+    auto emit = [&](std::string_view bytes) {
+        if (pending_blank && !out.empty()) out += ' ';
+        pending_blank = false;
+        out += bytes;
+    };
+    for (std::size_t i = 0; i < raw.size();) {
+        auto c = static_cast<unsigned char>(raw[i]);
+        if (c == 0x1b) {  // ANSI escape sequence
+            ++i;
+            if (i < raw.size() && raw[i] == '[') {
+                ++i;
+                while (i < raw.size() && !(raw[i] >= 0x40 && raw[i] <= 0x7e)) ++i;
+                if (i < raw.size()) ++i;
+            } else if (i < raw.size() && raw[i] == ']') {
+                ++i;
+                while (i < raw.size() && raw[i] != '\a' && !(raw[i] == 0x1b && i + 1 < raw.size() && raw[i + 1] == '\\'))
+                    ++i;
+                if (i < raw.size()) i += raw[i] == '\a' ? 1 : 2;
+            } else if (i < raw.size() && raw[i] >= 0x40 && raw[i] <= 0x5f) {
+                ++i;
+            }
+            continue;
+        }
+        if (c < 0x20 || c == 0x7f) {  // blanks and other control characters
+            pending_blank = true;
+            ++i;
+            continue;
+        }
+        if (c < 0x80) {
+            if (c == ' ') pending_blank = true;
+            else emit(raw.substr(i, 1));
+            ++i;
+            continue;
+        }
+        // UTF-8: copy a valid sequence, replace an invalid byte with '?', drop C1 controls.
+        std::size_t len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
+        bool ok = len > 0 && i + len <= raw.size();
+        for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(raw[i + k]) & 0xC0) == 0x80;
+        if (ok && len == 3) {
+            auto c1 = static_cast<unsigned char>(raw[i + 1]);
+            ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
+        }
+        if (ok && len == 4) {
+            auto c1 = static_cast<unsigned char>(raw[i + 1]);
+            ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+        }
+        if (!ok) {
+            emit("?");
+            ++i;
+        } else if (len == 2 && c == 0xC2 && static_cast<unsigned char>(raw[i + 1]) < 0xA0) {
+            pending_blank = true;  // C1 control character
+            i += 2;
+        } else {
+            emit(raw.substr(i, len));
+            i += len;
+        }
+    }
+    return out;
+}
+
+std::optional<std::string> render_template(std::string_view tmpl, const std::map<std::string, std::string>& facts) {
+    std::size_t pos = 0;
+    bool ok = true;
+    std::string out = render_seq(tmpl, pos, facts, ok, 0);
+    if (!ok) return std::nullopt;
+    return out;
+}
+
+// ---- explain_log ----------------------------------------------------------------------------
+
+std::vector<Explanation> explain_log(std::string_view log, const ErrorSignatures& signatures,
+                                     const nlohmann::json* fingerprint, const KnowledgeBase& kb) {
+    const auto& sigs = signatures.signatures;
+    std::vector<SignatureState> state(sigs.size());
+    std::map<std::string, std::string> global;
+    std::vector<bool> fact_done(signatures.facts.size(), false);
+
+    std::size_t line_no = 0;
+    for (std::size_t start = 0; start < log.size();) {
+        std::size_t nl = log.find('\n', start);
+        std::size_t stop = nl == std::string_view::npos ? log.size() : nl;
+        ++line_no;
+        std::string_view raw = log.substr(start, stop - start);
+        start = nl == std::string_view::npos ? log.size() : nl + 1;
+        std::string line = normalize_log_line(raw);
+        if (line.empty()) continue;
+
+        for (std::size_t f = 0; f < signatures.facts.size(); ++f) {
+            if (fact_done[f]) continue;
+            if (auto m = signatures.facts[f].match(line)) {
+                for (auto& [k, v] : *m) global.emplace(k, v);
+                bool all = true;
+                for (const auto& n : signatures.facts[f].names()) all = all && global.count(n);
+                fact_done[f] = all;
+            }
+        }
+        for (std::size_t s = 0; s < sigs.size(); ++s) {
+            SignatureState& st = state[s];
+            bool triggered_here = false;
+            for (const auto& p : sigs[s].patterns) {
+                auto m = p.match(line);
+                if (!m) continue;
+                if (!st.triggered) st.first_line = line_no;
+                st.triggered = triggered_here = true;
+                if (st.hits.size() < k_max_hits) st.hits.push_back({line_no, line});
+                for (auto& [k, v] : *m) st.captures.emplace(k, v);
+                break;
+            }
+            bool context_here = false;
+            for (const auto& c : sigs[s].context) {
+                auto m = c.match(line);
+                if (!m) continue;
+                if (!triggered_here && !context_here && st.context_hits.size() < k_max_hits)
+                    st.context_hits.push_back({line_no, line});
+                context_here = true;
+                for (auto& [k, v] : *m) st.context_captures.emplace(k, v);
+            }
+        }
+    }
+
+    // Superseded signatures fold into the highest-ranked signature that supersedes them.
+    std::vector<bool> dropped(sigs.size(), false);
+    auto index_of = [&](const std::string& id) {
+        for (std::size_t k = 0; k < sigs.size(); ++k)
+            if (sigs[k].id == id) return k;
+        return sigs.size();
+    };
+    auto superseder = [&](std::size_t d) {
+        std::size_t best = sigs.size();
+        for (std::size_t t = 0; t < sigs.size(); ++t) {
+            if (!state[t].triggered || t == d) continue;
+            for (const auto& id : sigs[t].supersedes)
+                if (id == sigs[d].id && (best == sigs.size() || sigs[t].rank > sigs[best].rank)) best = t;
+        }
+        return best;
+    };
+    for (std::size_t t = 0; t < sigs.size(); ++t)
+        if (state[t].triggered)
+            for (const auto& id : sigs[t].supersedes)
+                if (auto d = index_of(id); d < sigs.size() && state[d].triggered) dropped[d] = true;
+    for (std::size_t d = 0; d < sigs.size(); ++d) {
+        if (!dropped[d]) continue;
+        std::size_t target = superseder(d);
+        while (target < sigs.size() && dropped[target]) target = superseder(target);
+        if (target >= sigs.size()) continue;
+        SignatureState& to = state[target];
+        const SignatureState& from = state[d];
+        to.context_hits.insert(to.context_hits.end(), from.hits.begin(), from.hits.end());
+        to.context_hits.insert(to.context_hits.end(), from.context_hits.begin(), from.context_hits.end());
+        for (const auto& [k, v] : from.captures) to.merged_captures.emplace(k, v);
+        for (const auto& [k, v] : from.context_captures) to.merged_captures.emplace(k, v);
+        to.first_line = std::min(to.first_line, from.first_line);
+    }
+
+    std::vector<std::pair<std::size_t, Explanation>> found;  // signature index, explanation
+    for (std::size_t s = 0; s < sigs.size(); ++s) {
+        const SignatureState& st = state[s];
+        if (!st.triggered || dropped[s]) continue;
+        const ErrorSignature& sig = sigs[s];
+        Explanation e;
+        e.id = sig.id;
+        e.title = sig.title;
+        e.facts = st.captures;
+        for (const auto& [k, v] : st.context_captures) e.facts.emplace(k, v);
+        for (const auto& [k, v] : st.merged_captures) e.facts.emplace(k, v);
+        for (const auto& [k, v] : global) e.facts.emplace(k, v);
+        derive_common(e.facts);
+        for (const auto& d : sig.derive) derive(d, e.facts, kb);
+        e.cause = render_template(sig.cause, e.facts).value_or(sig.title);
+        e.fix = render_template(sig.fix, e.facts).value_or(std::string());
+
+        std::vector<Hit> hits = st.hits;
+        hits.insert(hits.end(), st.context_hits.begin(), st.context_hits.end());
+        std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.line < b.line; });
+        std::size_t last = 0;
+        for (const auto& h : hits) {
+            if (h.line == last) continue;
+            last = h.line;
+            if (e.evidence.size() == k_max_evidence) break;
+            e.evidence.push_back("L" + std::to_string(h.line) + ": " + cut_utf8(h.text, k_max_evidence_text));
+        }
+
+        if (fingerprint && fingerprint->is_object()) {
+            for (const auto& c : sig.checks) {
+                Verdict v = run_check(c, e.facts, *fingerprint, kb);
+                if (!v.decided) continue;
+                const std::string& note = v.confirmed ? c.confirmed_note : c.ruled_out_note;
+                e.verdict = (v.confirmed ? "confirmed: " : "ruled out: ") + v.text + (note.empty() ? "" : "; " + note);
+                break;
+            }
+        }
+        found.emplace_back(s, std::move(e));
+    }
+
+    std::stable_sort(found.begin(), found.end(), [&](const auto& a, const auto& b) {
+        const auto &sa = sigs[a.first], &sb = sigs[b.first];
+        if (sa.rank != sb.rank) return sa.rank > sb.rank;
+        if (state[a.first].first_line != state[b.first].first_line)
+            return state[a.first].first_line < state[b.first].first_line;
+        return sa.id < sb.id;
+    });
+    std::vector<Explanation> out;
+    for (auto& [s, e] : found) out.push_back(std::move(e));
+    return out;
+}
+
+}  // namespace td
