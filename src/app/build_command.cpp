@@ -138,7 +138,7 @@ int run_build(const BuildOptions& opts) {
     std::string ca_cert;
     if (opts.ca_cert) ca_cert = *opts.ca_cert;
     else
-        for (const char* candidate : {std::getenv("PIP_CERT"), std::getenv("REQUESTS_CA_BUNDLE"), std::getenv("SSL_CERT_FILE"),
+        for (const char* candidate : std::initializer_list<const char*>{std::getenv("PIP_CERT"), std::getenv("REQUESTS_CA_BUNDLE"), std::getenv("SSL_CERT_FILE"),
                                       "/etc/ssl/certs/ca-certificates.crt"})
             if (candidate && *candidate && fs::is_regular_file(candidate)) {
                 ca_cert = candidate;
