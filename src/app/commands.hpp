@@ -81,6 +81,12 @@ struct PreflightOptions {
     bool json = false;
 };
 
+struct ExplainOptions {
+    std::string log = "-";  // file, or - for standard input
+    std::optional<std::string> fingerprint;
+    bool json = false;
+};
+
 int run_render(const CommonOptions& common, const RenderOptions& opts);
 int run_list(const CommonOptions& common, const ListOptions& opts);
 int run_build(const BuildOptions& opts);
@@ -89,5 +95,6 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts);
 int run_doctor(const CommonOptions& common, const DoctorOptions& opts);
 int run_diff(const DiffOptions& opts);
 int run_preflight(const CommonOptions& common, const PreflightOptions& opts);
+int run_explain(const CommonOptions& common, const ExplainOptions& opts);
 
 }  // namespace td::app

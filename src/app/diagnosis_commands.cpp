@@ -1,9 +1,12 @@
 // `torchdock diff` and `torchdock preflight`.
+#include <algorithm>
 #include <iostream>
+#include <sstream>
 
 #include "app/commands.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
+#include "core/explain.hpp"
 #include "core/fingerprint_diff.hpp"
 #include "core/preflight.hpp"
 #include "core/validation.hpp"
@@ -124,6 +127,55 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
         for (const auto& n : r.notes) std::cout << "  note: " << n << "\n";
     }
     return r.ok ? k_exit_ok : k_exit_check_failed;
+}
+
+int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
+    auto data_dir = engine::find_data_dir(common.data_dir);
+    auto kb = engine::load_knowledge_base(data_dir);
+    if (!kb) return fail(kb.error());
+    auto sig_text = engine::read_text_file(data_dir / "error_signatures.json");
+    if (!sig_text) return fail({ErrorKind::Config, sig_text.error().message});
+    auto signatures = ErrorSignatures::parse(sig_text.value());
+    if (!signatures) return fail({ErrorKind::Config, "data/error_signatures.json: " + signatures.error().message});
+    std::string log;
+    if (opts.log == "-") {
+        std::ostringstream ss;
+        ss << std::cin.rdbuf();
+        log = ss.str();
+    } else {
+        auto text = engine::read_text_file(opts.log);
+        if (!text) return fail({ErrorKind::Config, text.error().message});
+        log = std::move(text.value());
+    }
+    std::optional<nlohmann::json> fingerprint;
+    if (opts.fingerprint) {
+        auto fp = read_fingerprint(*opts.fingerprint);
+        if (!fp) return fail(fp.error());
+        fingerprint = fp.value();
+    }
+    auto found = explain_log(log, signatures.value(), fingerprint ? &*fingerprint : nullptr, kb.value());
+    if (opts.json) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& e : found)
+            out.push_back({{"id", e.id}, {"title", e.title}, {"cause", e.cause}, {"fix", e.fix}, {"evidence", e.evidence},
+                           {"facts", e.facts}, {"verdict", e.verdict}});
+        std::cout << nlohmann::json{{"schema", 1}, {"explanations", out}}.dump(2) << "\n";
+    } else {
+        for (const auto& e : found) {
+            std::cout << e.id << "  " << e.title << "\n";
+            for (const auto& line : e.evidence) std::cout << "  | " << line << "\n";
+            std::cout << "  cause: " << e.cause << "\n  fix:   " << e.fix << "\n";
+            if (!e.verdict.empty()) std::cout << "  " << e.verdict << " (from " << *opts.fingerprint << ")\n";
+            std::cout << "\n";
+        }
+    }
+    if (found.empty()) {
+        std::size_t lines = static_cast<std::size_t>(std::count(log.begin(), log.end(), '\n'));
+        std::cerr << "torchdock: no known failure signature in this log (" << lines
+                  << " lines read); torchdock does not guess. Known signatures: data/error_signatures.json\n";
+        return k_exit_check_failed;
+    }
+    return k_exit_ok;
 }
 
 }  // namespace td::app

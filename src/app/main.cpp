@@ -98,6 +98,13 @@ int main(int argc, char** argv) {
     pre_cmd->add_option("--expect", pre.expect, "key=value expectation (overrides labels), repeatable");
     pre_cmd->add_flag("--json", pre.json, "print JSON");
 
+    ExplainOptions explain;
+    auto* explain_cmd = cli.add_subcommand("explain", "name the root cause of an error log and the fix");
+    add_common(explain_cmd);
+    explain_cmd->add_option("log", explain.log, "log file, or - for standard input")->capture_default_str();
+    explain_cmd->add_option("--fingerprint", explain.fingerprint, "a fingerprint (doctor --json) to confirm or rule out causes");
+    explain_cmd->add_flag("--json", explain.json, "print JSON");
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -113,6 +120,7 @@ int main(int argc, char** argv) {
         if (*doctor_cmd) return run_doctor(common, doctor);
         if (*diff_cmd) return run_diff(diff);
         if (*pre_cmd) return run_preflight(common, pre);
+        if (*explain_cmd) return run_explain(common, explain);
     } catch (const std::exception& e) {
         std::cerr << "torchdock: internal error: " << e.what() << "\n";
         return k_exit_config;

@@ -83,5 +83,35 @@ check "preflight gives the run flags" has out "--ipc=host"
 run preflight torchdock-test/cuda13-healthy --gpu H100
 check "preflight without a driver exits 2" test "$(rc)" = 2
 
+# --- explain ------------------------------------------------------------------------------
+cat >"$WORK/torch-import.log" <<'LOG'
+2026-11-29 10:12:01 INFO starting trainer rank=0
+Traceback (most recent call last):
+  File "/workspace/train.py", line 3, in <module>
+    import torch
+  File "/opt/venv/lib/python3.10/site-packages/torch/__init__.py", line 237, in <module>
+    from torch._C import *  # noqa: F403
+ImportError: libcudart.so.13: cannot open shared object file: No such file or directory
+LOG
+start=$(date +%s.%N)
+run explain "$WORK/torch-import.log"
+echo "# figure: explain as a whole process: $(echo "$(date +%s.%N) - $start" | bc) s"
+check "explain names a missing libcudart with the version from the log" bash -c "test $(rc) = 0 && grep -q 'EX101' '$WORK/out' && grep -q 'libcudart.so.13' '$WORK/out'"
+check "explain quotes the log line it matched" has out "L7: ImportError: libcudart.so.13"
+"$TD" explain - <"$WORK/torch-import.log" >"$WORK/out" 2>"$WORK/err"
+check "explain reads standard input" has out "EX101"
+# With the fingerprint of the image whose cuDNN needs libcudart.so.13: the cause is confirmed
+# only where the library is really missing.
+run explain "$WORK/torch-import.log" --fingerprint "$WORK/healthy.json"
+check "a fingerprint where libcudart.so.13 loads rules the cause out" has out "ruled out"
+printf 'RuntimeError: CUDA error: no kernel image is available for execution on the device\n' >"$WORK/kernel.log"
+run explain "$WORK/kernel.log"
+check "explain: no kernel image" has out "EX110"
+printf 'all good\nepoch 3 loss 0.12\n' >"$WORK/fine.log"
+run explain "$WORK/fine.log"
+check "an unknown log is said plainly, exit 1" bash -c "test $(rc) = 1 && grep -q 'does not guess' '$WORK/err'"
+run explain /nonexistent.log
+check "a missing log file exits 2" test "$(rc)" = 2
+
 echo "$pass passed, $fail failed"
 test "$fail" = 0
