@@ -49,7 +49,7 @@ struct LockOptions {
 
 struct ValidateOptions {
     std::vector<std::string> images;
-    std::string gpus = "auto";  // auto | all | none
+    std::string gpus = "auto";  // auto | all | none | N
     bool require_gpu = false;
     std::optional<std::string> json, junit, markdown;  // report files
     std::vector<std::string> expect;                   // key=value

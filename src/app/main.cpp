@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     auto* validate_cmd = cli.add_subcommand("validate", "run the probes inside images and check what they promise");
     add_common(validate_cmd);
     validate_cmd->add_option("images", validate.images, "image references")->required();
-    validate_cmd->add_option("--gpus", validate.gpus, "auto | all | none")->capture_default_str();
+    validate_cmd->add_option("--gpus", validate.gpus, "auto | all | none | N")->capture_default_str();
     validate_cmd->add_flag("--require-gpu", validate.require_gpu, "a missing GPU is an error (exit 3)");
     validate_cmd->add_option("--json", validate.json, "write the results as JSON to this file");
     validate_cmd->add_option("--junit", validate.junit, "write JUnit XML to this file");

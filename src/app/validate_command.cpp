@@ -34,6 +34,22 @@ std::optional<long long> shm_bytes(const engine::DockerApi& api, const std::stri
     return std::atoll(parts[0].c_str()) * std::atoll(parts[1].c_str());
 }
 
+// "--peak-tflops=bf16:989,fp16:989,..." for the first GPU the cuda probe saw, from gpus.json.
+std::optional<std::string> peak_flag(const ProbeRun& cuda, const KnowledgeBase& kb) {
+    if (!cuda.usable() || !cuda.data.contains("devices") || cuda.data["devices"].empty()) return std::nullopt;
+    const GpuModel* g = kb.gpu(cuda.data["devices"][0].value("name", ""));
+    if (!g) return std::nullopt;
+    std::vector<std::string> parts;
+    for (const auto& [dtype, tflops] : g->peak_tflops) {
+        if (dtype != "fp32" && dtype != "tf32" && dtype != "fp16" && dtype != "bf16" && dtype != "fp8") continue;  // GEMM dtypes only
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%s:%g", dtype.c_str(), tflops);
+        parts.push_back(buf);
+    }
+    if (parts.empty()) return std::nullopt;
+    return "--peak-tflops=" + join(parts, ",");
+}
+
 std::string new_run_label() {
     std::random_device rd;
     char buf[32];
@@ -54,9 +70,16 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
         }
         overrides[e.substr(0, eq)] = e.substr(eq + 1);
     }
-    if (opts.gpus != "auto" && opts.gpus != "all" && opts.gpus != "none") {
-        print_error("--gpus " + quote_value(opts.gpus) + " is not auto, all or none");
-        return k_exit_config;
+    // auto/all: every GPU (when the engine can give any); none; or a count N.
+    int gpu_count = -1;
+    if (opts.gpus == "none") gpu_count = 0;
+    else if (opts.gpus != "auto" && opts.gpus != "all") {
+        bool digits = !opts.gpus.empty() && opts.gpus.size() < 4 && opts.gpus.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits) {
+            print_error("--gpus " + quote_value(opts.gpus) + " is not auto, all, none or a number of GPUs");
+            return k_exit_config;
+        }
+        gpu_count = std::stoi(opts.gpus);
     }
     auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
     if (!kb) return fail(kb.error());
@@ -71,8 +94,8 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
 
     bool gpu_tier = false;
     std::string gpu_reason;
-    if (opts.gpus == "none") {
-        gpu_reason = "--gpus none";
+    if (gpu_count == 0) {
+        gpu_reason = "--gpus " + opts.gpus;
     } else {
         auto runtimes = api->runtimes();
         bool nvidia = runtimes && std::find(runtimes->begin(), runtimes->end(), "nvidia") != runtimes->end();
@@ -103,11 +126,15 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
                 v.expectations_source = in.expect.count("source") ? in.expect["source"] : "none found";
                 in.gpu_tier = gpu_tier;
                 in.gpu_skip_reason = gpu_reason;
-                for (const auto& p : engine::validation_probes(gpu_tier)) {
+                int gpus = gpu_tier ? gpu_count : 0;
+                for (auto p : engine::validation_probes(gpu_tier)) {
                     if (engine::interrupted()) break;
                     if (p.gpu_only && !gpu_tier) continue;
+                    // The GEMM probe reports the fraction of the GPU's datasheet peak.
+                    if (p.name == "gemm")
+                        if (auto peak = peak_flag(in.probes["cuda"], kb.value())) p.args.push_back(*peak);
                     in.probes[p.name] =
-                        engine::run_probe_in_image(api.value(), v.image, p, probes_dir, gpu_tier, opts.probe_timeout_s, run_label);
+                        engine::run_probe_in_image(api.value(), v.image, p, probes_dir, gpus, opts.probe_timeout_s, run_label);
                 }
                 in.shm_bytes = shm_bytes(api.value(), v.image, run_label);
                 v.checks = evaluate(in, kb.value());

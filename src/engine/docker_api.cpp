@@ -190,8 +190,8 @@ Result<std::string> DockerApi::create_container(const ContainerSpec& spec) const
     json body = {{"Image", spec.image}, {"Cmd", spec.cmd}, {"Env", spec.env}, {"Labels", spec.labels},
                  {"HostConfig", {{"NetworkMode", spec.network_mode}, {"Binds", spec.binds}}}};
     if (spec.shm_size > 0) body["HostConfig"]["ShmSize"] = spec.shm_size;
-    if (spec.gpus)
-        body["HostConfig"]["DeviceRequests"] = json::array({{{"Driver", ""}, {"Count", -1}, {"Capabilities", {{"gpu"}}}}});
+    if (spec.gpus != 0)
+        body["HostConfig"]["DeviceRequests"] = json::array({{{"Driver", ""}, {"Count", spec.gpus}, {"Capabilities", {{"gpu"}}}}});
     auto r = call("POST", "/containers/create", body.dump());
     if (!r) return r.error();
     if (r->status != 201) return api_error(r.value(), "create container from " + spec.image);

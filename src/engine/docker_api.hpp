@@ -32,7 +32,7 @@ struct ContainerSpec {
     std::vector<std::string> binds;  // "host:container:ro"
     std::string network_mode = "none";
     long long shm_size = 0;  // bytes; 0 = engine default
-    bool gpus = false;       // request every GPU (DeviceRequests, as `docker run --gpus all`)
+    int gpus = 0;            // GPUs to request (DeviceRequests): 0 none, -1 all, N the first N
 };
 
 class DockerApi {

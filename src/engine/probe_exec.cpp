@@ -69,7 +69,7 @@ ProbeRun judge_run(const ProbeSpec& p, int exit_code, const std::string& out_tex
 }  // namespace
 
 ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, const ProbeSpec& p, const fs::path& probes_dir,
-                            bool gpus, int timeout_s, const std::string& run_label) {
+                            int gpus, int timeout_s, const std::string& run_label) {
     if (!fs::exists(probes_dir / p.file)) return not_built(p, probes_dir);
     std::string path = std::string(k_probe_mount) + "/" + p.file;
     ContainerRunSpec spec;

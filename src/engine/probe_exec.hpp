@@ -29,7 +29,7 @@ std::vector<ProbeSpec> doctor_probes();
 std::filesystem::path default_probes_dir();
 
 ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, const ProbeSpec& p,
-                            const std::filesystem::path& probes_dir, bool gpus, int timeout_s, const std::string& run_label);
+                            const std::filesystem::path& probes_dir, int gpus, int timeout_s, const std::string& run_label);
 
 // `python` is the interpreter for python probes (empty: python3 on PATH).
 ProbeRun run_probe_on_host(const ProbeSpec& p, const std::filesystem::path& probes_dir, int timeout_s,
