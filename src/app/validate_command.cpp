@@ -34,22 +34,6 @@ std::optional<long long> shm_bytes(const engine::DockerApi& api, const std::stri
     return std::atoll(parts[0].c_str()) * std::atoll(parts[1].c_str());
 }
 
-// "--peak-tflops=bf16:989,fp16:989,..." for the first GPU the cuda probe saw, from gpus.json.
-std::optional<std::string> peak_flag(const ProbeRun& cuda, const KnowledgeBase& kb) {
-    if (!cuda.usable() || !cuda.data.contains("devices") || cuda.data["devices"].empty()) return std::nullopt;
-    const GpuModel* g = kb.gpu(cuda.data["devices"][0].value("name", ""));
-    if (!g) return std::nullopt;
-    std::vector<std::string> parts;
-    for (const auto& [dtype, tflops] : g->peak_tflops) {
-        if (dtype != "fp32" && dtype != "tf32" && dtype != "fp16" && dtype != "bf16" && dtype != "fp8") continue;  // GEMM dtypes only
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%s:%g", dtype.c_str(), tflops);
-        parts.push_back(buf);
-    }
-    if (parts.empty()) return std::nullopt;
-    return "--peak-tflops=" + join(parts, ",");
-}
-
 std::string new_run_label() {
     std::random_device rd;
     char buf[32];
@@ -132,7 +116,7 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
                     if (p.gpu_only && !gpu_tier) continue;
                     // The GEMM probe reports the fraction of the GPU's datasheet peak.
                     if (p.name == "gemm")
-                        if (auto peak = peak_flag(in.probes["cuda"], kb.value())) p.args.push_back(*peak);
+                        if (auto peak = gemm_peak_flag(in.probes["cuda"], kb.value())) p.args.push_back(*peak);
                     in.probes[p.name] =
                         engine::run_probe_in_image(api.value(), v.image, p, probes_dir, gpus, opts.probe_timeout_s, run_label);
                 }

@@ -515,4 +515,21 @@ Expectations gather_expectations(const std::string& image_ref, const std::map<st
 
 std::vector<CheckResult> evaluate(const ValidationInput& input, const KnowledgeBase& kb) { return Judge(input, kb).run(); }
 
+// "--peak-tflops=bf16:989,fp16:989,..." for the first GPU the cuda probe saw, from gpus.json.
+std::optional<std::string> gemm_peak_flag(const ProbeRun& cuda, const KnowledgeBase& kb) {
+    if (!cuda.usable() || !cuda.data.contains("devices") || cuda.data["devices"].empty()) return std::nullopt;
+    const GpuModel* g = kb.gpu(cuda.data["devices"][0].value("name", ""));
+    if (!g) return std::nullopt;
+    std::vector<std::string> parts;
+    for (const auto& [dtype, tflops] : g->peak_tflops) {
+        if (dtype != "fp32" && dtype != "tf32" && dtype != "fp16" && dtype != "bf16" && dtype != "fp8") continue;  // GEMM dtypes only
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%s:%g", dtype.c_str(), tflops);
+        parts.push_back(buf);
+    }
+    if (parts.empty()) return std::nullopt;
+    return "--peak-tflops=" + join(parts, ",");
+}
+
+
 }  // namespace td

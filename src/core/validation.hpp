@@ -60,6 +60,10 @@ struct CheckResult {
 
 std::vector<CheckResult> evaluate(const ValidationInput& input, const KnowledgeBase& kb);
 
+// "--peak-tflops=bf16:989,fp16:989,..." for the first GPU the cuda probe saw (gpus.json
+// datasheet peaks of the GEMM dtypes), or nullopt when the GPU or its peaks are unknown.
+std::optional<std::string> gemm_peak_flag(const ProbeRun& cuda, const KnowledgeBase& kb);
+
 // Every check ID with its name and what it means, for --help-checks and the README.
 struct CheckInfo {
     const char* id;
