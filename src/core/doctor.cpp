@@ -31,22 +31,8 @@ std::string text(const json& j, const char* key) {
     return j[key].dump();
 }
 
-std::string cuda_int(const json& v) {
-    if (!v.is_number_integer()) return {};
-    long long x = v.get<long long>();
-    return std::to_string(x / 1000) + "." + std::to_string((x % 1000) / 10);
-}
+std::string cuda_int(const json& v) { return v.is_number_integer() ? cuda_version_from_int(v.get<long long>()) : std::string(); }
 
-// "sm_90" / "compute_90" / "9.0" -> "9.0" (+PTX for compute_)
-std::string arch_cc(const std::string& a) {
-    bool ptx = starts_with(a, "compute_");
-    std::string digits;
-    for (char c : a)
-        if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
-    if (a.find('.') != std::string::npos) return a;
-    if (digits.size() < 2) return a;
-    return digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1) + (ptx ? "+PTX" : "");
-}
 
 }  // namespace
 
@@ -173,21 +159,20 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb) {
             "use torch's own CUDA libraries (nvidia-* wheels), or a torch built for CUDA " + split(runtime, '.')[0]);
     if (torch.is_object() && fp["gpus"].is_array()) {
         std::vector<std::string> arch;
-        for (const auto& a : torch.value("arch_list", json::array())) arch.push_back(arch_cc(a.get<std::string>()));
+        for (const auto& a : torch.value("arch_list", json::array())) arch.push_back(normalize_arch(a.get<std::string>()));
         for (const auto& g : fp["gpus"])
             if (!arch.empty() && !arch_list_covers(arch, g.value("cc", "")))
                 add("DR107", "error", "torch has no kernels for " + g.value("name", std::string("a GPU")),
                     "compute capability " + g.value("cc", "?") + " is not in torch's arch list " + join(arch, ";"),
-                    "install a torch build whose arch list covers sm_" + g.value("cc", "") + " (see `torchdock explain`)");
+                    "install a torch build whose arch list covers " + sm_name(g.value("cc", "")) + " (see `torchdock explain`)");
         if (torch_cuda.empty() && !fp["gpus"].empty())
             add("DR108", "warning", "CPU-only torch on a GPU host", "torch " + torch.value("version", "") + " has no CUDA",
                 "install torch from a CUDA wheel index (download.pytorch.org/whl/cuXXX)");
     }
     const json& loader_cudnn = fp["cudnn_loader"];
     if (torch.is_object() && torch["cudnn"].is_number_integer() && loader_cudnn.is_object()) {
-        long long v = torch["cudnn"].get<long long>();
-        std::string torch_cudnn = v >= 90000 ? std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100)
-                                             : std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 100);
+        std::string torch_cudnn = cudnn_version_from_int(torch["cudnn"].get<long long>());
+        torch_cudnn = torch_cudnn.substr(0, torch_cudnn.rfind('.'));  // major.minor
         std::string loader = loader_cudnn.value("version", "");
         if (!loader.empty() && !starts_with(loader, torch_cudnn))
             add("DR109", "info", "torch's cuDNN differs from the one the loader finds",

@@ -276,20 +276,6 @@ std::string human_bytes(std::int64_t n) {
     return std::to_string(n) + " bytes";
 }
 
-// "sm_90" -> "9.0", "sm_90a" -> "9.0", "compute_90" -> "9.0+PTX", "9.0+PTX" kept.
-std::string arch_entry(const std::string& raw) {
-    bool ptx = starts_with(raw, "compute_");
-    std::string_view rest = raw;
-    if (starts_with(raw, "sm_")) rest.remove_prefix(3);
-    else if (ptx) rest.remove_prefix(8);
-    else return raw;
-    int n = 0;
-    std::size_t digits = 0;
-    while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9' && digits < 4)
-        n = n * 10 + (rest[digits++] - '0');
-    if (digits < 2) return {};
-    return std::to_string(n / 10) + "." + std::to_string(n % 10) + (ptx ? "+PTX" : "");
-}
 
 // The arch list named by `from`: a fingerprint array or a fact "sm_50 sm_60 ...".
 std::vector<std::string> resolve_arch_list(const std::vector<std::string>& from,
@@ -341,11 +327,7 @@ std::optional<Version> cudnn_version(const std::string& s) {
     if (s.find('.') != std::string::npos) return Version::parse(s);
     auto v = Version::parse(s);
     if (!v || v->parts().size() != 1) return std::nullopt;
-    int n = v->major();
-    int major = n >= 10000 ? n / 10000 : n / 1000;
-    int rest = n >= 10000 ? n % 10000 : n % 1000;
-    return Version::parse(std::to_string(major) + "." + std::to_string(rest / 100) + "." +
-                          std::to_string(rest % 100));
+    return Version::parse(cudnn_version_from_int(v->major()));
 }
 
 std::string env_value(const json& fp, const char* name) {
@@ -421,7 +403,7 @@ Verdict run_check(const SignatureCheck& c, const std::map<std::string, std::stri
             if (raw.empty()) return {};
             std::vector<std::string> arch;
             for (const auto& r : raw)
-                if (auto a = arch_entry(r); !a.empty()) arch.push_back(a);
+                if (auto a = normalize_arch(r); !a.empty()) arch.push_back(a);
             std::vector<std::string> covered, uncovered;
             for (const auto& g : gpus) {
                 if (g.cc.empty()) continue;
@@ -512,7 +494,7 @@ void derive(const Derivation& d, std::map<std::string, std::string>& facts, cons
             if (in.find('.') != std::string::npos) {
                 mm = major_minor(in);
             } else if (auto v = Version::parse(in); v && v->parts().size() == 1 && v->major() >= 1000) {
-                mm = std::to_string(v->major() / 1000) + "." + std::to_string(v->major() % 1000 / 10);
+                mm = cuda_version_from_int(v->major());
             }
             if (!mm.empty()) facts.emplace("found_cuda", mm);
             return;

@@ -66,15 +66,6 @@ void add_keyed(Flat& out, const std::string& prefix, const std::string& key, Lea
     out[path] = std::move(leaf);
 }
 
-std::string normalize_arch(const std::string& raw) {
-    std::string lower = to_lower(raw);
-    bool ptx = starts_with(lower, "compute_");
-    if (!ptx && !starts_with(lower, "sm_")) return raw;  // already "9.0" / "9.0+PTX"
-    std::string digits = raw.substr(raw.find('_') + 1);
-    while (!digits.empty() && !std::isdigit(static_cast<unsigned char>(digits.back()))) digits.pop_back();
-    if (digits.size() < 2) return raw;
-    return digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1) + (ptx ? "+PTX" : "");
-}
 
 std::vector<std::string> arch_list_of(const json& fp) {
     std::vector<std::string> out;
@@ -163,13 +154,13 @@ Level version_level(const std::string& a, const std::string& b) {
     return Level::Patch;
 }
 
-// cuDNN's integer version: 90100 -> "9.1.0" (cuDNN 9+), 8902 -> "8.9.2" (cuDNN 8 and older).
+// cuDNN's integer version as a dotted one; anything else is kept as it is.
 std::string cudnn_version(const std::string& number) {
-    if (number.empty() || !std::all_of(number.begin(), number.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    if (number.empty() || number.size() > 9 ||
+        !std::all_of(number.begin(), number.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
         return number;
-    long long v = std::stoll(number);
-    long long major = v >= 10000 ? v / 10000 : v / 1000, rest = v >= 10000 ? v % 10000 : v % 1000;
-    return std::to_string(major) + "." + std::to_string(rest / 100) + "." + std::to_string(v % 100);
+    std::string dotted = cudnn_version_from_int(std::stoll(number));
+    return dotted.empty() ? number : dotted;
 }
 
 struct Rank {
@@ -265,11 +256,6 @@ Rank rank(const std::string& path, const std::string& a, const std::string& b, c
     return {"cosmetic", 10, "a field torchdock does not rank"};
 }
 
-std::string sm_of(const std::string& cc) {
-    std::string s = cc;
-    s.erase(std::remove(s.begin(), s.end(), '.'), s.end());
-    return "sm_" + s;
-}
 
 struct Gpu {
     std::string name, cc;
@@ -295,9 +281,9 @@ void arch_gaps(const json& self, const json& other, bool self_is_a, std::vector<
     for (const auto& g : gpus_of(other)) {
         if (arch_list_covers(arch, g.cc)) continue;
         if (std::any_of(own.begin(), own.end(), [&](const Gpu& o) { return o.cc == g.cc; })) continue;
-        std::string path = "torch.arch_list[" + sm_of(g.cc) + "]";
+        std::string path = "torch.arch_list[" + sm_name(g.cc) + "]";
         if (!seen.insert(path).second) continue;
-        std::string lacks = "no " + sm_of(g.cc) + " in " + join(raw, " ");
+        std::string lacks = "no " + sm_name(g.cc) + " in " + join(raw, " ");
         std::string gpu = (g.name.empty() ? std::string("a GPU") : g.name) + " (cc " + g.cc + ")";
         FingerprintDifference d;
         d.path = path;
@@ -306,7 +292,7 @@ void arch_gaps(const json& self, const json& other, bool self_is_a, std::vector<
         d.category = "arch";
         d.weight = 82;
         d.why = std::string(self_is_a ? "A" : "B") + "'s torch has no kernels for " + (self_is_a ? "B" : "A") + "'s " +
-                (g.name.empty() ? "GPU" : g.name) + " (" + sm_of(g.cc) +
+                (g.name.empty() ? "GPU" : g.name) + " (" + sm_name(g.cc) +
                 "): CUDA ops fail there with 'no kernel image is available for execution on the device'";
         out.push_back(std::move(d));
     }

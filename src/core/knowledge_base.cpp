@@ -289,6 +289,30 @@ std::vector<std::string> KnowledgeBase::torch_with_variant(const std::string& va
     return out;
 }
 
+std::string normalize_arch(const std::string& raw) {
+    std::string a = raw;
+    bool ptx = false;
+    std::string lower = to_lower(a);
+    if (starts_with(lower, "compute_")) {
+        ptx = true;
+        a = a.substr(8);
+    } else if (starts_with(lower, "sm_")) {
+        a = a.substr(3);
+    } else if (a.find('.') != std::string::npos) {
+        return a;
+    }
+    while (!a.empty() && !std::isdigit(static_cast<unsigned char>(a.back()))) a.pop_back();  // 90a, 100f
+    if (a.size() < 2 || !std::all_of(a.begin(), a.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        return raw;
+    return a.substr(0, a.size() - 1) + "." + a.substr(a.size() - 1) + (ptx ? "+PTX" : "");
+}
+
+std::string sm_name(const std::string& cc) {
+    std::string s = cc;
+    s.erase(std::remove(s.begin(), s.end(), '.'), s.end());
+    return "sm_" + s;
+}
+
 bool arch_list_covers(const std::vector<std::string>& arch_list, const std::string& cc) {
     int major = 0, minor = 0;
     if (!cc_parts(cc, major, minor)) return false;

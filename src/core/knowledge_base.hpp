@@ -119,6 +119,13 @@ private:
     std::vector<OsInfo> m_os;
 };
 
+// An arch list entry as torch, nvcc or the knowledge base write it, in the knowledge
+// base's form: "sm_90" -> "9.0", "sm_90a" -> "9.0", "compute_90" -> "9.0+PTX", "90" -> "9.0";
+// "9.0" and "9.0+PTX" stay. Anything else is returned as given (and covers nothing).
+std::string normalize_arch(const std::string& raw);
+// "9.0" -> "sm_90"
+std::string sm_name(const std::string& cc);
+
 // Whether code built for `arch_list` (entries "8.0" or "9.0+PTX") runs on a GPU of
 // compute capability `cc`: a cubin runs on the same major with an equal or higher minor;
 // PTX is JIT-compiled for any equal or newer GPU.

@@ -22,12 +22,6 @@ struct Cell {
     }
 };
 
-std::string sm_name(const std::string& cc) {
-    std::string out = "sm_";
-    for (char c : cc)
-        if (c != '.') out += c;
-    return out;
-}
 
 std::string max_driver(const std::string& a, const std::string& b) {
     auto va = Version::parse(a), vb = Version::parse(b);

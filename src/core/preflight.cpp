@@ -34,26 +34,6 @@ bool at_least(const Version& have, const std::string& floor) {
     return f && *f <= have;
 }
 
-// "sm_90" -> "9.0", "sm_90a" -> "9.0", "compute_90" -> "9.0+PTX", "90" -> "9.0";
-// "9.0" and "9.0+PTX" stay. Anything else is returned as given (and covers nothing).
-std::string normalize_arch(const std::string& raw) {
-    std::string a = raw;
-    bool ptx = false;
-    std::string lower = to_lower(a);
-    if (starts_with(lower, "compute_")) {
-        ptx = true;
-        a = a.substr(8);
-    } else if (starts_with(lower, "sm_")) {
-        a = a.substr(3);
-    } else if (a.find('.') != std::string::npos) {
-        return a;
-    }
-    while (!a.empty() && !std::isdigit(static_cast<unsigned char>(a.back()))) a.pop_back();  // 90a, 100f
-    if (a.size() < 2 || !std::all_of(a.begin(), a.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-        return raw;
-    return a.substr(0, a.size() - 1) + "." + a.substr(a.size() - 1) + (ptx ? "+PTX" : "");
-}
-
 std::vector<std::string> parse_arch_list(const std::string& text) {
     std::vector<std::string> out;
     std::string cur;
@@ -69,11 +49,6 @@ std::vector<std::string> parse_arch_list(const std::string& text) {
     return out;
 }
 
-std::string sm_name(const std::string& cc) {
-    std::string s = cc;
-    s.erase(std::remove(s.begin(), s.end(), '.'), s.end());
-    return "sm_" + s;
-}
 
 // The first minor release of CUDA `major` that the knowledge base knows.
 const CudaMinor* first_minor(const KnowledgeBase& kb, int major) {

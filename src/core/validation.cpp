@@ -49,13 +49,6 @@ std::string str(const json& j, const char* key) {
     return {};
 }
 
-// 12040 -> "12.4"; 90100 -> "9.1.0" (cuDNN 9 encodes major*10000+minor*100+patch, cuDNN 8 major*1000+minor*100+patch)
-std::string cuda_int_version(long long v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
-std::string cudnn_int_version(long long v) {
-    if (v >= 90000) return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
-    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 100) + "." + std::to_string(v % 100);
-}
-
 // Compares the first `n` components.
 bool same_prefix(const std::string& a, const std::string& b, std::size_t n) {
     auto va = Version::parse(a.substr(0, a.find_first_not_of("0123456789.")));
@@ -124,7 +117,7 @@ private:
     std::string observed_cuda() const {
         const json& c = data("cuda");
         if (c.contains("runtime_version") && c["runtime_version"].is_number_integer())
-            return cuda_int_version(c["runtime_version"].get<long long>());
+            return cuda_version_from_int(c["runtime_version"].get<long long>());
         return str(data("torch"), "cuda");
     }
 
@@ -147,7 +140,7 @@ private:
 
     std::string observed_cudnn() const {
         const json& t = data("torch");
-        if (t.contains("cudnn") && t["cudnn"].is_number_integer()) return cudnn_int_version(t["cudnn"].get<long long>());
+        if (t.contains("cudnn") && t["cudnn"].is_number_integer()) return cudnn_version_from_int(t["cudnn"].get<long long>());
         return str(data("cudnn"), "version_string");
     }
 
@@ -166,7 +159,7 @@ private:
         const json& d = data("cudnn");
         if (!d.contains("cudart_version") || !d["cudart_version"].is_number_integer())
             return skip("TD103", "the cudnn probe found no cuDNN to ask (" + why_missing("cudnn") + ")");
-        std::string built_for = cuda_int_version(d["cudart_version"].get<long long>());
+        std::string built_for = cuda_version_from_int(d["cudart_version"].get<long long>());
         std::string runtime = observed_cuda();
         std::string major = split(built_for, '.')[0];
         // cuDNN loads libcudart of its own CUDA major at run time (dlopen, not DT_NEEDED).
@@ -306,14 +299,6 @@ private:
                  "check the NCCL/gloo installation and NCCL_* environment variables");
     }
 
-    static std::string normalize_arch(std::string a) {
-        // torch reports "sm_90" / "compute_90"; the knowledge base writes "9.0" / "9.0+PTX".
-        bool ptx = starts_with(a, "compute_");
-        std::string digits = a.substr(a.find('_') == std::string::npos ? 0 : a.find('_') + 1);
-        while (!digits.empty() && !std::isdigit(static_cast<unsigned char>(digits.back()))) digits.pop_back();
-        if (digits.size() < 2) return a;
-        return digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1) + (ptx ? "+PTX" : "");
-    }
 
     void shm_size() {
         if (!m_in.shm_bytes) return skip("TD130", "the size of /dev/shm could not be read");

@@ -43,4 +43,16 @@ int compare(const Version& a, const Version& b) {
     return 0;
 }
 
+std::string cuda_version_from_int(long long v) {
+    if (v <= 0 || v > 1000000) return {};
+    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+std::string cudnn_version_from_int(long long v) {
+    if (v <= 0 || v > 10000000) return {};
+    long long major = v >= 10000 ? v / 10000 : v / 1000;
+    long long rest = v >= 10000 ? v % 10000 : v % 1000;
+    return std::to_string(major) + "." + std::to_string(rest / 100) + "." + std::to_string(rest % 100);
+}
+
 }  // namespace td

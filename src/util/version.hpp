@@ -29,4 +29,10 @@ private:
     std::vector<int> m_parts;
 };
 
+// CUDA's integer versions (cudaRuntimeGetVersion, cudnnGetCudartVersion): 12040 -> "12.4".
+std::string cuda_version_from_int(long long v);
+// cuDNN's integer versions: 90100 -> "9.1.0" (cuDNN 9+: major*10000), 8902 -> "8.9.2"
+// (cuDNN 8 and older: major*1000). Negative or absurd values give "".
+std::string cudnn_version_from_int(long long v);
+
 }  // namespace td
