@@ -78,6 +78,7 @@ BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
     }
     if (!out.ok) {
         rec.result = BuildRecord::Result::Failed;
+        rec.timed_out = out.timed_out;
         rec.failed_step = out.failed_step;
         rec.failure_tail = out.failure_tail;
         rec.error = out.error;
@@ -165,7 +166,14 @@ int run_build(const BuildOptions& opts) {
                 records[i].result = BuildRecord::Result::Interrupted;
                 continue;
             }
-            records[i] = build_one(ctx, selected[i]);
+            try {
+                records[i] = build_one(ctx, selected[i]);
+            } catch (const std::exception& e) {  // a thread must not take the process down
+                records[i].variant = selected[i].name;
+                records[i].reference = selected[i].reference();
+                records[i].result = BuildRecord::Result::Failed;
+                records[i].error = std::string("internal error: ") + e.what();
+            }
             if (ctx.tty) {
                 std::lock_guard lock(ctx.print_mutex);
                 std::cerr << "  " << records[i].variant << ": " << build_result_name(records[i].result) << "\n";
@@ -191,6 +199,10 @@ int run_build(const BuildOptions& opts) {
         print_error("the Docker engine went away during the build: " + engine_alive.error().message);
         return k_exit_environment;
     }
+    bool only_timeouts = any_failed;
+    for (const auto& r : records)
+        if (r.result == BuildRecord::Result::Failed && !r.timed_out) only_timeouts = false;
+    if (only_timeouts) return k_exit_timeout;
     return any_failed ? k_exit_check_failed : k_exit_ok;
 }
 

@@ -15,7 +15,7 @@ namespace {
 
 // Loads the knowledge base and manifests and plans the whole matrix. On failure prints
 // every problem and returns the exit code in `code`.
-std::optional<RenderPlan> plan(const CommonOptions& common, int& code) {
+std::optional<RenderPlan> plan(const CommonOptions& common, int& code, bool writes) {
     auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
     if (!kb) {
         code = fail(kb.error());
@@ -27,10 +27,11 @@ std::optional<RenderPlan> plan(const CommonOptions& common, int& code) {
         return std::nullopt;
     }
     RenderPlan p = plan_render(sources.value(), kb.value());
+    for (const auto& w : p.warnings) std::cerr << "torchdock: warning: " << format_diagnostic(w) << "\n";
     if (!p.problems.empty()) {
         for (const auto& d : p.problems) std::cerr << format_diagnostic(d) << "\n";
         print_error(std::to_string(p.problems.size()) + " problem" + (p.problems.size() == 1 ? "" : "s") +
-                    " in the manifests; nothing was written");
+                    " in the manifests" + (writes ? "; nothing was written" : ""));
         code = k_exit_config;
         return std::nullopt;
     }
@@ -51,7 +52,7 @@ int print_diff(const TreeDiff& diff, const std::string& out_dir) {
 
 int run_render(const CommonOptions& common, const RenderOptions& opts) {
     int code = 0;
-    auto p = plan(common, code);
+    auto p = plan(common, code, !opts.check && !opts.stdout_variant);
     if (!p) return code;
 
     if (opts.stdout_variant) {
@@ -99,7 +100,7 @@ int run_render(const CommonOptions& common, const RenderOptions& opts) {
 
 int run_list(const CommonOptions& common, const ListOptions& opts) {
     int code = 0;
-    auto p = plan(common, code);
+    auto p = plan(common, code, false);
     if (!p) return code;
     std::cout << (opts.json ? report::variants_json(p->variants) : report::variants_table(p->variants));
     return k_exit_ok;

@@ -91,22 +91,15 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
         print_error("give --driver VERSION and --gpu MODEL[,MODEL...], or --host");
         return k_exit_config;
     }
-    std::map<std::string, std::string> overrides;
-    for (const auto& e : opts.expect) {
-        auto eq = e.find('=');
-        if (eq == std::string::npos) {
-            print_error("--expect " + quote_value(e) + " is not key=value");
-            return k_exit_config;
-        }
-        overrides[e.substr(0, eq)] = e.substr(eq + 1);
-    }
+    auto overrides = parse_expect_overrides(opts.expect);
+    if (!overrides) return fail(overrides.error());
     auto api = engine::DockerApi::from_environment();
     if (!api) return fail(api.error());
     if (auto st = api->ping(); !st) return fail(st.error());
     auto info = api->inspect_image(opts.image);
     if (!info) return fail(info.error());
     if (!info.value()) return fail({ErrorKind::Config, "no such image: " + opts.image + " (build or pull it first)"});
-    Expectations expect = gather_expectations(opts.image, info.value()->labels, info.value()->env, kb.value(), overrides);
+    Expectations expect = gather_expectations(opts.image, info.value()->labels, info.value()->env, kb.value(), overrides.value());
 
     PreflightResult r = preflight(expect, driver, gpus, kb.value(), fc.value());
     if (opts.json) {

@@ -10,6 +10,7 @@
 #include "app/output.hpp"
 #include "core/image_ref.hpp"
 #include "core/lockfile.hpp"
+#include "core/source_json.hpp"
 #include "core/render_plan.hpp"
 #include "engine/files.hpp"
 #include "engine/interrupt.hpp"
@@ -25,6 +26,15 @@ namespace {
 
 std::string short_digest(const std::string& d) { return d.size() > 19 ? d.substr(0, 19) : d; }
 
+// The family a manifest text names, if it parses far enough to say.
+std::optional<std::string> parse_family_name(const std::string& text) {
+    auto parsed = parse_source_json(text);
+    if (!parsed.errors.empty() || !parsed.value.is_object()) return std::nullopt;
+    const JsonValue* name = parsed.value.find("name");
+    if (!name || !name->is_string()) return std::nullopt;
+    return name->text;
+}
+
 }  // namespace
 
 int run_lock(const CommonOptions& common, const LockOptions& opts) {
@@ -36,9 +46,20 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
     auto mirrors = load_mirrors(opts.mirror);
     if (!mirrors) return fail(mirrors.error());
 
+    for (const auto& f : opts.families) {
+        bool known = false;
+        for (const auto& src : sources.value())
+            if (auto m = parse_family_name(src.text)) known = known || *m == f;
+        if (!known) {
+            print_error("no manifest defines family " + quote_value(f));
+            return k_exit_config;
+        }
+    }
     std::vector<std::vector<std::string>> rows;
-    int drifted = 0, failed = 0, locked_files = 0;
-    std::set<std::string> families_seen;
+    // Lock files are written only after every manifest was resolved: an error, a bad
+    // manifest or Ctrl-C part-way leaves every lock file as it was.
+    std::map<std::string, std::string> pending;  // lock path -> content
+    int drifted = 0, failed = 0;
     for (const auto& src : sources.value()) {
         // Plan without the lock: the base references are what gets locked.
         ManifestSource unlocked{src.path, src.text, std::nullopt, std::nullopt};
@@ -50,7 +71,6 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
         }
         if (plan.variants.empty()) continue;
         const std::string family = plan.variants.front().manifest->name;
-        families_seen.insert(family);
         if (!opts.families.empty() &&
             std::find(opts.families.begin(), opts.families.end(), family) == opts.families.end())
             continue;
@@ -101,18 +121,8 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             }
             rows.push_back({ref_text + via, a.digest.empty() ? "-" : short_digest(a.digest), status});
         }
-        if (!opts.check && file_ok) {
-            fs::path lock_path = fs::path(src.path).parent_path() / (fs::path(src.path).stem().string() + ".lock.json");
-            auto st = engine::write_files(lock_path.parent_path(), {{lock_path.filename().string(), render_lockfile(resolved)}});
-            if (!st) return fail(st.error());
-            ++locked_files;
-        }
+        if (!opts.check && file_ok) pending[engine::lock_path_for(src.path).string()] = render_lockfile(resolved);
     }
-    for (const auto& f : opts.families)
-        if (!families_seen.count(f)) {
-            print_error("no manifest defines family " + quote_value(f));
-            return k_exit_config;
-        }
     std::cout << report::format_table({"BASE IMAGE", "DIGEST", "STATUS"}, rows);
     if (failed) {
         print_error(std::to_string(failed) + " base image" + (failed == 1 ? "" : "s") +
@@ -127,7 +137,12 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
         }
         std::cout << "every locked base image still resolves to its digest\n";
     } else {
-        std::cout << "wrote " << locked_files << " lock file" << (locked_files == 1 ? "" : "s") << "\n";
+        for (const auto& [path, content] : pending) {
+            fs::path p = path;
+            auto st = engine::write_files(p.parent_path().empty() ? "." : p.parent_path(), {{p.filename().string(), content}});
+            if (!st) return fail(st.error());
+        }
+        std::cout << "wrote " << pending.size() << " lock file" << (pending.size() == 1 ? "" : "s") << "\n";
     }
     return k_exit_ok;
 }

@@ -5,6 +5,9 @@
 
 #include "core/settings.hpp"
 #include "engine/files.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
 
 namespace td::app {
 
@@ -23,7 +26,15 @@ Result<Mirrors> load_mirrors(const MirrorOptions& opts) {
         if (!text) return Error{ErrorKind::Config, text.error().message};
         Diagnostics diags(path);
         Settings s = parse_settings(text.value(), diags);
-        if (!diags.empty()) return Error{ErrorKind::Config, format_diagnostic(diags.items().front())};
+        if (!diags.empty()) {
+            std::vector<Diagnostic> all = diags.items();
+            std::stable_sort(all.begin(), all.end(), [](const Diagnostic& a, const Diagnostic& b) {
+                return std::pair(a.pos.line, a.pos.col) < std::pair(b.pos.line, b.pos.col);
+            });
+            std::vector<std::string> lines;
+            for (const auto& d : all) lines.push_back(format_diagnostic(d));
+            return Error{ErrorKind::Config, std::to_string(all.size()) + " problem(s) in the settings file:\n" + join(lines, "\n")};
+        }
         mirrors = s.mirrors;
     }
     for (const auto& m : opts.mirrors) {

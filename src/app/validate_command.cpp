@@ -45,15 +45,8 @@ std::string new_run_label() {
 
 int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     engine::install_interrupt_handlers();
-    std::map<std::string, std::string> overrides;
-    for (const auto& e : opts.expect) {
-        auto eq = e.find('=');
-        if (eq == std::string::npos || eq == 0) {
-            print_error("--expect " + quote_value(e) + " is not key=value (like cuda=12.4 or torch=2.4.1)");
-            return k_exit_config;
-        }
-        overrides[e.substr(0, eq)] = e.substr(eq + 1);
-    }
+    auto overrides = parse_expect_overrides(opts.expect);
+    if (!overrides) return fail(overrides.error());
     // auto/all: every GPU (when the engine can give any); none; or a count N.
     int gpu_count = -1;
     if (opts.gpus == "none") gpu_count = 0;
@@ -102,11 +95,14 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
             v.image = opts.images[i];
             auto info = api->inspect_image(v.image);
             if (!info) v.error = info.error().message;
-            else if (!info.value()) v.error = "no such image: " + v.image + " (build or pull it first)";
+            else if (!info.value()) {
+                v.error = "no such image: " + v.image + " (build or pull it first)";
+                v.missing_image = true;
+            }
             if (v.error.empty() && !engine::interrupted()) {
                 ValidationInput in;
                 in.image = v.image;
-                in.expect = gather_expectations(v.image, info.value()->labels, info.value()->env, kb.value(), overrides);
+                in.expect = gather_expectations(v.image, info.value()->labels, info.value()->env, kb.value(), overrides.value());
                 v.expectations_source = in.expect.count("source") ? in.expect["source"] : "none found";
                 in.gpu_tier = gpu_tier;
                 in.gpu_skip_reason = gpu_reason;
@@ -154,6 +150,8 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
         nothing_ran = nothing_ran || (v.error.empty() && v.passed() + v.warned() == 0);
     }
     if (nothing_ran) print_error("no check ran for at least one image: that counts as a failure");
+    for (const auto& v : results)
+        if (v.missing_image && !any_failed) return k_exit_config;
     if (any_error && !any_failed) return k_exit_environment;
     return any_failed || nothing_ran || any_error ? k_exit_check_failed : k_exit_ok;
 }

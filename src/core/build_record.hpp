@@ -19,6 +19,7 @@ struct BuildRecord {
     std::vector<std::string> failure_tail;
     std::string error;
     std::string log_path;
+    bool timed_out = false;  // ran past --timeout (exit 4 when nothing else failed)
 };
 
 const char* build_result_name(BuildRecord::Result r);

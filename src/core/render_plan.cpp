@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 
 #include "core/dockerfile.hpp"
 #include "core/index.hpp"
@@ -11,6 +12,26 @@
 #include "util/strings.hpp"
 
 namespace td {
+
+namespace {
+
+// A lock file that no longer fits its manifest is worth saying: a base it does not pin is
+// rendered with a floating tag, an entry nothing uses is stale.
+void check_lock_fit(const std::string& lock_path, const LockDigests& lock, const std::vector<Variant>& variants,
+                    std::size_t first, std::vector<Diagnostic>& warnings) {
+    std::set<std::string> used;
+    for (std::size_t i = first; i < variants.size(); ++i) {
+        used.insert(variants[i].base_ref);
+        if (!variants[i].base_digest)
+            warnings.push_back({lock_path, {}, "$.images", "does not pin " + variants[i].base_ref + " (variant " +
+                                                               variants[i].name + " renders it unpinned); run `torchdock lock`"});
+    }
+    for (const auto& [ref, digest] : lock)
+        if (!used.count(ref))
+            warnings.push_back({lock_path, {}, "$.images", "pins " + ref + ", which no variant uses any more; run `torchdock lock`"});
+}
+
+}  // namespace
 
 RenderPlan plan_render(const std::vector<ManifestSource>& sources, const KnowledgeBase& kb) {
     RenderPlan plan;
@@ -27,11 +48,14 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
         if (parsed) {
             auto manifest = std::make_shared<const Manifest>(std::move(*parsed));
             auto [it, fresh] = family_file.emplace(manifest->name, src.path);
-            if (!fresh)
+            if (!fresh) {
                 diags.add(manifest->pos_of("$.name"), "$.name",
                           "family name \"" + manifest->name + "\" is already used by " + it->second);
-            else
+            } else {
+                std::size_t first = plan.variants.size();
                 expand_manifest(manifest, kb, lock, plan.variants, diags);
+                if (src.lock_text) check_lock_fit(*src.lock_path, lock, plan.variants, first, plan.warnings);
+            }
         }
         // Report a file's problems in reading order, whichever check found them.
         std::vector<Diagnostic> found = diags.items();

@@ -268,7 +268,7 @@ private:
                     append_utf8(out, cp);
                     break;
                 }
-                default: fail("invalid escape \\" + std::string(1, e)); break;
+                default: fail("invalid escape " + quote_value(std::string("\\") + (e ? std::string(1, e) : std::string("end of file")))); break;
             }
         }
         return out;

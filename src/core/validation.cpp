@@ -282,7 +282,8 @@ private:
             std::vector<std::string> uncovered;
             for (const auto& name : split(targets, ',')) {
                 const GpuModel* g = m_kb.gpu(name);
-                if (g && !arch_list_covers(arch, g->cc)) uncovered.push_back(name + " (" + g->cc + ")");
+                if (!g) uncovered.push_back(name + " (not in data/gpus.json, so its compute capability is unknown)");
+                else if (!arch_list_covers(arch, g->cc)) uncovered.push_back(name + " (" + g->cc + ")");
             }
             if (uncovered.empty()) add("TD122", "pass", join(arch, ";"), targets, "the arch list covers every target GPU");
             else add("TD122", "fail", join(arch, ";"), targets, "not covered: " + join(uncovered, ", "),
@@ -496,6 +497,29 @@ Expectations gather_expectations(const std::string& image_ref, const std::map<st
     for (const auto& [k, v] : overrides) e[k] = v;
     if (!overrides.empty()) e["source"] = (e.count("source") ? e["source"] + " + " : "") + "--expect";
     return e;
+}
+
+Result<std::map<std::string, std::string>> parse_expect_overrides(const std::vector<std::string>& flags) {
+    static const std::vector<std::string> keys = {
+        "cuda", "cudnn", "nccl", "torch", "torch-reports", "python", "min-driver", "min-driver-compat", "arch-list",
+        "target-gpus", "validate.gemm-tflops-min.fp32", "validate.gemm-tflops-min.tf32", "validate.gemm-tflops-min.fp16",
+        "validate.gemm-tflops-min.bf16", "validate.gemm-tflops-min.fp8", "validate.allreduce-busbw-min-gbps",
+        "validate.shm-min-mb"};
+    std::map<std::string, std::string> out;
+    for (const auto& f : flags) {
+        auto eq = f.find('=');
+        if (eq == std::string::npos || eq == 0)
+            return Error{ErrorKind::Usage, "--expect " + quote_value(f) + " is not key=value (like cuda=12.4 or torch=2.4.1)"};
+        std::string key = f.substr(0, eq);
+        if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+            std::string msg = "--expect: unknown key " + quote_value(key);
+            if (auto near = closest_match(key, keys)) msg += "; did you mean \"" + *near + "\"?";
+            else msg += "; known keys: " + join(keys, ", ");
+            return Error{ErrorKind::Usage, msg};
+        }
+        out[key] = f.substr(eq + 1);
+    }
+    return out;
 }
 
 std::vector<CheckResult> evaluate(const ValidationInput& input, const KnowledgeBase& kb) { return Judge(input, kb).run(); }

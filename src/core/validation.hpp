@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/knowledge_base.hpp"
+#include "util/result.hpp"
 
 namespace td {
 
@@ -40,6 +41,10 @@ using Expectations = std::map<std::string, std::string>;
 Expectations gather_expectations(const std::string& image_ref, const std::map<std::string, std::string>& labels,
                                  const std::vector<std::string>& env, const KnowledgeBase& kb,
                                  const std::map<std::string, std::string>& overrides);
+
+// Parses --expect key=value flags. Keys are the expectation keys above; an unknown key or
+// a missing '=' is a Usage error with a did-you-mean.
+Result<std::map<std::string, std::string>> parse_expect_overrides(const std::vector<std::string>& flags);
 
 struct ValidationInput {
     std::string image;

@@ -40,12 +40,19 @@ Result<BuildBackend> detect_build_backend() {
 
 BuildOutcome run_build(const BuildBackend& backend, const BuildRequest& request) {
     BuildOutcome outcome;
-    fs::create_directories(request.work_dir);
+    std::error_code ec;
+    fs::create_directories(request.work_dir, ec);
     fs::path dockerfile = fs::path(request.work_dir) / "Dockerfile";
     outcome.log_path = (fs::path(request.work_dir) / "build.log").string();
-    std::ofstream(dockerfile, std::ios::binary) << request.dockerfile_text;
     fs::path iidfile = fs::path(request.work_dir) / "image-id";
-    fs::remove(iidfile);
+    fs::remove(iidfile, ec);
+    std::ofstream staged(dockerfile, std::ios::binary);
+    staged << request.dockerfile_text;
+    staged.close();
+    if (!staged) {
+        outcome.error = "cannot write " + dockerfile.string() + " (is --work-dir writable?)";
+        return outcome;
+    }
 
     std::vector<std::string> argv = {backend.client};
     if (backend.buildx) argv.insert(argv.end(), {"buildx", "build", "--load"});
@@ -57,6 +64,10 @@ BuildOutcome run_build(const BuildBackend& backend, const BuildRequest& request)
     argv.push_back(request.work_dir);  // context: only the Dockerfile (rendered files copy nothing)
 
     std::ofstream log(outcome.log_path, std::ios::binary);
+    if (!log) {
+        outcome.error = "cannot write the build log " + outcome.log_path;
+        return outcome;
+    }
     BuildProgress progress;
     std::mutex log_mutex;
     ProcessSpec spec;

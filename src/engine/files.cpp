@@ -32,9 +32,30 @@ Status write_file(const fs::path& path, const std::string& content) {
 
 std::string temp_suffix() { return ".tmp-" + std::to_string(::getpid()); }
 
+// Only a missing path, an empty directory, or a tree torchdock rendered (its index.json
+// says so) may be replaced: `render --out` must never delete someone's files.
+Status check_replaceable(const fs::path& target) {
+    std::error_code ec;
+    if (!fs::exists(target, ec)) return ok_status();
+    if (!fs::is_directory(target, ec))
+        return Error{ErrorKind::Config, target.string() + " exists and is not a directory; refusing to replace it"};
+    if (fs::is_empty(target, ec)) return ok_status();
+    std::ifstream index(target / "index.json");
+    std::string head(4096, '\0');
+    index.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(index.gcount()));
+    if (head.find("\"generator\": \"torchdock\"") == std::string::npos)
+        return Error{ErrorKind::Config, target.string() +
+                                            " is not empty and was not rendered by torchdock (no index.json from torchdock); "
+                                            "refusing to replace it: choose another --out"};
+    return ok_status();
+}
+
 }  // namespace
 
 Result<std::string> read_text_file(const fs::path& path) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) return io_error("read", path, "it is a directory");
     std::ifstream in(path, std::ios::binary);
     if (!in) return io_error("read", path, std::strerror(errno));
     std::ostringstream ss;
@@ -66,6 +87,7 @@ Result<std::map<std::string, std::string>> read_tree(const fs::path& dir) {
 
 Status write_tree_atomically(const fs::path& dir, const std::map<std::string, std::string>& files) {
     fs::path target = dir.has_filename() ? dir : dir.parent_path();
+    if (auto st = check_replaceable(target); !st) return st;
     fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
     std::error_code ec;
     fs::create_directories(parent, ec);

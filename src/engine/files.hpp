@@ -16,8 +16,10 @@ Result<std::string> read_text_file(const std::filesystem::path& path);
 Result<std::map<std::string, std::string>> read_tree(const std::filesystem::path& dir);
 
 // Replaces `dir` with exactly `files`, atomically: the new tree is written beside it and
-// swapped in with one renameat2(RENAME_EXCHANGE); on any failure the old tree is untouched
-// and the partial new one removed.
+// swapped in with one renameat2(RENAME_EXCHANGE); a failure before the swap leaves the old
+// tree untouched and removes the partial new one (a failure to delete the old tree after
+// the swap is reported, with the new tree in place). Refuses (Config) to replace anything
+// but a missing path, an empty directory or a tree torchdock rendered.
 Status write_tree_atomically(const std::filesystem::path& dir,
                              const std::map<std::string, std::string>& files);
 

@@ -31,6 +31,10 @@ Result<KnowledgeBase> load_knowledge_base(const fs::path& data_dir) {
     return KnowledgeBase::parse(texts);
 }
 
+fs::path lock_path_for(const fs::path& manifest) {
+    return manifest.parent_path() / (manifest.stem().string() + ".lock.json");
+}
+
 Result<std::vector<ManifestSource>> load_manifests(const fs::path& dir) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
@@ -53,7 +57,7 @@ Result<std::vector<ManifestSource>> load_manifests(const fs::path& dir) {
         auto text = read_text_file(p);
         if (!text) return text.error();
         src.text = std::move(text.value());
-        fs::path lock = p.parent_path() / (p.stem().string() + ".lock.json");
+        fs::path lock = lock_path_for(p);
         if (fs::exists(lock, ec)) {
             auto lock_text = read_text_file(lock);
             if (!lock_text) return lock_text.error();

@@ -22,4 +22,7 @@ Result<KnowledgeBase> load_knowledge_base(const std::filesystem::path& data_dir)
 // <stem>.lock.json when present. An empty or missing directory is an error.
 Result<std::vector<ManifestSource>> load_manifests(const std::filesystem::path& dir);
 
+// manifests/<stem>.json -> manifests/<stem>.lock.json
+std::filesystem::path lock_path_for(const std::filesystem::path& manifest);
+
 }  // namespace td::engine

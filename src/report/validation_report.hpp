@@ -13,6 +13,7 @@ struct ImageValidation {
     std::string expectations_source;
     std::vector<CheckResult> checks;
     std::string error;  // the image could not be validated at all (missing image, engine)
+    bool missing_image = false;
     double seconds = 0;
     int failed() const;
     int passed() const;

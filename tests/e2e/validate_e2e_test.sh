@@ -88,7 +88,7 @@ check "Debian CPU image passes (exit 0)" test "$(cat "$WORK/rc")" = 0
 
 # --- bad input ---------------------------------------------------------------------------
 validate no-such/image:1
-check "a missing image exits 3 with one clear line" bash -c "test $(cat "$WORK/rc") = 3 && grep -q 'no such image: no-such/image:1' '$WORK/out'"
+check "a missing image exits 2 with one clear line" bash -c "test $(cat "$WORK/rc") = 2 && grep -q 'no such image: no-such/image:1' '$WORK/out'"
 validate --require-gpu "$H"
 check "--require-gpu without a GPU exits 3" test "$(cat "$WORK/rc")" = 3
 validate --expect cuda=12.4 "$H"

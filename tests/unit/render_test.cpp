@@ -55,6 +55,8 @@ TEST_CASE("a locked base is pinned by digest with the tag kept in a comment") {
 TEST_CASE("torch is installed before the extra packages so changing them keeps the torch layer") {
     const std::string df = golden_plan().files.at("golden-2.4.1-cu124-devel-ubuntu22.04/Dockerfile");
     auto torch = df.find("torch==2.4.1+cu124");
+    for (const char* s : {"torch==2.4.1+cu124", "git=1:2.34.1-1ubuntu1.11", "numpy==1.26.4", "LABEL"})
+        REQUIRE(df.find(s) != std::string::npos);
     CHECK(torch < df.find("git=1:2.34.1-1ubuntu1.11"));
     CHECK(torch < df.find("numpy==1.26.4"));
     CHECK(df.find("numpy==1.26.4") < df.find("LABEL"));
@@ -86,4 +88,18 @@ TEST_CASE("tree diff names missing, stale and extra files") {
     CHECK(d.missing == std::vector<std::string>{"a"});
     CHECK(d.changed == std::vector<std::string>{"b"});
     CHECK(d.extra == std::vector<std::string>{"c"});
+}
+
+TEST_CASE("a lock file that no longer fits its manifest is warned about, not ignored") {
+    auto text = engine::read_text_file(test::source_path("tests/data/golden.json"));
+    REQUIRE(text);
+    auto plan = plan_render({ManifestSource{"m.json", text.value(), "m.lock.json",
+                                            R"({"schema": 1, "images": {"debian:trixie": {"digest": "sha256:)" +
+                                                std::string(64, 'a') + R"("}}})"}},
+                            test::real_kb());
+    REQUIRE(plan.problems.empty());
+    std::string all;
+    for (const auto& w : plan.warnings) all += format_diagnostic(w) + "\n";
+    CHECK_THAT(all, ContainsSubstring("does not pin nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04"));
+    CHECK_THAT(all, ContainsSubstring("pins debian:trixie, which no variant uses any more"));
 }
