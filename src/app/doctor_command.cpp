@@ -1,12 +1,12 @@
 // `torchdock doctor`: fingerprint a host or an image and list what the knowledge base sees.
 #include <filesystem>
 #include <iostream>
-#include <random>
 
 #include "app/commands.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
 #include "core/doctor.hpp"
+#include "engine/container_run.hpp"
 #include "engine/environment_facts.hpp"
 #include "engine/files.hpp"
 #include "engine/interrupt.hpp"
@@ -67,8 +67,7 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         auto api = engine::DockerApi::from_environment();
         if (!api) return fail(api.error());
         if (auto st = api->ping(); !st) return fail(st.error());
-        std::random_device rd;
-        std::string label = "doctor-" + std::to_string(rd());
+        std::string label = engine::new_run_label();
         auto f = engine::image_facts(api.value(), *opts.image, label);
         if (!f) return fail(f.error());
         facts = f.value();

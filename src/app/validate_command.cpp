@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <iostream>
 #include <mutex>
-#include <random>
 #include <thread>
 
 #include "app/commands.hpp"
@@ -13,6 +12,7 @@
 #include "app/output.hpp"
 #include "core/validation.hpp"
 #include "engine/container_run.hpp"
+#include "engine/environment_facts.hpp"
 #include "engine/probe_exec.hpp"
 #include "engine/docker_api.hpp"
 #include "engine/files.hpp"
@@ -26,20 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<long long> shm_bytes(const engine::DockerApi& api, const std::string& image, const std::string& run_label) {
-    auto out = engine::run_shell_in_image(api, image, "stat -f -c '%b %S' /dev/shm", run_label);
-    if (!out) return std::nullopt;
-    auto parts = split(out->substr(0, out->find('\n')), ' ');
-    if (parts.size() != 2) return std::nullopt;
-    return std::atoll(parts[0].c_str()) * std::atoll(parts[1].c_str());
-}
 
-std::string new_run_label() {
-    std::random_device rd;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
-    return buf;
-}
 
 }  // namespace
 
@@ -84,7 +71,7 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
         return k_exit_environment;
     }
 
-    const std::string run_label = new_run_label();
+    const std::string run_label = engine::new_run_label();
     std::vector<report::ImageValidation> results(opts.images.size());
     std::atomic<std::size_t> next{0};
     std::mutex print_mutex;
@@ -116,7 +103,7 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
                     in.probes[p.name] =
                         engine::run_probe_in_image(api.value(), v.image, p, probes_dir, gpus, opts.probe_timeout_s, run_label);
                 }
-                in.shm_bytes = shm_bytes(api.value(), v.image, run_label);
+                in.shm_bytes = engine::shm_bytes_in_image(api.value(), v.image, run_label);
                 v.checks = evaluate(in, kb.value());
             }
             v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

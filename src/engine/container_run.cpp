@@ -1,6 +1,8 @@
 #include "engine/container_run.hpp"
 
 #include <chrono>
+#include <cstdio>
+#include <random>
 #include <thread>
 
 #include "engine/interrupt.hpp"
@@ -50,6 +52,13 @@ Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRu
         result.err = logs->second;
     }
     return result;
+}
+
+std::string new_run_label() {
+    std::random_device rd;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
+    return buf;
 }
 
 void remove_run_containers(const DockerApi& api, const std::string& run_label) {

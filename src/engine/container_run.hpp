@@ -29,6 +29,9 @@ struct ContainerRunSpec {
 
 Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRunSpec& spec);
 
+// A fresh value for io.torchdock.run, so one run's containers can be found and removed.
+std::string new_run_label();
+
 // Removes every container labelled io.torchdock.run=<run_label> (after Ctrl-C).
 void remove_run_containers(const DockerApi& api, const std::string& run_label);
 

@@ -13,18 +13,6 @@ namespace {
 using nlohmann::json;
 constexpr const char* k_api = "/v1.41";
 
-std::string url_encode(const std::string& s) {
-    std::string out;
-    for (unsigned char c : s) {
-        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
-        else {
-            char buf[4];
-            std::snprintf(buf, sizeof buf, "%%%02X", c);
-            out += buf;
-        }
-    }
-    return out;
-}
 
 // Docker's log stream without a TTY: frames of [stream(1), 0,0,0, size(4, big endian)] + payload.
 std::pair<std::string, std::string> demux(const std::string& raw) {

@@ -29,7 +29,20 @@ std::string detect_container_runtime() {
     return "none";
 }
 
+// `stat -f -c '%b %S'` output: blocks and block size.
+std::optional<long long> parse_statfs(const std::string& line) {
+    auto parts = split(line.substr(0, line.find('\n')), ' ');
+    if (parts.size() != 2) return std::nullopt;
+    return std::atoll(parts[0].c_str()) * std::atoll(parts[1].c_str());
+}
+
 }  // namespace
+
+std::optional<long long> shm_bytes_in_image(const DockerApi& api, const std::string& image, const std::string& run_label) {
+    auto out = run_shell_in_image(api, image, "stat -f -c '%b %S' /dev/shm", run_label);
+    if (!out) return std::nullopt;
+    return parse_statfs(out.value());
+}
 
 EnvironmentFacts host_facts() {
     EnvironmentFacts f;
@@ -72,10 +85,7 @@ Result<EnvironmentFacts> image_facts(const DockerApi& api, const std::string& im
         while (!g.empty() && std::isspace(static_cast<unsigned char>(g.back()))) g.pop_back();
         f.glibc = g;
     }
-    if (shm_at != std::string::npos) {
-        auto parts = split(t.substr(shm_at + 6, t.find('\n', shm_at + 6) - shm_at - 6), ' ');
-        if (parts.size() == 2) f.shm_bytes = std::atoll(parts[0].c_str()) * std::atoll(parts[1].c_str());
-    }
+    if (shm_at != std::string::npos) f.shm_bytes = parse_statfs(t.substr(shm_at + 6));
     return f;
 }
 

@@ -45,18 +45,6 @@ std::map<std::string, std::string> parse_challenge(const std::string& header) {
     return out;
 }
 
-std::string url_escape(const std::string& s) {
-    std::string out;
-    for (unsigned char c : s) {
-        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
-        else {
-            char buf[4];
-            std::snprintf(buf, sizeof buf, "%%%02X", c);
-            out += buf;
-        }
-    }
-    return out;
-}
 
 // The registry's own words: {"errors":[{"code":"MANIFEST_UNKNOWN","message":"..."}]}.
 std::string registry_message(const HttpResponse& r) {
@@ -90,8 +78,8 @@ Result<std::string> bearer_token(const std::string& challenge, const ImageRef& r
         return Error{ErrorKind::Environment, "registry asks for " + (c["scheme"].empty() ? challenge : c["scheme"]) +
                                                  " authentication; torchdock pulls anonymously"};
     std::string url = c["realm"] + (c["realm"].find('?') == std::string::npos ? "?" : "&");
-    if (!c["service"].empty()) url += "service=" + url_escape(c["service"]) + "&";
-    url += "scope=" + url_escape(c.count("scope") ? c["scope"] : "repository:" + ref.repository + ":pull");
+    if (!c["service"].empty()) url += "service=" + url_encode(c["service"]) + "&";
+    url += "scope=" + url_encode(c.count("scope") ? c["scope"] : "repository:" + ref.repository + ":pull");
     auto r = fetch("GET", url, {}, t);
     if (!r) return r.error();
     if (r->status != 200)

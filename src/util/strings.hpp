@@ -24,6 +24,9 @@ std::optional<std::string> closest_match(std::string_view word,
 // so a newline or escape sequence in bad input is shown, never acted on.
 std::string quote_value(std::string_view s);
 
+// Percent-encodes everything but unreserved characters (RFC 3986), for URL queries.
+std::string url_encode(std::string_view s);
+
 // Glob match with '*' and '?' (used by --only PATTERN).
 bool glob_match(std::string_view pattern, std::string_view text);
 
