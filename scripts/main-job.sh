@@ -3,7 +3,8 @@
 # preset), render the bundled manifests and lint every Dockerfile, then, against a real
 # Docker engine and a local registry (started here when none is running), lock, render
 # and build the default image (the Debian CPU family), then validate it with the probes.
-# Bundled files are not modified: the lock and build happen in build/main-job/.
+# `render` refreshes dockerfiles/ from the bundled manifests (no change when they are
+# current); the lock, the default image's Dockerfile and the reports go to build/main-job/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)

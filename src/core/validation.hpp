@@ -35,8 +35,8 @@ ProbeRun parse_probe_output(const std::string& probe, const std::string& stdout_
 // validate.shm-min-mb), plus "source" (where they came from).
 using Expectations = std::map<std::string, std::string>;
 
-// Expectations from image labels and environment (nvidia/cuda's CUDA_VERSION and
-// NV_CUDNN_VERSION when there are no torchdock labels), then the knowledge base for
+// Expectations from image labels and environment (nvidia/cuda's CUDA_VERSION,
+// NV_CUDNN_VERSION and NCCL_VERSION when there are no torchdock labels), then the knowledge base for
 // well-known images (NGC PyTorch by tag), then `overrides` (--expect key=value).
 Expectations gather_expectations(const std::string& image_ref, const std::map<std::string, std::string>& labels,
                                  const std::vector<std::string>& env, const KnowledgeBase& kb,
@@ -69,7 +69,7 @@ std::vector<CheckResult> evaluate(const ValidationInput& input, const KnowledgeB
 // datasheet peaks of the GEMM dtypes), or nullopt when the GPU or its peaks are unknown.
 std::optional<std::string> gemm_peak_flag(const ProbeRun& cuda, const KnowledgeBase& kb);
 
-// Every check ID with its name and what it means, for --help-checks and the README.
+// Every check ID with its name and what it means (the README's "Checks" table).
 struct CheckInfo {
     const char* id;
     const char* name;

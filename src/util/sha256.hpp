@@ -1,6 +1,7 @@
 #pragma once
-// SHA-256 (FIPS 180-4) of a byte string, as lowercase hex. Used to record which
-// manifest bytes an image was rendered from, and later to verify registry digests.
+// SHA-256 (FIPS 180-4) of a byte string, as lowercase hex. Records which manifest bytes an
+// image was rendered from, and computes a manifest's digest when a registry omits the
+// Docker-Content-Digest header.
 #include <string>
 #include <string_view>
 
