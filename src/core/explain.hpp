@@ -29,37 +29,10 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/knowledge_base.hpp"
+#include "core/log_template.hpp"
 #include "util/result.hpp"
 
 namespace td {
-
-class LineTemplate {
-public:
-    // Errors describe the template problem (the caller adds the JSON path).
-    static Result<LineTemplate> compile(std::string_view text);
-
-    // The captured values when the (normalised) line contains the template.
-    std::optional<std::map<std::string, std::string>> match(std::string_view line) const;
-
-    const std::string& text() const { return m_text; }
-    std::vector<std::string> names() const;
-
-private:
-    enum class Kind { Literal, Word, Text };
-    struct Token {
-        Kind kind = Kind::Literal;
-        std::string value;   // literal text, or the capture name
-        std::string prefix;    // Word captures: required start of the value
-        bool numeric = false;  // Word captures: must start with a digit
-    };
-    bool match_from(std::size_t i, std::size_t p, std::string_view line,
-                    std::vector<std::pair<std::size_t, std::size_t>>& spans, long& budget) const;
-
-    std::string m_text;
-    std::vector<Token> m_tokens;
-    std::size_t m_first_literal = 0;  // index of the first literal token (0 or 1)
-    std::size_t m_anchor = 0;         // index of the longest literal token (a fast reject)
-};
 
 // How a fingerprint confirms or rules out a signature (closed set of kinds).
 struct SignatureCheck {
@@ -127,14 +100,6 @@ struct Explanation {
     std::map<std::string, std::string> facts;  // captured and derived values
     std::string verdict;  // "" | "confirmed: ..." | "ruled out: ..."
 };
-
-// The line as it is matched: cut to 4096 bytes, ANSI escapes and control characters removed,
-// invalid UTF-8 replaced by '?', blanks collapsed, trimmed.
-std::string normalize_log_line(std::string_view raw);
-
-// Renders a cause/fix template; nullopt when a fact outside [[ ]] is unknown.
-std::optional<std::string> render_template(std::string_view tmpl,
-                                           const std::map<std::string, std::string>& facts);
 
 // Most specific first; one entry per signature; empty when nothing is recognised.
 std::vector<Explanation> explain_log(std::string_view log, const ErrorSignatures& signatures,
