@@ -7,6 +7,20 @@
 
 namespace td {
 
+std::optional<JsonValue> parse_document(std::string_view text, Diagnostics& diags) {
+    auto parsed = parse_source_json(text);
+    for (const auto& e : parsed.errors) diags.add(e.pos, "", "syntax error: " + e.message);
+    if (!parsed.errors.empty()) return std::nullopt;
+    return std::move(parsed.value);
+}
+
+void check_schema_one(JsonReader& r, const JsonValue& root, const std::string& what) {
+    if (const JsonValue* schema = root.find("schema"))
+        if (auto s = r.integer(*schema, "$.schema", 0, 1000); s && *s != 1)
+            r.error(*schema, "$.schema", "unsupported " + (what.empty() ? "" : what + " ") + "schema " + std::to_string(*s) +
+                                            "; this torchdock reads schema 1");
+}
+
 std::string member_path(const std::string& parent, const std::string& key) {
     bool plain = !key.empty();
     for (char c : key)

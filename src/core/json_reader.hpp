@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/diagnostics.hpp"
@@ -49,6 +50,12 @@ private:
     Diagnostics& m_diags;
     std::map<std::string, SourcePos>& m_positions;
 };
+
+// Parses a whole input file; syntax errors go to `diags` and give nullopt.
+std::optional<JsonValue> parse_document(std::string_view text, Diagnostics& diags);
+
+// Reports a "schema" other than 1 at $.schema; `what` names the kind of file ("lock", or "").
+void check_schema_one(JsonReader& r, const JsonValue& root, const std::string& what);
 
 std::string member_path(const std::string& parent, const std::string& key);
 std::string item_path(const std::string& parent, std::size_t index);

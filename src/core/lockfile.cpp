@@ -9,16 +9,13 @@ namespace td {
 
 LockDigests parse_lockfile(std::string_view text, Diagnostics& diags) {
     LockDigests out;
-    auto parsed = parse_source_json(text);
-    for (const auto& e : parsed.errors) diags.add(e.pos, "", "syntax error: " + e.message);
-    if (!parsed.errors.empty()) return out;
+    auto parsed = parse_document(text, diags);
+    if (!parsed) return out;
     std::map<std::string, SourcePos> positions;
     JsonReader r(diags, positions);
-    const JsonValue& root = parsed.value;
+    const JsonValue& root = *parsed;
     if (!r.check_object(root, "$", {"schema", "images"}, {"schema", "images"})) return out;
-    if (const JsonValue* schema = root.find("schema"))
-        if (auto s = r.integer(*schema, "$.schema", 0, 1000); s && *s != 1)
-            r.error(*schema, "$.schema", "unsupported lock schema " + std::to_string(*s));
+    check_schema_one(r, root, "lock");
     if (!root.find("images")) return out;
     const JsonValue& images = *root.find("images");
     if (!images.is_object()) {

@@ -100,11 +100,7 @@ public:
     void parse(const JsonValue& root) {
         if (!m_r.check_object(root, "$", k_top_keys, {"schema", "name", "image", "base", "matrix"}))
             return;
-        if (auto* v = root.find("schema")) {
-            if (auto s = m_r.integer(*v, "$.schema", 0, 1000); s && *s != 1)
-                m_r.error(*v, "$.schema", "unsupported schema " + std::to_string(*s) +
-                                              "; this torchdock reads schema 1");
-        }
+        check_schema_one(m_r, root, "");
         text_field(root, "name", m_m.name, grammar::check_family_name);
         text_field(root, "description", m_m.description,
                    [](std::string_view s) { return grammar::check_plain_text(s, 300); });
@@ -357,15 +353,12 @@ SourcePos Manifest::pos_of(const std::string& path) const {
 
 std::optional<Manifest> parse_manifest(const std::string& file, std::string_view text,
                                        Diagnostics& diags) {
-    auto parsed = parse_source_json(text);
-    if (!parsed.errors.empty()) {
-        for (const auto& e : parsed.errors) diags.add(e.pos, "", "syntax error: " + e.message);
-        return std::nullopt;
-    }
+    auto parsed = parse_document(text, diags);
+    if (!parsed) return std::nullopt;
     Manifest m;
     m.file = file;
     m.sha256 = sha256_hex(text);
-    ManifestParser(m, diags).parse(parsed.value);
+    ManifestParser(m, diags).parse(*parsed);
     if (!diags.empty()) return std::nullopt;
     return m;
 }

@@ -6,16 +6,13 @@ namespace td {
 
 Settings parse_settings(std::string_view text, Diagnostics& diags) {
     Settings settings;
-    auto parsed = parse_source_json(text);
-    for (const auto& e : parsed.errors) diags.add(e.pos, "", "syntax error: " + e.message);
-    if (!parsed.errors.empty()) return settings;
+    auto parsed = parse_document(text, diags);
+    if (!parsed) return settings;
     std::map<std::string, SourcePos> positions;
     JsonReader r(diags, positions);
-    const JsonValue& root = parsed.value;
+    const JsonValue& root = *parsed;
     if (!r.check_object(root, "$", {"schema", "mirrors"}, {"schema"})) return settings;
-    if (const JsonValue* schema = root.find("schema"))
-        if (auto s = r.integer(*schema, "$.schema", 0, 1000); s && *s != 1)
-            r.error(*schema, "$.schema", "unsupported settings schema " + std::to_string(*s));
+    check_schema_one(r, root, "settings");
     if (const JsonValue* m = root.find("mirrors")) {
         if (!m->is_object()) {
             r.error(*m, "$.mirrors", "expected an object of registry -> mirror host");
