@@ -16,14 +16,7 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-pass=0 fail=0 skip=0
-ok() { echo "ok   - $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
-skipped() { echo "skip - $1"; skip=$((skip + 1)); }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-run() { "$TD" "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
-rc() { cat "$WORK/rc"; }
-has() { grep -qF -- "$2" "$WORK/$1"; }
+source "$ROOT/tests/e2e/lib/check.sh"
 api() { curl -s --unix-socket "${DOCKER_HOST#unix://}" "http://localhost/v1.41$1"; }
 # json_field FILE KEY... : prints d[KEY][KEY]... (numeric keys index lists)
 json_field() { python3 - "$@" <<'PY'
@@ -205,5 +198,4 @@ check "an unreachable registry exits 3" test "$(rc)" = 3
 check "an unreachable registry is reported per image" grep -q "debian:bookworm (via 127.0.0.1:5999).*ERROR: .*127.0.0.1:5999" "$WORK/out"
 check "a failed lock leaves the lock file as it was" cmp -s manifests/debian-cpu.lock.json "$WORK/lock.before"
 
-echo "$pass passed, $fail failed, $skip skipped"
-test "$fail" = 0
+finish

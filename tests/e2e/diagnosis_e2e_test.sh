@@ -10,13 +10,7 @@ source "$ROOT/tests/e2e/lib/services.sh"
 source "$ROOT/tests/e2e/lib/test_images.sh"
 WORK=$(mktemp -d /tmp/torchdock-diagnosis-e2e-XXXXXX)
 trap 'services_stop; rm -rf "$WORK"' EXIT
-pass=0 fail=0
-ok() { echo "ok   - $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-run() { "$TD" "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
-rc() { cat "$WORK/rc"; }
-has() { grep -qF -- "$2" "$WORK/$1"; }
+source "$ROOT/tests/e2e/lib/check.sh"
 # finding FILE ID : exit 0 when the fingerprint FILE has that finding
 finding() { python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if any(f['id']=='$2' for f in d['findings']) else 1)"; }
 export TORCHDOCK_PROBES="$PROBES"
@@ -113,5 +107,4 @@ check "an unknown log is said plainly, exit 1" bash -c "test $(rc) = 1 && grep -
 run explain /nonexistent.log
 check "a missing log file exits 2" test "$(rc)" = 2
 
-echo "$pass passed, $fail failed"
-test "$fail" = 0
+finish

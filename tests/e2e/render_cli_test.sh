@@ -7,14 +7,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=$(mktemp -d /tmp/torchdock-e2e-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 cd "$ROOT"
-pass=0 fail=0
-ok() { echo "ok   - $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-# run CMD... : captures stdout/stderr/exit code of one torchdock call
-run() { "$TD" "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
-rc() { cat "$WORK/rc"; }
-has() { grep -qF -- "$2" "$WORK/$1"; }
+source "$ROOT/tests/e2e/lib/check.sh"
 
 # 1. Rendering twice gives byte-identical trees, equal to the committed dockerfiles/.
 run render --out "$WORK/a"; check "render exits 0" test "$(rc)" = 0
@@ -104,5 +97,4 @@ else
   bad "hadolint is not installed (scripts/install-deps.sh installs it)"
 fi
 
-echo "$pass passed, $fail failed"
-test "$fail" = 0
+finish

@@ -11,10 +11,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 source "$ROOT/tests/e2e/lib/services.sh"
 WORK=$(mktemp -d /tmp/torchdock-validate-e2e-XXXXXX)
 trap 'services_stop; rm -rf "$WORK"' EXIT
-pass=0 fail=0 skip=0
-ok() { echo "ok   - $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+source "$ROOT/tests/e2e/lib/check.sh"
 # result IMAGE CHECK_ID -> status of that check in $WORK/v.json
 result() { python3 - "$WORK/v.json" "$1" "$2" <<'PY'
 import json, sys
@@ -95,5 +92,4 @@ validate --expect cuda=12.4 "$H"
 check "--expect overrides the labels" test "$(status_of "$H" TD101)" = fail
 check "no probe container is left behind" test "$(/usr/bin/docker ps -aq --filter label=io.torchdock.run | wc -l)" = 0
 
-echo "$pass passed, $fail failed, $skip skipped"
-test "$fail" = 0
+finish
