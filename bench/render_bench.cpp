@@ -4,9 +4,9 @@
 //  2. Whole process (with --binary PATH): `torchdock render` of the bundled matrix into a
 //     temporary directory, median of 20 runs.
 // Usage: render_bench [--binary PATH]
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,7 +37,8 @@ std::vector<td::ManifestSource> synthetic_manifests(int families) {
         std::string text = R"({"schema": 1, "name": ")" + name + R"(", "image": "bench/)" + name +
                            R"(", "base": "nvidia-cuda-cudnn",
   "matrix": {"torch": ["2.9.1"], "cuda": ["cu128", "cu130"], "flavor": ["runtime", "devel"], "os": ["ubuntu24.04"]},
-  "pip": ["numpy==2.3.5", "pkg)" + std::to_string(i) + R"(==1.0.0"],
+  "pip": ["numpy==2.3.5", "pkg)" +
+                           std::to_string(i) + R"(==1.0.0"],
   "user": {"name": "trainer", "uid": 1000}, "env": {"OMP_NUM_THREADS": "8"},
   "target_gpus": ["H100", "B200"]})";
         out.push_back({"manifests/" + name + ".json", text, std::nullopt, std::nullopt});
@@ -87,24 +88,31 @@ int main(int argc, char** argv) {
         bytes = 0;
         for (const auto& [path, text] : plan.files) bytes += text.size();
     }
-    std::printf("in-process render: %zu variants (%zu bytes of Dockerfiles+index) median %.2f ms, min %.2f ms, %.1f us/variant\n",
-                variants, bytes, median(times), *std::min_element(times.begin(), times.end()),
-                1000.0 * median(times) / static_cast<double>(variants));
+    std::printf(
+        "in-process render: %zu variants (%zu bytes of Dockerfiles+index) median %.2f ms, min %.2f "
+        "ms, %.1f us/variant\n",
+        variants, bytes, median(times), *std::min_element(times.begin(), times.end()),
+        1000.0 * median(times) / static_cast<double>(variants));
 
     if (argc == 3 && std::string(argv[1]) == "--binary") {
-        std::string out = std::filesystem::temp_directory_path() / ("render-bench-" + std::to_string(getpid()));
+        std::string out =
+            std::filesystem::temp_directory_path() / ("render-bench-" + std::to_string(getpid()));
         std::vector<double> proc;
         for (int run = 0; run < 20; ++run) {
             double ms = run_process(argv[2], out);
             if (ms < 0) {
-                std::fprintf(stderr, "render_bench: %s render failed (run it from the repository root)\n", argv[2]);
+                std::fprintf(stderr,
+                             "render_bench: %s render failed (run it from the repository root)\n",
+                             argv[2]);
                 return 1;
             }
             proc.push_back(ms);
         }
         std::filesystem::remove_all(out);
-        std::printf("whole process `torchdock render` of the bundled matrix: median %.2f ms, min %.2f ms (20 runs)\n",
-                    median(proc), *std::min_element(proc.begin(), proc.end()));
+        std::printf(
+            "whole process `torchdock render` of the bundled matrix: median %.2f ms, min %.2f ms "
+            "(20 runs)\n",
+            median(proc), *std::min_element(proc.begin(), proc.end()));
     }
     return 0;
 }

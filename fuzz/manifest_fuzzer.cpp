@@ -20,7 +20,8 @@ const td::KnowledgeBase& kb() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string text(reinterpret_cast<const char*>(data), size);
-    td::RenderPlan plan = td::plan_render({td::ManifestSource{"fuzz.json", text, std::nullopt, std::nullopt}}, kb());
+    td::RenderPlan plan =
+        td::plan_render({td::ManifestSource{"fuzz.json", text, std::nullopt, std::nullopt}}, kb());
     if (!plan.problems.empty() && !plan.files.empty()) std::abort();
     for (const auto& d : plan.problems)
         if (d.message.empty()) std::abort();

@@ -20,17 +20,21 @@ enum Exit { kPass = 0, kFail = 1, kWaived = 2, kError = 3 };
 
 inline const char* status_name(Exit e) {
     switch (e) {
-        case kPass: return "pass";
-        case kFail: return "fail";
-        case kWaived: return "waived";
-        case kError: return "error";
+        case kPass:
+            return "pass";
+        case kFail:
+            return "fail";
+        case kWaived:
+            return "waived";
+        case kError:
+            return "error";
     }
     return "error";
 }
 
 // A JSON value built in code and printed compactly on one line.
 class Json {
-public:
+  public:
     Json() : m_text("null") {}
     Json(std::nullptr_t) : m_text("null") {}
     Json(bool b) : m_text(b ? "true" : "false") {}
@@ -40,7 +44,10 @@ public:
     Json(unsigned long v) : m_text(std::to_string(v)) {}
     Json(unsigned long long v) : m_text(std::to_string(v)) {}
     Json(double v) {
-        if (!std::isfinite(v)) { m_text = "null"; return; }
+        if (!std::isfinite(v)) {
+            m_text = "null";
+            return;
+        }
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.6g", v);
         m_text = buf;
@@ -67,7 +74,8 @@ public:
     }
     // Adds a member to an object (keys are written in the order they are set).
     Json& set(const std::string& key, const Json& value) {
-        m_text.insert(m_text.size() - 1, std::string(m_text.size() > 2 ? "," : "") + quote(key) + ":" + value.m_text);
+        m_text.insert(m_text.size() - 1,
+                      std::string(m_text.size() > 2 ? "," : "") + quote(key) + ":" + value.m_text);
         return *this;
     }
     // Appends to an array.
@@ -80,23 +88,33 @@ public:
     static std::string quote(const std::string& s) {
         std::string out = "\"";
         for (unsigned char c : s) {
-            if (c == '"' || c == '\\') { out += '\\'; out += static_cast<char>(c); }
-            else if (c == '\n') out += "\\n";
-            else if (c == '\t') out += "\\t";
-            else if (c < 0x20) { char b[8]; std::snprintf(b, sizeof b, "\\u%04x", c); out += b; }
-            else out += static_cast<char>(c);
+            if (c == '"' || c == '\\') {
+                out += '\\';
+                out += static_cast<char>(c);
+            } else if (c == '\n')
+                out += "\\n";
+            else if (c == '\t')
+                out += "\\t";
+            else if (c < 0x20) {
+                char b[8];
+                std::snprintf(b, sizeof b, "\\u%04x", c);
+                out += b;
+            } else
+                out += static_cast<char>(c);
         }
         return out + "\"";
     }
 
-private:
+  private:
     std::string m_text;
 };
 
 // Prints the closing JSON line (schema 1) and returns the exit code to return from main.
-//   {"probe": NAME, "schema": 1, "status": "pass|fail|waived|error", "reason": "...", "data": {...}}
+//   {"probe": NAME, "schema": 1, "status": "pass|fail|waived|error", "reason": "...", "data":
+//   {...}}
 inline int finish(const char* name, Exit status, const std::string& reason, const Json& data) {
-    Json out = Json::object({{"probe", name}, {"schema", 1}, {"status", status_name(status)}, {"reason", reason}});
+    Json out = Json::object(
+        {{"probe", name}, {"schema", 1}, {"status", status_name(status)}, {"reason", reason}});
     out.set("data", data);
     std::fflush(stderr);
     std::printf("%s\n", out.text().c_str());
@@ -107,12 +125,15 @@ inline int finish(const char* name, Exit status, const std::string& reason, cons
 // A shared library opened by the first soname that loads, the way the dynamic loader of
 // the image finds it (LD_LIBRARY_PATH, RUNPATH of the probe, ld.so.cache, default dirs).
 class Library {
-public:
+  public:
     Library() = default;
     explicit Library(std::initializer_list<const char*> sonames) {
         for (const char* name : sonames) {
             m_handle = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
-            if (m_handle) { m_soname = name; break; }
+            if (m_handle) {
+                m_soname = name;
+                break;
+            }
             const char* e = ::dlerror();
             if (!m_error.empty()) m_error += "; ";
             m_error += e ? e : name;
@@ -136,7 +157,8 @@ public:
     std::string path() const {
         if (!m_handle) return {};
         struct link_map* map = nullptr;
-        if (::dlinfo(m_handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) return map->l_name;
+        if (::dlinfo(m_handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
+            return map->l_name;
         return {};
     }
     template <typename Fn>
@@ -144,7 +166,7 @@ public:
         return m_handle ? reinterpret_cast<Fn>(::dlsym(m_handle, name)) : nullptr;
     }
 
-private:
+  private:
     void* m_handle = nullptr;
     std::string m_soname;
     std::string m_error;
@@ -155,7 +177,10 @@ inline std::map<std::string, std::string> parse_flags(int argc, char** argv) {
     std::map<std::string, std::string> out;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
-        if (a.rfind("--", 0) != 0) { out["?"] = a; continue; }
+        if (a.rfind("--", 0) != 0) {
+            out["?"] = a;
+            continue;
+        }
         auto eq = a.find('=');
         out[a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2)] =
             eq == std::string::npos ? "1" : a.substr(eq + 1);

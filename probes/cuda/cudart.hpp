@@ -47,8 +47,8 @@ struct Runtime {
     bool load() {
         lib = Library({"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"});
         if (!lib.ok()) return false;
-#define PROBE_CUDART_LOAD(name)                                            \
-    name = lib.symbol<decltype(&::name)>(#name);                           \
+#define PROBE_CUDART_LOAD(name)                  \
+    name = lib.symbol<decltype(&::name)>(#name); \
     if (!name && missing.empty()) missing = #name;
         PROBE_CUDART_LOAD(cudaRuntimeGetVersion)
         PROBE_CUDART_LOAD(cudaDriverGetVersion)
@@ -85,7 +85,8 @@ struct Runtime {
 
     // "cudaMalloc: cudaErrorMemoryAllocation (2)" for reasons and logs.
     std::string describe(const char* what, cudaError_t e) const {
-        return std::string(what) + ": " + error_name(e) + " (" + std::to_string(static_cast<int>(e)) + ")";
+        return std::string(what) + ": " + error_name(e) + " (" +
+               std::to_string(static_cast<int>(e)) + ")";
     }
 };
 #undef PROBE_CUDART_FN
@@ -94,12 +95,18 @@ struct Runtime {
 inline const char* classify(int code, bool driver_library_loaded) {
     if (!driver_library_loaded) return "no_driver";
     switch (code) {
-        case 34: return "no_driver";  // cudaErrorStubLibrary: the toolkit's stub libcuda, no driver
-        case 35: return "insufficient_driver";  // cudaErrorInsufficientDriver
-        case 804: return "forward_compat_unsupported";  // cudaErrorCompatNotSupportedOnDevice
-        case 802: return "system_not_ready";  // cudaErrorSystemNotReady (fabric manager, ...)
-        case 100: return "no_device";  // cudaErrorNoDevice
-        default: return "other";
+        case 34:
+            return "no_driver";  // cudaErrorStubLibrary: the toolkit's stub libcuda, no driver
+        case 35:
+            return "insufficient_driver";  // cudaErrorInsufficientDriver
+        case 804:
+            return "forward_compat_unsupported";  // cudaErrorCompatNotSupportedOnDevice
+        case 802:
+            return "system_not_ready";  // cudaErrorSystemNotReady (fabric manager, ...)
+        case 100:
+            return "no_device";  // cudaErrorNoDevice
+        default:
+            return "other";
     }
 }
 
@@ -116,9 +123,9 @@ inline bool driver_library_present() {
 // The outcome of asking the runtime for devices.
 struct Gpus {
     int count = 0;
-    int code = 0;            // cudaError_t of cudaGetDeviceCount (100 when it said 0 devices)
-    std::string name;        // "cudaErrorInsufficientDriver"
-    std::string cls;         // no_driver, insufficient_driver, ... ("" when usable)
+    int code = 0;      // cudaError_t of cudaGetDeviceCount (100 when it said 0 devices)
+    std::string name;  // "cudaErrorInsufficientDriver"
+    std::string cls;   // no_driver, insufficient_driver, ... ("" when usable)
     bool usable() const { return count > 0 && code == 0; }
     // {"code":35,"name":"cudaErrorInsufficientDriver","class":"insufficient_driver"} or null.
     Json error_json() const {
@@ -127,7 +134,8 @@ struct Gpus {
     }
     // The reason a probe gives when it waives for want of a GPU.
     std::string reason() const {
-        return "no usable GPU: " + cls + " (cudaGetDeviceCount: " + name + ", " + std::to_string(code) + ")";
+        return "no usable GPU: " + cls + " (cudaGetDeviceCount: " + name + ", " +
+               std::to_string(code) + ")";
     }
 };
 
@@ -154,8 +162,10 @@ inline Gpus query_gpus(const Runtime& rt) {
 
 // The compute capability (9, 0) of a runtime device; false when the attributes cannot be read.
 inline bool compute_capability(const Runtime& rt, int device, int& major, int& minor) {
-    return rt.cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-           rt.cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess;
+    return rt.cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) ==
+               cudaSuccess &&
+           rt.cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) ==
+               cudaSuccess;
 }
 
 // The device's name from the driver API (cuDeviceGetName), which needs no cudaDeviceProp
@@ -169,7 +179,8 @@ inline std::string device_name(int device) {
     if (!init || !get || !name || init(0) != CUDA_SUCCESS) return {};
     CUdevice dev = 0;
     char buf[256] = {0};
-    if (get(&dev, device) != CUDA_SUCCESS || name(buf, sizeof buf - 1, dev) != CUDA_SUCCESS) return {};
+    if (get(&dev, device) != CUDA_SUCCESS || name(buf, sizeof buf - 1, dev) != CUDA_SUCCESS)
+        return {};
     return buf;
 }
 
@@ -198,9 +209,11 @@ inline std::string nvidia_driver_version(const char* path = "/proc/driver/nvidia
         size_t start = line.find_first_not_of(" \t\r\n", pos);
         if (start == std::string::npos) break;
         size_t end = line.find_first_of(" \t\r\n", start);
-        std::string w = line.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        std::string w =
+            line.substr(start, end == std::string::npos ? std::string::npos : end - start);
         bool digits_dots = w.find_first_not_of("0123456789.") == std::string::npos;
-        if (digits_dots && w.find('.') != std::string::npos && w.front() != '.' && w.back() != '.') return w;
+        if (digits_dots && w.find('.') != std::string::npos && w.front() != '.' && w.back() != '.')
+            return w;
         pos = end;
     }
     return {};

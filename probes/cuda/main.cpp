@@ -31,7 +31,8 @@ Json total_memory(const probe::cuda::Runtime& rt, int device) {
             return Json(static_cast<unsigned long long>(bytes));
     }
     size_t free_b = 0, total_b = 0;
-    if (rt.cudaSetDevice(device) == cudaSuccess && rt.cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
+    if (rt.cudaSetDevice(device) == cudaSuccess &&
+        rt.cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
         return Json(static_cast<unsigned long long>(total_b));
     return Json();
 }
@@ -43,14 +44,17 @@ int main(int argc, char** argv) {
     auto flags = probe::parse_flags(argc, argv);
     Json data = Json::object();
     if (!flags.empty()) {
-        std::string bad = flags.begin()->first == "?" ? flags.begin()->second : "--" + flags.begin()->first;
-        return probe::finish(kName, probe::kError, "unknown argument " + bad + " (probe-cuda takes no flags)", data);
+        std::string bad =
+            flags.begin()->first == "?" ? flags.begin()->second : "--" + flags.begin()->first;
+        return probe::finish(kName, probe::kError,
+                             "unknown argument " + bad + " (probe-cuda takes no flags)", data);
     }
 
     std::string nvidia = probe::cuda::nvidia_driver_version();
     probe::cuda::Runtime rt;
     if (!rt.load()) {
-        std::string why = rt.lib.ok() ? "libcudart has no " + rt.missing : "no libcudart loads: " + rt.lib.error();
+        std::string why = rt.lib.ok() ? "libcudart has no " + rt.missing
+                                      : "no libcudart loads: " + rt.lib.error();
         std::printf("cuda: %s\n", why.c_str());
         data.set("runtime_library", rt.lib.ok() ? Json(rt.path()) : Json());
         data.set("runtime_version", Json());
@@ -68,10 +72,12 @@ int main(int argc, char** argv) {
     if (rt.cudaDriverGetVersion(&driver_version) != cudaSuccess) driver_version = 0;
     probe::cuda::Gpus gpus = probe::cuda::query_gpus(rt);
 
-    std::printf("cuda: runtime %s (%d) from %s\n", probe::cuda::version_text(runtime_version).c_str(),
-                runtime_version, rt.path().c_str());
+    std::printf("cuda: runtime %s (%d) from %s\n",
+                probe::cuda::version_text(runtime_version).c_str(), runtime_version,
+                rt.path().c_str());
     std::printf("cuda: driver supports CUDA %s (%d); NVIDIA driver %s; libcuda.so.1 %s\n",
-                driver_version > 0 ? probe::cuda::version_text(driver_version).c_str() : "-", driver_version,
+                driver_version > 0 ? probe::cuda::version_text(driver_version).c_str() : "-",
+                driver_version,
                 nvidia.empty() ? "not loaded (no /proc/driver/nvidia/version)" : nvidia.c_str(),
                 probe::cuda::driver_library_present() ? "loads" : "does not load");
 
@@ -80,15 +86,17 @@ int main(int argc, char** argv) {
     for (int i = 0; i < gpus.count; ++i) {
         int major = 0, minor = 0, sms = 0;
         bool cc_ok = probe::cuda::compute_capability(rt, i, major, minor);
-        bool sm_ok = rt.cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, i) == cudaSuccess;
+        bool sm_ok =
+            rt.cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, i) == cudaSuccess;
         std::string name = probe::cuda::device_name(i);
         Json memory = total_memory(rt, i);
         if (!cc_ok || !sm_ok || name.empty()) {
             if (device_error.empty()) device_error = "could not query device " + std::to_string(i);
         }
         std::string cc = cc_ok ? std::to_string(major) + "." + std::to_string(minor) : "";
-        std::printf("cuda: device %d: %s, cc %s, %d SMs, %s bytes\n", i, name.empty() ? "?" : name.c_str(),
-                    cc.empty() ? "?" : cc.c_str(), sms, memory.text().c_str());
+        std::printf("cuda: device %d: %s, cc %s, %d SMs, %s bytes\n", i,
+                    name.empty() ? "?" : name.c_str(), cc.empty() ? "?" : cc.c_str(), sms,
+                    memory.text().c_str());
         devices.push(Json::object({{"index", i},
                                    {"name", name.empty() ? Json() : Json(name)},
                                    {"cc", cc_ok ? Json(cc) : Json()},

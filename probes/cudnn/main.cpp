@@ -59,8 +59,8 @@ struct Cudnn {
     bool load() {
         lib = probe::Library({"libcudnn.so.9", "libcudnn.so.8"});
         if (!lib.ok()) return false;
-#define PROBE_LOAD(name)                                \
-    name = lib.symbol<decltype(&::name)>(#name);        \
+#define PROBE_LOAD(name)                         \
+    name = lib.symbol<decltype(&::name)>(#name); \
     if (!name) missing += std::string(missing.empty() ? "" : ", ") + #name;
         PROBE_LOAD(cudnnGetVersion)
         PROBE_LOAD(cudnnGetCudartVersion)
@@ -90,7 +90,8 @@ struct Cudnn {
     }
     std::string status(const char* what, cudnnStatus_t s) const {
         const char* n = cudnnGetErrorString ? cudnnGetErrorString(s) : nullptr;
-        return std::string(what) + ": " + (n ? n : "cudnnStatus") + " (" + std::to_string(static_cast<int>(s)) + ")";
+        return std::string(what) + ": " + (n ? n : "cudnnStatus") + " (" +
+               std::to_string(static_cast<int>(s)) + ")";
     }
 };
 #undef PROBE_FN
@@ -99,8 +100,10 @@ struct Cudnn {
 // older: major*1000 + minor*100 + patch).
 std::string version_string(size_t v) {
     size_t major, minor, patch;
-    if (v >= 90000) major = v / 10000, minor = (v % 10000) / 100, patch = v % 100;
-    else major = v / 1000, minor = (v % 1000) / 100, patch = v % 100;
+    if (v >= 90000)
+        major = v / 10000, minor = (v % 10000) / 100, patch = v % 100;
+    else
+        major = v / 1000, minor = (v % 1000) / 100, patch = v % 100;
     return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
 }
 
@@ -146,15 +149,15 @@ ConvResult convolution(const Cudnn& dnn, const probe::cuda::Runtime& rt) {
     ConvState st(dnn, rt);
     cudnnStatus_t s;
     cudaError_t e;
-#define DNN(call, what)                                     \
-    if ((s = (call)) != CUDNN_STATUS_SUCCESS) {              \
-        res.error = dnn.status(what, s);                     \
-        return res;                                          \
+#define DNN(call, what)                         \
+    if ((s = (call)) != CUDNN_STATUS_SUCCESS) { \
+        res.error = dnn.status(what, s);        \
+        return res;                             \
     }
-#define RT(call, what)                                      \
-    if ((e = (call)) != cudaSuccess) {                       \
-        res.error = rt.describe(what, e);                    \
-        return res;                                          \
+#define RT(call, what)                    \
+    if ((e = (call)) != cudaSuccess) {    \
+        res.error = rt.describe(what, e); \
+        return res;                       \
     }
     DNN(dnn.cudnnCreate(&st.handle), "cudnnCreate")
     DNN(dnn.cudnnCreateTensorDescriptor(&st.xd), "cudnnCreateTensorDescriptor")
@@ -165,16 +168,17 @@ ConvResult convolution(const Cudnn& dnn, const probe::cuda::Runtime& rt) {
         "cudnnSetTensor4dDescriptor(x)")
     DNN(dnn.cudnnSetFilter4dDescriptor(st.wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, K, C, R, S),
         "cudnnSetFilter4dDescriptor")
-    DNN(dnn.cudnnSetConvolution2dDescriptor(st.cd, pad, pad, stride, stride, dil, dil, CUDNN_CROSS_CORRELATION,
-                                            CUDNN_DATA_FLOAT),
+    DNN(dnn.cudnnSetConvolution2dDescriptor(st.cd, pad, pad, stride, stride, dil, dil,
+                                            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
         "cudnnSetConvolution2dDescriptor")
     DNN(dnn.cudnnSetConvolutionMathType(st.cd, CUDNN_DEFAULT_MATH), "cudnnSetConvolutionMathType")
     int on = 0, oc = 0, oh = 0, ow = 0;
     DNN(dnn.cudnnGetConvolution2dForwardOutputDim(st.cd, st.xd, st.wd, &on, &oc, &oh, &ow),
         "cudnnGetConvolution2dForwardOutputDim")
     if (on != N || oc != K || oh != H || ow != W) {
-        res.error = "cudnnGetConvolution2dForwardOutputDim: " + std::to_string(on) + "x" + std::to_string(oc) + "x" +
-                    std::to_string(oh) + "x" + std::to_string(ow) + ", expected 1x4x16x16";
+        res.error = "cudnnGetConvolution2dForwardOutputDim: " + std::to_string(on) + "x" +
+                    std::to_string(oc) + "x" + std::to_string(oh) + "x" + std::to_string(ow) +
+                    ", expected 1x4x16x16";
         return res;
     }
     DNN(dnn.cudnnSetTensor4dDescriptor(st.yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, K, H, W),
@@ -183,7 +187,8 @@ ConvResult convolution(const Cudnn& dnn, const probe::cuda::Runtime& rt) {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT] = {};
     int returned = 0;
     DNN(dnn.cudnnGetConvolutionForwardAlgorithm_v7(st.handle, st.xd, st.wd, st.cd, st.yd,
-                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
+                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
+                                                   perf),
         "cudnnGetConvolutionForwardAlgorithm_v7")
     const cudnnConvolutionFwdAlgoPerf_t* pick = nullptr;
     for (int i = 0; i < returned && !pick; ++i)
@@ -196,11 +201,13 @@ ConvResult convolution(const Cudnn& dnn, const probe::cuda::Runtime& rt) {
     res.math = static_cast<int>(pick->mathType);
     DNN(dnn.cudnnSetConvolutionMathType(st.cd, pick->mathType), "cudnnSetConvolutionMathType")
     size_t ws_bytes = 0;
-    DNN(dnn.cudnnGetConvolutionForwardWorkspaceSize(st.handle, st.xd, st.wd, st.cd, st.yd, pick->algo, &ws_bytes),
+    DNN(dnn.cudnnGetConvolutionForwardWorkspaceSize(st.handle, st.xd, st.wd, st.cd, st.yd,
+                                                    pick->algo, &ws_bytes),
         "cudnnGetConvolutionForwardWorkspaceSize")
 
     // Host data: q/8, q in [-4, 4].
-    std::vector<float> hx(static_cast<size_t>(N) * C * H * W), hw(static_cast<size_t>(K) * C * R * S);
+    std::vector<float> hx(static_cast<size_t>(N) * C * H * W),
+        hw(static_cast<size_t>(K) * C * R * S);
     std::vector<float> hy(static_cast<size_t>(N) * K * H * W, NAN);
     uint64_t seed = 0xC0DEull;
     for (auto& v : hx) v = static_cast<float>(static_cast<int>(splitmix64(seed) % 9) - 4) / 8.0f;
@@ -210,15 +217,19 @@ ConvResult convolution(const Cudnn& dnn, const probe::cuda::Runtime& rt) {
     RT(rt.cudaMalloc(&st.w, hw.size() * sizeof(float)), "cudaMalloc")
     RT(rt.cudaMalloc(&st.y, hy.size() * sizeof(float)), "cudaMalloc")
     if (ws_bytes) RT(rt.cudaMalloc(&st.ws, ws_bytes), "cudaMalloc(workspace)")
-    RT(rt.cudaMemcpy(st.x, hx.data(), hx.size() * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy")
-    RT(rt.cudaMemcpy(st.w, hw.data(), hw.size() * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy")
-    RT(rt.cudaMemset(st.y, 0xFF, hy.size() * sizeof(float)), "cudaMemset")  // NaN: unwritten output shows
+    RT(rt.cudaMemcpy(st.x, hx.data(), hx.size() * sizeof(float), cudaMemcpyHostToDevice),
+       "cudaMemcpy")
+    RT(rt.cudaMemcpy(st.w, hw.data(), hw.size() * sizeof(float), cudaMemcpyHostToDevice),
+       "cudaMemcpy")
+    RT(rt.cudaMemset(st.y, 0xFF, hy.size() * sizeof(float)),
+       "cudaMemset")  // NaN: unwritten output shows
     const float alpha = 1.0f, beta = 0.0f;
-    DNN(dnn.cudnnConvolutionForward(st.handle, &alpha, st.xd, st.x, st.wd, st.w, st.cd, pick->algo, st.ws, ws_bytes,
-                                    &beta, st.yd, st.y),
+    DNN(dnn.cudnnConvolutionForward(st.handle, &alpha, st.xd, st.x, st.wd, st.w, st.cd, pick->algo,
+                                    st.ws, ws_bytes, &beta, st.yd, st.y),
         "cudnnConvolutionForward")
     RT(rt.cudaDeviceSynchronize(), "cudnnConvolutionForward")
-    RT(rt.cudaMemcpy(hy.data(), st.y, hy.size() * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy")
+    RT(rt.cudaMemcpy(hy.data(), st.y, hy.size() * sizeof(float), cudaMemcpyDeviceToHost),
+       "cudaMemcpy")
 #undef DNN
 #undef RT
 
@@ -232,10 +243,13 @@ ConvResult convolution(const Cudnn& dnn, const probe::cuda::Runtime& rt) {
                     for (int c = 0; c < C; ++c)
                         for (int r = 0; r < R; ++r)
                             for (int sx = 0; sx < S; ++sx) {
-                                int ih = h * stride + r * dil - pad, iw = wo * stride + sx * dil - pad;
+                                int ih = h * stride + r * dil - pad,
+                                    iw = wo * stride + sx * dil - pad;
                                 if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                                ref += static_cast<double>(hx[((static_cast<size_t>(n) * C + c) * H + ih) * W + iw]) *
-                                       hw[((static_cast<size_t>(k) * C + c) * R + r) * S + sx];
+                                ref +=
+                                    static_cast<double>(
+                                        hx[((static_cast<size_t>(n) * C + c) * H + ih) * W + iw]) *
+                                    hw[((static_cast<size_t>(k) * C + c) * R + r) * S + sx];
                             }
                     double got = hy[((static_cast<size_t>(n) * K + k) * H + h) * W + wo];
                     double err = std::isfinite(got) ? std::fabs(got - ref) : INFINITY;
@@ -255,8 +269,10 @@ int main(int argc, char** argv) {
     auto flags = probe::parse_flags(argc, argv);
     Json data = Json::object();
     if (!flags.empty()) {
-        std::string bad = flags.begin()->first == "?" ? flags.begin()->second : "--" + flags.begin()->first;
-        return probe::finish(kName, probe::kError, "unknown argument " + bad + " (probe-cudnn takes no flags)", data);
+        std::string bad =
+            flags.begin()->first == "?" ? flags.begin()->second : "--" + flags.begin()->first;
+        return probe::finish(kName, probe::kError,
+                             "unknown argument " + bad + " (probe-cudnn takes no flags)", data);
     }
 
     Cudnn dnn;
@@ -267,21 +283,26 @@ int main(int argc, char** argv) {
     data.set("library", dnn.lib.ok() ? Json(dnn.path()) : Json());
     data.set("version", versions_ok ? Json(static_cast<unsigned long long>(version)) : Json());
     data.set("version_string", versions_ok ? Json(version_string(version)) : Json());
-    data.set("cudart_version", versions_ok ? Json(static_cast<unsigned long long>(cudart_version)) : Json());
+    data.set("cudart_version",
+             versions_ok ? Json(static_cast<unsigned long long>(cudart_version)) : Json());
     data.set("header_version", static_cast<long long>(CUDNN_VERSION));
     if (!versions_ok) {
         data.set("conv", Json());
-        std::string why = dnn.lib.ok() ? "libcudnn lacks " + dnn.missing : "no libcudnn loads: " + dnn.lib.error();
+        std::string why = dnn.lib.ok() ? "libcudnn lacks " + dnn.missing
+                                       : "no libcudnn loads: " + dnn.lib.error();
         std::printf("cudnn: %s\n", why.c_str());
         return probe::finish(kName, probe::kError, why, data);
     }
-    std::printf("cudnn: %s (%zu) from %s, built for CUDA runtime %zu; probe built with cuDNN headers %d\n",
-                version_string(version).c_str(), version, dnn.path().c_str(), cudart_version, CUDNN_VERSION);
+    std::printf(
+        "cudnn: %s (%zu) from %s, built for CUDA runtime %zu; probe built with cuDNN headers %d\n",
+        version_string(version).c_str(), version, dnn.path().c_str(), cudart_version,
+        CUDNN_VERSION);
 
     probe::cuda::Runtime rt;
     if (!rt.load()) {
         data.set("conv", Json());
-        std::string why = rt.lib.ok() ? "libcudart has no " + rt.missing : "no libcudart loads: " + rt.lib.error();
+        std::string why = rt.lib.ok() ? "libcudart has no " + rt.missing
+                                      : "no libcudart loads: " + rt.lib.error();
         std::printf("cudnn: %s\n", why.c_str());
         return probe::finish(kName, probe::kError, why, data);
     }
@@ -307,8 +328,11 @@ int main(int argc, char** argv) {
         std::printf("cudnn: convolution: %s\n", conv.error.c_str());
         return probe::finish(kName, probe::kError, conv.error, data);
     }
-    std::printf("cudnn: convolution 1x3x16x16 * 4x3x3x3 (algo %d, math %d): %s, max_abs_err %g (tolerance %g)\n",
-                conv.algo, conv.math, conv.correct ? "correct" : "INCORRECT", conv.max_abs_err, conv.tolerance);
+    std::printf(
+        "cudnn: convolution 1x3x16x16 * 4x3x3x3 (algo %d, math %d): %s, max_abs_err %g (tolerance "
+        "%g)\n",
+        conv.algo, conv.math, conv.correct ? "correct" : "INCORRECT", conv.max_abs_err,
+        conv.tolerance);
     data.set("conv", Json::object({{"correct", conv.correct},
                                    {"max_abs_err", conv.max_abs_err},
                                    {"tolerance", conv.tolerance},
@@ -316,8 +340,8 @@ int main(int argc, char** argv) {
                                    {"math_type", conv.math}}));
     if (!conv.correct)
         return probe::finish(kName, probe::kFail,
-                             "convolution incorrect: max_abs_err " + Json(conv.max_abs_err).text() + " > tolerance " +
-                                 Json(conv.tolerance).text(),
+                             "convolution incorrect: max_abs_err " + Json(conv.max_abs_err).text() +
+                                 " > tolerance " + Json(conv.tolerance).text(),
                              data);
     return probe::finish(kName, probe::kPass, "", data);
 }

@@ -71,9 +71,10 @@ using probe::cuda::Runtime;
 
 // cublas_api.h overloads cublasGemmEx in C++ (a wrapper taking cudaDataType computeType), so
 // its pointer type is spelled out: the exported C function.
-using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                    const void*, const void*, cudaDataType, int, const void*, cudaDataType, int,
-                                    const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                    int, const void*, const void*, cudaDataType, int, const void*,
+                                    cudaDataType, int, const void*, void*, cudaDataType, int,
+                                    cublasComputeType_t, cublasGemmAlgo_t);
 
 #define PROBE_FN(name) decltype(&::name) name = nullptr
 struct Blas {
@@ -105,8 +106,8 @@ struct Blas {
         blas = probe::Library({"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"});
         lt = probe::Library({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11"});
         if (!blas.ok()) return false;
-#define PROBE_LOAD(from, name, type)                                          \
-    name = from.symbol<type>(#name);                                          \
+#define PROBE_LOAD(from, name, type) \
+    name = from.symbol<type>(#name); \
     if (!name) missing += std::string(missing.empty() ? "" : ", ") + #name;
         PROBE_LOAD(blas, cublasCreate_v2, decltype(&::cublasCreate_v2))
         PROBE_LOAD(blas, cublasDestroy_v2, decltype(&::cublasDestroy_v2))
@@ -121,13 +122,18 @@ struct Blas {
             PROBE_LOAD(lt, cublasLtGetVersion, decltype(&::cublasLtGetVersion))
             PROBE_LOAD(lt, cublasLtMatmulDescCreate, decltype(&::cublasLtMatmulDescCreate))
             PROBE_LOAD(lt, cublasLtMatmulDescDestroy, decltype(&::cublasLtMatmulDescDestroy))
-            PROBE_LOAD(lt, cublasLtMatmulDescSetAttribute, decltype(&::cublasLtMatmulDescSetAttribute))
+            PROBE_LOAD(lt, cublasLtMatmulDescSetAttribute,
+                       decltype(&::cublasLtMatmulDescSetAttribute))
             PROBE_LOAD(lt, cublasLtMatrixLayoutCreate, decltype(&::cublasLtMatrixLayoutCreate))
             PROBE_LOAD(lt, cublasLtMatrixLayoutDestroy, decltype(&::cublasLtMatrixLayoutDestroy))
-            PROBE_LOAD(lt, cublasLtMatmulPreferenceCreate, decltype(&::cublasLtMatmulPreferenceCreate))
-            PROBE_LOAD(lt, cublasLtMatmulPreferenceDestroy, decltype(&::cublasLtMatmulPreferenceDestroy))
-            PROBE_LOAD(lt, cublasLtMatmulPreferenceSetAttribute, decltype(&::cublasLtMatmulPreferenceSetAttribute))
-            PROBE_LOAD(lt, cublasLtMatmulAlgoGetHeuristic, decltype(&::cublasLtMatmulAlgoGetHeuristic))
+            PROBE_LOAD(lt, cublasLtMatmulPreferenceCreate,
+                       decltype(&::cublasLtMatmulPreferenceCreate))
+            PROBE_LOAD(lt, cublasLtMatmulPreferenceDestroy,
+                       decltype(&::cublasLtMatmulPreferenceDestroy))
+            PROBE_LOAD(lt, cublasLtMatmulPreferenceSetAttribute,
+                       decltype(&::cublasLtMatmulPreferenceSetAttribute))
+            PROBE_LOAD(lt, cublasLtMatmulAlgoGetHeuristic,
+                       decltype(&::cublasLtMatmulAlgoGetHeuristic))
             PROBE_LOAD(lt, cublasLtMatmul, decltype(&::cublasLtMatmul))
         }
 #undef PROBE_LOAD
@@ -137,7 +143,8 @@ struct Blas {
 
     std::string status(cublasStatus_t s) const {
         const char* n = cublasGetStatusName ? cublasGetStatusName(s) : nullptr;
-        return std::string(n ? n : "cublasStatus") + " (" + std::to_string(static_cast<int>(s)) + ")";
+        return std::string(n ? n : "cublasStatus") + " (" + std::to_string(static_cast<int>(s)) +
+               ")";
     }
     std::string path() const {
         std::string p = blas.path();
@@ -190,7 +197,8 @@ double decode(uint32_t bits, int ebits, int mbits) {
     uint32_t mant = bits & ((1u << mbits) - 1);
     if (biased == (1u << ebits) - 1 && ebits > 4) return mant ? NAN : sign * INFINITY;  // not e4m3
     if (biased == 0) return sign * std::ldexp(static_cast<double>(mant), 1 - bias - mbits);
-    return sign * std::ldexp(1.0 + std::ldexp(static_cast<double>(mant), -mbits), static_cast<int>(biased) - bias);
+    return sign * std::ldexp(1.0 + std::ldexp(static_cast<double>(mant), -mbits),
+                             static_cast<int>(biased) - bias);
 }
 
 struct Format {
@@ -208,8 +216,8 @@ struct DType {
     const char* name;
     Format in, out;
     cublasComputeType_t compute;
-    bool lt;    // through cublasLtMatmul
-    int range;  // q in [-range, range]
+    bool lt;         // through cublasLtMatmul
+    int range;       // q in [-range, range]
     int scale_log2;  // value = q * 2^scale_log2
     double u_in, u_acc, u_out;
 };
@@ -239,7 +247,8 @@ uint64_t splitmix64(uint64_t& state) {
 std::vector<int16_t> random_ints(size_t count, int range, uint64_t seed) {
     std::vector<int16_t> q(count);
     const uint64_t span = static_cast<uint64_t>(2 * range + 1);
-    for (auto& x : q) x = static_cast<int16_t>(static_cast<int64_t>(splitmix64(seed) % span) - range);
+    for (auto& x : q)
+        x = static_cast<int16_t>(static_cast<int64_t>(splitmix64(seed) % span) - range);
     return q;
 }
 
@@ -264,7 +273,7 @@ bool encode_all(const std::vector<int16_t>& q, int range, int scale_log2, const 
 // ---- Device memory ----------------------------------------------------------------------------
 
 class DeviceBuffer {
-public:
+  public:
     DeviceBuffer(const Runtime& rt) : m_rt(rt) {}
     ~DeviceBuffer() {
         if (m_ptr) m_rt.cudaFree(m_ptr);
@@ -274,7 +283,7 @@ public:
     cudaError_t alloc(size_t bytes) { return m_rt.cudaMalloc(&m_ptr, bytes); }
     void* get() const { return m_ptr; }
 
-private:
+  private:
     const Runtime& m_rt;
     void* m_ptr = nullptr;
 };
@@ -330,51 +339,63 @@ struct Gemm {
         release_lt();
         cublasStatus_t st;
         auto fail = [&](const char* what) { return std::string(what) + ": " + blas.status(st); };
-        if ((st = blas.cublasLtMatmulDescCreate(&op, d.compute, CUDA_R_32F)) != CUBLAS_STATUS_SUCCESS)
+        if ((st = blas.cublasLtMatmulDescCreate(&op, d.compute, CUDA_R_32F)) !=
+            CUBLAS_STATUS_SUCCESS)
             return fail("cublasLtMatmulDescCreate");
         int32_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-        if ((st = blas.cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta)) !=
-                CUBLAS_STATUS_SUCCESS ||
-            (st = blas.cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb)) !=
-                CUBLAS_STATUS_SUCCESS)
+        if ((st = blas.cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta,
+                                                      sizeof ta)) != CUBLAS_STATUS_SUCCESS ||
+            (st = blas.cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb,
+                                                      sizeof tb)) != CUBLAS_STATUS_SUCCESS)
             return fail("cublasLtMatmulDescSetAttribute(TRANSA/B)");
         int8_t fast_accum = 0;  // the default, said explicitly: promote partial sums to fp32
-        if ((st = blas.cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accum,
-                                                      sizeof fast_accum)) != CUBLAS_STATUS_SUCCESS)
+        if ((st = blas.cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                                                      &fast_accum, sizeof fast_accum)) !=
+            CUBLAS_STATUS_SUCCESS)
             return fail("cublasLtMatmulDescSetAttribute(FAST_ACCUM)");
-        if ((st = blas.cublasLtMatrixLayoutCreate(&la, d.in.type, s.k, s.m, s.k)) != CUBLAS_STATUS_SUCCESS ||
-            (st = blas.cublasLtMatrixLayoutCreate(&lb, d.in.type, s.k, s.n, s.k)) != CUBLAS_STATUS_SUCCESS ||
-            (st = blas.cublasLtMatrixLayoutCreate(&lc, d.out.type, s.m, s.n, s.m)) != CUBLAS_STATUS_SUCCESS)
+        if ((st = blas.cublasLtMatrixLayoutCreate(&la, d.in.type, s.k, s.m, s.k)) !=
+                CUBLAS_STATUS_SUCCESS ||
+            (st = blas.cublasLtMatrixLayoutCreate(&lb, d.in.type, s.k, s.n, s.k)) !=
+                CUBLAS_STATUS_SUCCESS ||
+            (st = blas.cublasLtMatrixLayoutCreate(&lc, d.out.type, s.m, s.n, s.m)) !=
+                CUBLAS_STATUS_SUCCESS)
             return fail("cublasLtMatrixLayoutCreate");
         if ((st = blas.cublasLtMatmulPreferenceCreate(&pref)) != CUBLAS_STATUS_SUCCESS)
             return fail("cublasLtMatmulPreferenceCreate");
         uint64_t ws = workspace_bytes;
         uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;  // or none; never in bf16
-        if ((st = blas.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
-                                                            sizeof ws)) != CUBLAS_STATUS_SUCCESS ||
-            (st = blas.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                                                            &reduction, sizeof reduction)) != CUBLAS_STATUS_SUCCESS)
+        if ((st = blas.cublasLtMatmulPreferenceSetAttribute(
+                 pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws)) !=
+                CUBLAS_STATUS_SUCCESS ||
+            (st = blas.cublasLtMatmulPreferenceSetAttribute(
+                 pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reduction, sizeof reduction)) !=
+                CUBLAS_STATUS_SUCCESS)
             return fail("cublasLtMatmulPreferenceSetAttribute");
         int found = 0;
         heuristic = cublasLtMatmulHeuristicResult_t{};
-        st = blas.cublasLtMatmulAlgoGetHeuristic(lt_handle, op, la, lb, lc, lc, pref, 1, &heuristic, &found);
+        st = blas.cublasLtMatmulAlgoGetHeuristic(lt_handle, op, la, lb, lc, lc, pref, 1, &heuristic,
+                                                 &found);
         if (st != CUBLAS_STATUS_SUCCESS || found < 1 || heuristic.state != CUBLAS_STATUS_SUCCESS) {
             unsupported = true;
-            return "cuBLASLt has no fp8 (e4m3 x e4m3 -> bf16) algorithm for " + std::to_string(s.m) + "x" +
-                   std::to_string(s.n) + "x" + std::to_string(s.k) + " here: " +
+            return "cuBLASLt has no fp8 (e4m3 x e4m3 -> bf16) algorithm for " +
+                   std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                   " here: " +
                    (st != CUBLAS_STATUS_SUCCESS ? blas.status(st) : std::string("none found"));
         }
         return {};
     }
 
-    cublasStatus_t run(const DType& d, const Shape& s, const void* a, const void* b, void* c) const {
+    cublasStatus_t run(const DType& d, const Shape& s, const void* a, const void* b,
+                       void* c) const {
         const float alpha = 1.0f, beta = 0.0f;  // scale type fp32 for every configuration here
         if (d.lt)
-            return blas.cublasLtMatmul(lt_handle, op, &alpha, a, la, b, lb, &beta, c, lc, c, lc, &heuristic.algo,
-                                       workspace, heuristic.workspaceSize, nullptr);
-        return blas.cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.m), static_cast<int>(s.n),
-                                 static_cast<int>(s.k), &alpha, a, d.in.type, static_cast<int>(s.k), b, d.in.type,
-                                 static_cast<int>(s.k), &beta, c, d.out.type, static_cast<int>(s.m), d.compute,
+            return blas.cublasLtMatmul(lt_handle, op, &alpha, a, la, b, lb, &beta, c, lc, c, lc,
+                                       &heuristic.algo, workspace, heuristic.workspaceSize,
+                                       nullptr);
+        return blas.cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.m),
+                                 static_cast<int>(s.n), static_cast<int>(s.k), &alpha, a, d.in.type,
+                                 static_cast<int>(s.k), b, d.in.type, static_cast<int>(s.k), &beta,
+                                 c, d.out.type, static_cast<int>(s.m), d.compute,
                                  CUBLAS_GEMM_DEFAULT);
     }
 };
@@ -387,14 +408,17 @@ struct HostOperands {
     void make(const Shape& s, int r) {
         if (s.m == shape.m && s.n == shape.n && s.k == shape.k && r == range) return;
         shape = s, range = r;
-        qa = random_ints(static_cast<size_t>(s.m) * s.k, r, 0x5EED0001ull + static_cast<uint64_t>(r));
-        qb = random_ints(static_cast<size_t>(s.k) * s.n, r, 0x5EED0002ull + static_cast<uint64_t>(r));
+        qa = random_ints(static_cast<size_t>(s.m) * s.k, r,
+                         0x5EED0001ull + static_cast<uint64_t>(r));
+        qb = random_ints(static_cast<size_t>(s.k) * s.n, r,
+                         0x5EED0002ull + static_cast<uint64_t>(r));
     }
 };
 
 // The sampled output entries: the four corners and pseudo-random others, at least 64.
 std::vector<std::pair<long, long>> sample_entries(const Shape& s, size_t count) {
-    std::vector<std::pair<long, long>> out = {{0, 0}, {s.m - 1, s.n - 1}, {0, s.n - 1}, {s.m - 1, 0}};
+    std::vector<std::pair<long, long>> out = {
+        {0, 0}, {s.m - 1, s.n - 1}, {0, s.n - 1}, {s.m - 1, 0}};
     uint64_t seed = 0xC0FFEEull;
     while (out.size() < count)
         out.emplace_back(static_cast<long>(splitmix64(seed) % static_cast<uint64_t>(s.m)),
@@ -408,7 +432,8 @@ void measure(Run& run, Gemm& gemm, HostOperands& host, const Runtime& rt, int wa
     const Shape& s = run.shape;
     host.make(s, d.range);
     std::vector<unsigned char> ha, hb;
-    if (!encode_all(host.qa, d.range, d.scale_log2, d.in, ha) || !encode_all(host.qb, d.range, d.scale_log2, d.in, hb)) {
+    if (!encode_all(host.qa, d.range, d.scale_log2, d.in, ha) ||
+        !encode_all(host.qb, d.range, d.scale_log2, d.in, hb)) {
         run.error = "internal: input values are not exact in the input type";
         return;
     }
@@ -429,9 +454,12 @@ void measure(Run& run, Gemm& gemm, HostOperands& host, const Runtime& rt, int wa
         rt.cudaGetLastError();
         return;
     }
-    if ((e = rt.cudaMemcpy(da.get(), ha.data(), ha.size(), cudaMemcpyHostToDevice)) != cudaSuccess ||
-        (e = rt.cudaMemcpy(db.get(), hb.data(), hb.size(), cudaMemcpyHostToDevice)) != cudaSuccess ||
-        (e = rt.cudaMemset(dc.get(), 0xFF, c_bytes)) != cudaSuccess) {  // NaN-ish fill: unwritten output shows
+    if ((e = rt.cudaMemcpy(da.get(), ha.data(), ha.size(), cudaMemcpyHostToDevice)) !=
+            cudaSuccess ||
+        (e = rt.cudaMemcpy(db.get(), hb.data(), hb.size(), cudaMemcpyHostToDevice)) !=
+            cudaSuccess ||
+        (e = rt.cudaMemset(dc.get(), 0xFF, c_bytes)) !=
+            cudaSuccess) {  // NaN-ish fill: unwritten output shows
         run.error = rt.describe("cudaMemcpy", e);
         return;
     }
@@ -440,7 +468,8 @@ void measure(Run& run, Gemm& gemm, HostOperands& host, const Runtime& rt, int wa
     // 1. Correctness.
     cublasStatus_t st = gemm.run(d, s, da.get(), db.get(), dc.get());
     if (st != CUBLAS_STATUS_SUCCESS) {
-        run.error = std::string(d.lt ? "cublasLtMatmul" : "cublasGemmEx") + ": " + gemm.blas.status(st);
+        run.error =
+            std::string(d.lt ? "cublasLtMatmul" : "cublasGemmEx") + ": " + gemm.blas.status(st);
         return;
     }
     if ((e = rt.cudaDeviceSynchronize()) != cudaSuccess) {
@@ -460,11 +489,12 @@ void measure(Run& run, Gemm& gemm, HostOperands& host, const Runtime& rt, int wa
             dot += p;
             dot_abs += p < 0 ? -p : p;
         }
-        const double ref = static_cast<double>(dot) * scale2, sum_abs = static_cast<double>(dot_abs) * scale2;
+        const double ref = static_cast<double>(dot) * scale2,
+                     sum_abs = static_cast<double>(dot_abs) * scale2;
         uint32_t bits = 0;
         const size_t offset = (static_cast<size_t>(j) * s.m + i) * d.out.bytes;
-        if ((e = rt.cudaMemcpy(&bits, static_cast<const unsigned char*>(dc.get()) + offset, d.out.bytes,
-                               cudaMemcpyDeviceToHost)) != cudaSuccess) {
+        if ((e = rt.cudaMemcpy(&bits, static_cast<const unsigned char*>(dc.get()) + offset,
+                               d.out.bytes, cudaMemcpyDeviceToHost)) != cudaSuccess) {
             run.error = rt.describe("cudaMemcpy", e);
             return;
         }
@@ -474,7 +504,8 @@ void measure(Run& run, Gemm& gemm, HostOperands& host, const Runtime& rt, int wa
         max_sum_abs = std::max(max_sum_abs, sum_abs);
         max_abs_c = std::max(max_abs_c, std::fabs(ref));
     }
-    run.tolerance = (2 * d.u_in + d.u_in * d.u_in + gamma) * max_sum_abs + d.u_out * (max_abs_c + gamma * max_sum_abs);
+    run.tolerance = (2 * d.u_in + d.u_in * d.u_in + gamma) * max_sum_abs +
+                    d.u_out * (max_abs_c + gamma * max_sum_abs);
     run.max_abs_err = max_err;
     run.correct = max_err <= run.tolerance;  // false for NaN/inf too
     run.done = true;
@@ -486,7 +517,8 @@ void measure(Run& run, Gemm& gemm, HostOperands& host, const Runtime& rt, int wa
             return;
         }
     cudaEvent_t start = nullptr, stop = nullptr;
-    if ((e = rt.cudaEventCreate(&start)) != cudaSuccess || (e = rt.cudaEventCreate(&stop)) != cudaSuccess) {
+    if ((e = rt.cudaEventCreate(&start)) != cudaSuccess ||
+        (e = rt.cudaEventCreate(&stop)) != cudaSuccess) {
         run.error = rt.describe("cudaEventCreate", e);
         return;
     }
@@ -500,7 +532,8 @@ void measure(Run& run, Gemm& gemm, HostOperands& host, const Runtime& rt, int wa
             run.error = "timed run: " + gemm.blas.status(st);
             break;
         }
-        if ((e = rt.cudaEventSynchronize(stop)) != cudaSuccess || (e = rt.cudaEventElapsedTime(&t, start, stop)) != cudaSuccess) {
+        if ((e = rt.cudaEventSynchronize(stop)) != cudaSuccess ||
+            (e = rt.cudaEventElapsedTime(&t, start, stop)) != cudaSuccess) {
             run.error = rt.describe("timed run", e);
             break;
         }
@@ -513,8 +546,9 @@ void measure(Run& run, Gemm& gemm, HostOperands& host, const Runtime& rt, int wa
     const size_t n = ms.size();
     const double median_ms = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
     run.repeats = static_cast<int>(n);
-    if (median_ms > 0) run.tflops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) /
-                                         (median_ms * 1e-3) / 1e12;
+    if (median_ms > 0)
+        run.tflops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) *
+                     static_cast<double>(s.k) / (median_ms * 1e-3) / 1e12;
 }
 
 // ---- Flags ------------------------------------------------------------------------------------
@@ -531,7 +565,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 bool parse_long(const std::string& s, long lo, long hi, long& out) {
-    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 12) return false;
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 12)
+        return false;
     out = std::stol(s);
     return out >= lo && out <= hi;
 }
@@ -560,23 +595,31 @@ std::string parse_options(const std::map<std::string, std::string>& flags, Optio
             for (const std::string& item : split(val, ',')) {
                 std::vector<std::string> dims = split(item, 'x');
                 long v[3];
-                if (dims.size() != 1 && dims.size() != 3) return "--sizes: \"" + item + "\" is neither N nor MxNxK";
+                if (dims.size() != 1 && dims.size() != 3)
+                    return "--sizes: \"" + item + "\" is neither N nor MxNxK";
                 for (size_t i = 0; i < dims.size(); ++i)
                     if (!parse_long(dims[i], 1, kMaxDim, v[i]))
-                        return "--sizes: \"" + item + "\" needs dimensions from 1 to " + std::to_string(kMaxDim);
-                o.shapes.push_back(dims.size() == 1 ? Shape{v[0], v[0], v[0]} : Shape{v[0], v[1], v[2]});
+                        return "--sizes: \"" + item + "\" needs dimensions from 1 to " +
+                               std::to_string(kMaxDim);
+                o.shapes.push_back(dims.size() == 1 ? Shape{v[0], v[0], v[0]}
+                                                    : Shape{v[0], v[1], v[2]});
             }
         } else if (key == "dtypes") {
             o.dtypes.clear();
             for (const std::string& item : split(val, ',')) {
                 const DType* d = find_dtype(item);
-                if (!d) return "--dtypes: unknown dtype \"" + item + "\" (fp32, tf32, fp16, bf16, fp8)";
-                if (std::find(o.dtypes.begin(), o.dtypes.end(), d) == o.dtypes.end()) o.dtypes.push_back(d);
+                if (!d)
+                    return "--dtypes: unknown dtype \"" + item + "\" (fp32, tf32, fp16, bf16, fp8)";
+                if (std::find(o.dtypes.begin(), o.dtypes.end(), d) == o.dtypes.end())
+                    o.dtypes.push_back(d);
             }
         } else if (key == "repeats" || key == "warmup" || key == "device") {
             long v = 0;
-            if (!parse_long(val, key == "repeats" ? 1 : 0, 100000, v)) return "--" + key + ": bad value \"" + val + "\"";
-            (key == "repeats" ? o.repeats : key == "warmup" ? o.warmup : o.device) = static_cast<int>(v);
+            if (!parse_long(val, key == "repeats" ? 1 : 0, 100000, v))
+                return "--" + key + ": bad value \"" + val + "\"";
+            (key == "repeats"  ? o.repeats
+             : key == "warmup" ? o.warmup
+                               : o.device) = static_cast<int>(v);
         } else if (key == "peak-tflops") {
             for (const std::string& item : split(val, ',')) {
                 std::vector<std::string> kv = split(item, ':');
@@ -613,8 +656,10 @@ int main(int argc, char** argv) {
     data = Json::object();
     data.set("library", blas.blas.ok() ? Json(blas.path()) : Json());
     if (!rt_ok || !blas_ok) {
-        std::string why = !rt_ok ? (rt.lib.ok() ? "libcudart has no " + rt.missing : "no libcudart loads: " + rt.lib.error())
-                                 : (blas.blas.ok() ? "libcublas lacks " + blas.missing : "no libcublas loads: " + blas.blas.error());
+        std::string why = !rt_ok ? (rt.lib.ok() ? "libcudart has no " + rt.missing
+                                                : "no libcudart loads: " + rt.lib.error())
+                                 : (blas.blas.ok() ? "libcublas lacks " + blas.missing
+                                                   : "no libcublas loads: " + blas.blas.error());
         std::printf("gemm: %s\n", why.c_str());
         data.set("device", Json());
         data.set("results", Json::array());
@@ -627,8 +672,8 @@ int main(int argc, char** argv) {
 
     probe::cuda::Gpus gpus = probe::cuda::query_gpus(rt);
     if (!gpus.usable() || opt.device >= gpus.count) {
-        std::string why = gpus.usable() ? "no device " + std::to_string(opt.device) + " (" + std::to_string(gpus.count) +
-                                              " present)"
+        std::string why = gpus.usable() ? "no device " + std::to_string(opt.device) + " (" +
+                                              std::to_string(gpus.count) + " present)"
                                         : gpus.reason();
         std::printf("gemm: %s\n", why.c_str());
         data.set("device", Json());
@@ -650,12 +695,14 @@ int main(int argc, char** argv) {
     Gemm gemm(rt, blas);
     std::string setup_error;
     cublasStatus_t st;
-    if (e != cudaSuccess) setup_error = rt.describe("cudaSetDevice", e);
+    if (e != cudaSuccess)
+        setup_error = rt.describe("cudaSetDevice", e);
     else if ((st = blas.cublasCreate_v2(&gemm.handle)) != CUBLAS_STATUS_SUCCESS)
         setup_error = "cublasCreate: " + blas.status(st);
-    else if ((st = blas.cublasSetMathMode(gemm.handle, static_cast<cublasMath_t>(
-                                                           CUBLAS_DEFAULT_MATH |
-                                                           CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION))) !=
+    else if ((st = blas.cublasSetMathMode(
+                  gemm.handle,
+                  static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
+                                            CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION))) !=
              CUBLAS_STATUS_SUCCESS)
         setup_error = "cublasSetMathMode: " + blas.status(st);
     if (!setup_error.empty()) {
@@ -666,12 +713,14 @@ int main(int argc, char** argv) {
     // fp8 needs Ada/Hopper or newer and a cuBLASLt that knows e4m3 (cuBLAS 11.11, CUDA 11.8).
     std::string fp8_unavailable;
     if (major * 10 + minor < 89)
-        fp8_unavailable = "fp8 needs compute capability 8.9 or newer; this device is " + std::to_string(major) + "." +
-                          std::to_string(minor);
+        fp8_unavailable = "fp8 needs compute capability 8.9 or newer; this device is " +
+                          std::to_string(major) + "." + std::to_string(minor);
     else if (!blas.lt_ok())
-        fp8_unavailable = "cuBLASLt not usable: " + (blas.lt.ok() ? "missing " + blas.missing : blas.lt.error());
+        fp8_unavailable =
+            "cuBLASLt not usable: " + (blas.lt.ok() ? "missing " + blas.missing : blas.lt.error());
     else if (blas.cublasLtGetVersion() < 111100)
-        fp8_unavailable = "cuBLASLt " + std::to_string(blas.cublasLtGetVersion()) + " predates fp8 (11.11)";
+        fp8_unavailable =
+            "cuBLASLt " + std::to_string(blas.cublasLtGetVersion()) + " predates fp8 (11.11)";
     DeviceBuffer workspace(rt);
     if (fp8_unavailable.empty()) {
         gemm.workspace_bytes = 32u << 20;  // what cuBLAS recommends for Hopper
@@ -691,7 +740,8 @@ int main(int argc, char** argv) {
             Run run;
             run.dtype = d;
             run.shape = s;
-            if (d->lt && !fp8_unavailable.empty()) run.skipped = fp8_unavailable;
+            if (d->lt && !fp8_unavailable.empty())
+                run.skipped = fp8_unavailable;
             else {
                 try {
                     measure(run, gemm, host, rt, opt.warmup, opt.repeats);
@@ -700,39 +750,52 @@ int main(int argc, char** argv) {
                     host = HostOperands();
                 }
             }
-            const std::string shape = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+            const std::string shape =
+                std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
             if (!run.skipped.empty()) {
-                std::printf("gemm: %-4s %s skipped: %s\n", d->name, shape.c_str(), run.skipped.c_str());
-                skipped.push(Json::object({{"dtype", d->name}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"reason", run.skipped}}));
+                std::printf("gemm: %-4s %s skipped: %s\n", d->name, shape.c_str(),
+                            run.skipped.c_str());
+                skipped.push(Json::object({{"dtype", d->name},
+                                           {"m", s.m},
+                                           {"n", s.n},
+                                           {"k", s.k},
+                                           {"reason", run.skipped}}));
                 continue;
             }
             if (run.done && !run.correct) {
                 ++incorrect;
                 if (first_problem.empty())
-                    first_problem = std::string(d->name) + " " + shape + " incorrect: max_abs_err " +
-                                    Json(run.max_abs_err).text() + " > tolerance " + Json(run.tolerance).text();
+                    first_problem = std::string(d->name) + " " + shape +
+                                    " incorrect: max_abs_err " + Json(run.max_abs_err).text() +
+                                    " > tolerance " + Json(run.tolerance).text();
             }
             if (!run.error.empty()) {
                 ++errors;
-                if (first_problem.empty()) first_problem = std::string(d->name) + " " + shape + ": " + run.error;
+                if (first_problem.empty())
+                    first_problem = std::string(d->name) + " " + shape + ": " + run.error;
             }
             auto peak = opt.peak.find(d->name);
             const bool has_peak = peak != opt.peak.end();
-            std::printf("gemm: %-4s %s %s max_abs_err %g (tolerance %g), %.1f TFLOP/s%s%s\n", d->name, shape.c_str(),
-                        !run.done ? "NOT RUN" : run.correct ? "correct" : "INCORRECT", run.max_abs_err, run.tolerance,
-                        std::isfinite(run.tflops) ? run.tflops : 0.0, run.error.empty() ? "" : "; error: ",
-                        run.error.c_str());
-            Json r = Json::object({{"dtype", d->name},
-                                   {"m", s.m},
-                                   {"n", s.n},
-                                   {"k", s.k},
-                                   {"correct", run.done ? Json(run.correct) : Json()},
-                                   {"max_abs_err", run.done ? Json(run.max_abs_err) : Json()},
-                                   {"tolerance", run.done ? Json(run.tolerance) : Json()},
-                                   {"tflops_median", Json(run.tflops)},
-                                   {"repeats", run.repeats},
-                                   {"peak_tflops", has_peak ? Json(peak->second) : Json()},
-                                   {"fraction_of_peak", has_peak ? Json(run.tflops / peak->second) : Json()}});
+            std::printf("gemm: %-4s %s %s max_abs_err %g (tolerance %g), %.1f TFLOP/s%s%s\n",
+                        d->name, shape.c_str(),
+                        !run.done     ? "NOT RUN"
+                        : run.correct ? "correct"
+                                      : "INCORRECT",
+                        run.max_abs_err, run.tolerance,
+                        std::isfinite(run.tflops) ? run.tflops : 0.0,
+                        run.error.empty() ? "" : "; error: ", run.error.c_str());
+            Json r = Json::object(
+                {{"dtype", d->name},
+                 {"m", s.m},
+                 {"n", s.n},
+                 {"k", s.k},
+                 {"correct", run.done ? Json(run.correct) : Json()},
+                 {"max_abs_err", run.done ? Json(run.max_abs_err) : Json()},
+                 {"tolerance", run.done ? Json(run.tolerance) : Json()},
+                 {"tflops_median", Json(run.tflops)},
+                 {"repeats", run.repeats},
+                 {"peak_tflops", has_peak ? Json(peak->second) : Json()},
+                 {"fraction_of_peak", has_peak ? Json(run.tflops / peak->second) : Json()}});
             r.set("error", run.error.empty() ? Json() : Json(run.error));
             results.push(r);
         }

@@ -30,7 +30,8 @@ struct ElfInfo {
     std::string why;          // why not compatible / why parsing stopped
     std::string soname;
     std::vector<std::string> needed;
-    std::vector<std::string> rpath;    // DT_RPATH entries (empty when DT_RUNPATH exists: ld.so ignores it)
+    std::vector<std::string>
+        rpath;  // DT_RPATH entries (empty when DT_RUNPATH exists: ld.so ignores it)
     std::vector<std::string> runpath;  // DT_RUNPATH entries
     bool has_rpath = false;
     bool has_runpath = false;
@@ -40,7 +41,7 @@ struct ElfInfo {
 namespace detail {
 
 class File {
-public:
+  public:
     explicit File(const std::string& path) : m_fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
     ~File() {
         if (m_fd >= 0) ::close(m_fd);
@@ -79,7 +80,7 @@ public:
         return false;
     }
 
-private:
+  private:
     int m_fd;
 };
 
@@ -164,14 +165,33 @@ inline ElfInfo read_elf(const std::string& path) {
     for (const auto& e : d) {
         if (e.d_tag == DT_NULL) break;
         switch (e.d_tag) {
-            case DT_STRTAB: strtab = e.d_un.d_ptr; have_strtab = true; break;
-            case DT_STRSZ: strsz = e.d_un.d_val; break;
-            case DT_NEEDED: needed.push_back(e.d_un.d_val); break;
-            case DT_SONAME: soname = e.d_un.d_val; have_soname = true; break;
-            case DT_RPATH: rpath = e.d_un.d_val; info.has_rpath = true; break;  // the last one wins, as in ld.so
-            case DT_RUNPATH: runpath = e.d_un.d_val; info.has_runpath = true; break;
-            case DT_FLAGS_1: info.nodeflib = (e.d_un.d_val & DF_1_NODEFLIB) != 0; break;
-            default: break;
+            case DT_STRTAB:
+                strtab = e.d_un.d_ptr;
+                have_strtab = true;
+                break;
+            case DT_STRSZ:
+                strsz = e.d_un.d_val;
+                break;
+            case DT_NEEDED:
+                needed.push_back(e.d_un.d_val);
+                break;
+            case DT_SONAME:
+                soname = e.d_un.d_val;
+                have_soname = true;
+                break;
+            case DT_RPATH:
+                rpath = e.d_un.d_val;
+                info.has_rpath = true;
+                break;  // the last one wins, as in ld.so
+            case DT_RUNPATH:
+                runpath = e.d_un.d_val;
+                info.has_runpath = true;
+                break;
+            case DT_FLAGS_1:
+                info.nodeflib = (e.d_un.d_val & DF_1_NODEFLIB) != 0;
+                break;
+            default:
+                break;
         }
     }
     if (!have_strtab) {
@@ -209,7 +229,8 @@ inline ElfInfo read_elf(const std::string& path) {
     if (have_soname && str(soname, s)) info.soname = s;
     if (info.has_runpath) {
         if (str(runpath, s)) info.runpath = detail::split_path_list(s);
-        info.has_rpath = false;  // "If both RUNPATH and RPATH are given, the latter is ignored" (ld.so)
+        info.has_rpath =
+            false;  // "If both RUNPATH and RPATH are given, the latter is ignored" (ld.so)
     } else if (info.has_rpath && str(rpath, s)) {
         info.rpath = detail::split_path_list(s);
     }

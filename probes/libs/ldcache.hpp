@@ -36,7 +36,7 @@ struct CacheEntry {
 };
 
 class LdCache {
-public:
+  public:
     bool ok() const { return m_ok; }
     const std::string& path() const { return m_path; }
     const std::string& format() const { return m_format; }
@@ -63,13 +63,15 @@ public:
     bool parse(const std::string& data) {
         m_ok = false;
         m_entries.clear();
-        static const char kOld[] = "ld.so-1.7.0";            // 11 bytes
-        static const char kNew[] = "glibc-ld.so.cache1.1";   // magic + version, 20 bytes
+        static const char kOld[] = "ld.so-1.7.0";           // 11 bytes
+        static const char kNew[] = "glibc-ld.so.cache1.1";  // magic + version, 20 bytes
         const size_t old_len = sizeof kOld - 1, new_len = sizeof kNew - 1;
         if (data.size() >= old_len && data.compare(0, old_len, kOld) == 0) {
-            // struct cache_file { char magic[11]; unsigned nlibs; file_entry libs[]; } (nlibs at 12)
+            // struct cache_file { char magic[11]; unsigned nlibs; file_entry libs[]; } (nlibs at
+            // 12)
             std::uint32_t nlibs;
-            if (!u32(data, 12, nlibs) || (data.size() - 16) / 12 < nlibs) return fail("truncated old-format cache");
+            if (!u32(data, 12, nlibs) || (data.size() - 16) / 12 < nlibs)
+                return fail("truncated old-format cache");
             size_t old_end = 16 + static_cast<size_t>(nlibs) * 12;
             size_t new_off = (old_end + 7) & ~static_cast<size_t>(7);  // ALIGN_CACHE
             if (data.size() >= new_off + 48 && data.compare(new_off, new_len, kNew) == 0) {
@@ -111,7 +113,7 @@ public:
         return any;
     }
 
-private:
+  private:
     bool fail(const std::string& why) {
         m_error = why;
         m_entries.clear();
@@ -137,7 +139,8 @@ private:
     }
     bool parse_new(const std::string& data, size_t base) {
         std::uint32_t nlibs = 0;
-        if (!u32(data, base + 20, nlibs) || base + 48 > data.size()) return fail("truncated cache header");
+        if (!u32(data, base + 20, nlibs) || base + 48 > data.size())
+            return fail("truncated cache header");
         unsigned char flags = static_cast<unsigned char>(data[base + 28]);
         if ((flags & 3) == 3 || (flags & 3) == 1)  // big endian / invalid: not ours
             return fail("ld.so.cache is not little-endian");

@@ -63,12 +63,13 @@ inline std::vector<std::string> supported_hwcaps() {
         xcr0 = (static_cast<unsigned long long>(hi) << 32) | lo;
     }
     auto bit = [](unsigned v, int n) { return (v >> n) & 1u; };
-    bool v2 = bit(c1, 0) && bit(c1, 9) && bit(c1, 13) && bit(c1, 19) && bit(c1, 20) && bit(c1, 23) && bit(c81, 0);
+    bool v2 = bit(c1, 0) && bit(c1, 9) && bit(c1, 13) && bit(c1, 19) && bit(c1, 20) &&
+              bit(c1, 23) && bit(c81, 0);
     bool avx_os = (xcr0 & 6) == 6;
-    bool v3 = v2 && avx_os && bit(c1, 28) && bit(c1, 12) && bit(c1, 22) && bit(c1, 29) && bit(b7, 3) &&
-              bit(b7, 5) && bit(b7, 8) && bit(c81, 5);
-    bool v4 = v3 && (xcr0 & 0xe6) == 0xe6 && bit(b7, 16) && bit(b7, 17) && bit(b7, 28) && bit(b7, 30) &&
-              bit(b7, 31);
+    bool v3 = v2 && avx_os && bit(c1, 28) && bit(c1, 12) && bit(c1, 22) && bit(c1, 29) &&
+              bit(b7, 3) && bit(b7, 5) && bit(b7, 8) && bit(c81, 5);
+    bool v4 = v3 && (xcr0 & 0xe6) == 0xe6 && bit(b7, 16) && bit(b7, 17) && bit(b7, 28) &&
+              bit(b7, 30) && bit(b7, 31);
     if (v4) out.push_back("x86-64-v4");
     if (v3) out.push_back("x86-64-v3");
     if (v2) out.push_back("x86-64-v2");
@@ -108,7 +109,7 @@ struct Node {
 };
 
 class Resolver {
-public:
+  public:
     explicit Resolver(const Env& env) : m_env(env) {}
 
     // Parsed once per path.
@@ -138,13 +139,19 @@ public:
                 for (const auto& t : tokens) {
                     std::string plain = t.name, braced = std::string("{") + t.name + "}";
                     const std::string* hit = nullptr;
-                    if (element.compare(i + 1, braced.size(), braced) == 0) hit = &braced;
+                    if (element.compare(i + 1, braced.size(), braced) == 0)
+                        hit = &braced;
                     else if (element.compare(i + 1, plain.size(), plain) == 0) {
-                        char next = i + 1 + plain.size() < element.size() ? element[i + 1 + plain.size()] : '/';
-                        if (!(std::isalnum(static_cast<unsigned char>(next)) || next == '_')) hit = &plain;
+                        char next = i + 1 + plain.size() < element.size()
+                                        ? element[i + 1 + plain.size()]
+                                        : '/';
+                        if (!(std::isalnum(static_cast<unsigned char>(next)) || next == '_'))
+                            hit = &plain;
                     }
                     if (hit) {
-                        out += t.which == 0 ? origin : t.which == 1 ? m_env.lib_dst : m_env.platform;
+                        out += t.which == 0   ? origin
+                               : t.which == 1 ? m_env.lib_dst
+                                              : m_env.platform;
                         i += 1 + hit->size();
                         done = true;
                         break;
@@ -157,14 +164,16 @@ public:
         return out;
     }
 
-    std::vector<std::string> expand_all(const std::vector<std::string>& elements, const std::string& owner_path) const {
+    std::vector<std::string> expand_all(const std::vector<std::string>& elements,
+                                        const std::string& owner_path) const {
         std::vector<std::string> out;
         std::string origin = origin_of(owner_path);
         for (const auto& e : elements) out.push_back(expand(e, origin));
         return out;
     }
 
-    bool in_dirs(const std::vector<std::string>& dirs, const std::string& name, const char* via, Found& out) {
+    bool in_dirs(const std::vector<std::string>& dirs, const std::string& name, const char* via,
+                 Found& out) {
         for (const auto& dir : dirs) {
             std::string base = dir.empty() ? std::string() : (dir.back() == '/' ? dir : dir + "/");
             for (const auto& hw : m_env.hwcaps) {
@@ -193,7 +202,8 @@ public:
 
     // Where the loader finds `name` for nodes[needer] (needer -1: a dlopen from a program
     // with neither RPATH nor RUNPATH).
-    std::optional<Found> search(const std::string& name, const std::vector<Node>& nodes, int needer) {
+    std::optional<Found> search(const std::string& name, const std::vector<Node>& nodes,
+                                int needer) {
         Found f;
         if (name.find('/') != std::string::npos) {
             if (loadable(name)) return Found{name, "path"};
@@ -203,24 +213,28 @@ public:
         if (need && !need->has_runpath) {
             for (int l = needer; l >= 0; l = nodes[static_cast<size_t>(l)].loader) {
                 const Node& n = nodes[static_cast<size_t>(l)];
-                if (n.info->has_rpath && in_dirs(expand_all(n.info->rpath, n.path), name, "rpath", f)) return f;
+                if (n.info->has_rpath &&
+                    in_dirs(expand_all(n.info->rpath, n.path), name, "rpath", f))
+                    return f;
             }
         }
         if (in_dirs(m_env.ld_library_path, name, "LD_LIBRARY_PATH", f)) return f;
         if (need && need->has_runpath &&
-            in_dirs(expand_all(need->runpath, nodes[static_cast<size_t>(needer)].path), name, "runpath", f))
+            in_dirs(expand_all(need->runpath, nodes[static_cast<size_t>(needer)].path), name,
+                    "runpath", f))
             return f;
         bool nodeflib = need && need->nodeflib;
         if (m_env.cache.ok()) {
             if (const CacheEntry* e = m_env.cache.lookup(name)) {
-                if (!(nodeflib && in_default_dir(e->value)) && loadable(e->value)) return Found{e->value, "ld.so.cache"};
+                if (!(nodeflib && in_default_dir(e->value)) && loadable(e->value))
+                    return Found{e->value, "ld.so.cache"};
             }
         }
         if (!nodeflib && in_dirs(m_env.default_dirs, name, "default", f)) return f;
         return std::nullopt;
     }
 
-private:
+  private:
     const Env& m_env;
     std::map<std::string, ElfInfo> m_elf;
 };
