@@ -19,11 +19,10 @@
 #include <utility>
 #include <vector>
 
-#include "probe.hpp"
-
 #include "elf.hpp"
 #include "ldcache.hpp"
 #include "loader.hpp"
+#include "probe.hpp"
 
 using namespace libsprobe;
 using probe::Json;
@@ -31,15 +30,23 @@ using probe::Json;
 namespace {
 
 #if defined(__x86_64__)
-const char* const kDefaultDirs[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
-                                    "/lib", "/usr/lib"};
+const char* const kDefaultDirs[] = {"/lib/x86_64-linux-gnu",
+                                    "/usr/lib/x86_64-linux-gnu",
+                                    "/lib64",
+                                    "/usr/lib64",
+                                    "/lib",
+                                    "/usr/lib"};
 const char* const kRtld = "ld-linux-x86-64.so.2";
 const char* const kRtldPath = "/lib64/ld-linux-x86-64.so.2";
 const char* const kMultiarch = "x86_64-linux-gnu";
 const char* const kPlatform = "x86_64";
 #elif defined(__aarch64__)
-const char* const kDefaultDirs[] = {"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64",
-                                    "/lib", "/usr/lib"};
+const char* const kDefaultDirs[] = {"/lib/aarch64-linux-gnu",
+                                    "/usr/lib/aarch64-linux-gnu",
+                                    "/lib64",
+                                    "/usr/lib64",
+                                    "/lib",
+                                    "/usr/lib"};
 const char* const kRtld = "ld-linux-aarch64.so.1";
 const char* const kRtldPath = "/lib/ld-linux-aarch64.so.1";
 const char* const kMultiarch = "aarch64-linux-gnu";
@@ -47,8 +54,8 @@ const char* const kPlatform = "aarch64";
 #endif
 
 // CUDA libraries that are roots when the loader's search finds them.
-const char* const kRootPatterns[] = {"libcudart.so.*", "libcublas.so.*", "libcublasLt.so.*", "libcudnn.so.*",
-                                     "libcudnn_*.so.*", "libnccl.so.2"};
+const char* const kRootPatterns[] = {"libcudart.so.*", "libcublas.so.*",  "libcublasLt.so.*",
+                                     "libcudnn.so.*",  "libcudnn_*.so.*", "libnccl.so.2"};
 
 bool is_root_name(const std::string& name) {
     for (const char* p : kRootPatterns)
@@ -126,7 +133,8 @@ std::string family_of(const std::string& name) {
         std::string rest = name.substr(prefix.size());
         if (rest.size() > 9 && rest[0] == '-') {  // -xxxxxxxx (8 hex digits)
             bool hex = true;
-            for (size_t i = 1; i <= 8; ++i) hex = hex && std::isxdigit(static_cast<unsigned char>(rest[i]));
+            for (size_t i = 1; i <= 8; ++i)
+                hex = hex && std::isxdigit(static_cast<unsigned char>(rest[i]));
             if (!hex) return "";
             rest = rest.substr(9);
         }
@@ -171,7 +179,8 @@ struct Duplicates {
             if (copies.size() < 2) continue;
             std::vector<const Copy*> sorted;
             for (const auto& kv : copies) sorted.push_back(&kv.second);
-            std::sort(sorted.begin(), sorted.end(), [](const Copy* a, const Copy* b) { return a->real < b->real; });
+            std::sort(sorted.begin(), sorted.end(),
+                      [](const Copy* a, const Copy* b) { return a->real < b->real; });
             Json list = Json::array();
             for (const Copy* c : sorted) {
                 std::string version = version_of(base_name(c->real));
@@ -180,7 +189,8 @@ struct Duplicates {
                     if (v.size() > version.size()) version = v;
                 }
                 std::vector<std::string> seen(c->seen.begin(), c->seen.end());
-                list.push(Json::object({{"path", c->real}, {"version", version}, {"seen_as", Json::array_of(seen)}}));
+                list.push(Json::object(
+                    {{"path", c->real}, {"version", version}, {"seen_as", Json::array_of(seen)}}));
             }
             out.push(Json::object({{"name", fam}, {"copies", list}}));
         }
@@ -218,7 +228,8 @@ struct Report {
         library_index[key] = libraries.size();
         libraries.push_back(LibEntry{soname, path, via, needed_by});
     }
-    void add_unresolved(const std::string& soname, const std::string& needed_by, const std::string& root) {
+    void add_unresolved(const std::string& soname, const std::string& needed_by,
+                        const std::string& root) {
         if (!unresolved_seen.insert({soname, needed_by}).second) return;
         unresolved.push_back(Unresolved{soname, needed_by, root});
     }
@@ -259,7 +270,8 @@ void walk(Resolver& res, const Root& root, int max_depth, Report& rep) {
             }
             if (loaded) continue;
             if (name == kRtld) {  // the loader itself: always loaded already, never searched
-                rep.add_library(name, res.loadable(kRtldPath) ? kRtldPath : "", "rtld", needer_path);
+                rep.add_library(name, res.loadable(kRtldPath) ? kRtldPath : "", "rtld",
+                                needer_path);
                 continue;
             }
             auto found = res.search(name, nodes, static_cast<int>(i));
@@ -288,12 +300,15 @@ void walk(Resolver& res, const Root& root, int max_depth, Report& rep) {
 
 Json search_json(const Env& env) {
     Json s = Json::array();
-    s.push(Json::object({{"kind", "rpath"}, {"note", "DT_RPATH of the needing object and its loaders, if it has no DT_RUNPATH"}}));
+    s.push(Json::object(
+        {{"kind", "rpath"},
+         {"note", "DT_RPATH of the needing object and its loaders, if it has no DT_RUNPATH"}}));
     Json llp = Json::object({{"kind", "LD_LIBRARY_PATH"}, {"set", env.ld_library_path_set}});
     llp.set("dirs", Json::array_of(env.ld_library_path));
     s.push(llp);
     s.push(Json::object({{"kind", "runpath"}, {"note", "DT_RUNPATH of the needing object"}}));
-    Json cache = Json::object({{"kind", "ld.so.cache"}, {"path", env.cache.path()}, {"loaded", env.cache.ok()}});
+    Json cache = Json::object(
+        {{"kind", "ld.so.cache"}, {"path", env.cache.path()}, {"loaded", env.cache.ok()}});
     cache.set("format", env.cache.ok() ? Json(env.cache.format()) : Json());
     cache.set("entries", static_cast<unsigned long long>(env.cache.entries().size()));
     if (!env.cache.ok()) cache.set("error", env.cache.error());
@@ -303,7 +318,8 @@ Json search_json(const Env& env) {
 }
 
 int finish(probe::Exit status, const std::string& reason, const Json& data) {
-    if (!reason.empty()) std::fprintf(stderr, "%s: %s\n", probe::status_name(status), reason.c_str());
+    if (!reason.empty())
+        std::fprintf(stderr, "%s: %s\n", probe::status_name(status), reason.c_str());
     return probe::finish("libs", status, reason, data);
 }
 
@@ -331,22 +347,27 @@ int main(int argc, char** argv) {
         } else if (key == "ld-so-cache") {
             cache_path = value;
         } else if (key == "?") {
-            return finish(probe::kError, "unexpected argument " + value + " (flags are --name=value)", Json::object());
-        } else {
             return finish(probe::kError,
-                          "bad flag --" + key + " (flags: --roots, --max-depth, --site-dirs, --ld-so-cache)",
+                          "unexpected argument " + value + " (flags are --name=value)",
                           Json::object());
+        } else {
+            return finish(
+                probe::kError,
+                "bad flag --" + key + " (flags: --roots, --max-depth, --site-dirs, --ld-so-cache)",
+                Json::object());
         }
     }
 
     Env env;
     if (const char* llp = std::getenv("LD_LIBRARY_PATH"); llp && *llp) {
         env.ld_library_path_set = true;
-        env.ld_library_path = split_any(llp, ":;", true);  // an empty element is the current directory
+        env.ld_library_path =
+            split_any(llp, ":;", true);  // an empty element is the current directory
     }
     for (const char* d : kDefaultDirs) env.default_dirs.push_back(d);
     env.hwcaps = supported_hwcaps();
-    env.lib_dst = is_dir(std::string("/lib/") + kMultiarch) ? std::string("lib/") + kMultiarch : "lib64";
+    env.lib_dst =
+        is_dir(std::string("/lib/") + kMultiarch) ? std::string("lib/") + kMultiarch : "lib64";
     env.platform = kPlatform;
     env.cache.load(cache_path);
     Resolver res(env);
@@ -383,11 +404,13 @@ int main(int argc, char** argv) {
     {
         std::set<std::string> seen;
         std::vector<std::string> patterns;
-        for (const char* prefix : {"/usr/lib", "/usr/lib64", "/usr/local/lib", "/opt/conda/lib", "/opt/venv/lib"})
+        for (const char* prefix :
+             {"/usr/lib", "/usr/lib64", "/usr/local/lib", "/opt/conda/lib", "/opt/venv/lib"})
             for (const char* leaf : {"site-packages", "dist-packages"})
                 patterns.push_back(std::string(prefix) + "/python3*/" + leaf);
         for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
-            if (const char* v = std::getenv(var); v && *v) patterns.push_back(std::string(v) + "/lib/python3*/site-packages");
+            if (const char* v = std::getenv(var); v && *v)
+                patterns.push_back(std::string(v) + "/lib/python3*/site-packages");
         for (const auto& p : patterns)
             for (const auto& d : glob_dirs(p))
                 if (seen.insert(real_path(d)).second) sites.push_back(d);
@@ -403,7 +426,8 @@ int main(int argc, char** argv) {
         for (const auto& n : list_dir(d))
             if (is_root_name(n)) add_root(join(d, n), "pip-nvidia", "root");
     for (const auto& d : torch_dirs) {
-        if (!add_root(join(d, "libtorch_cuda.so"), "torch", "root")) add_root(join(d, "libtorch_cpu.so"), "torch", "root");
+        if (!add_root(join(d, "libtorch_cuda.so"), "torch", "root"))
+            add_root(join(d, "libtorch_cpu.so"), "torch", "root");
         // The extension module Python loads (torch/_C.cpython-*.so): libtorch_python and on.
         glob_t g;
         std::string package = d.substr(0, d.size() - std::string("/lib").size());
@@ -417,7 +441,8 @@ int main(int argc, char** argv) {
         if (::stat(r.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
             return finish(probe::kError, "--roots: " + r + " is not a file", Json::object());
         if (!res.elf(r).compatible)
-            return finish(probe::kError, "--roots: " + r + " is not a loadable ELF object here: " + res.elf(r).why,
+            return finish(probe::kError,
+                          "--roots: " + r + " is not a loadable ELF object here: " + res.elf(r).why,
                           Json::object());
         add_root(r, "flag", "root");
     }
@@ -437,7 +462,8 @@ int main(int argc, char** argv) {
         if (e.flags == kCacheFlags && !family_of(e.key).empty()) dups.consider(e.value);
     for (const auto& d : pip_dirs) dups.scan_dir(d);
     for (const auto& d : torch_dirs) dups.scan_dir(d);
-    for (const char* pat : {"/usr/local/cuda*/lib64", "/usr/local/cuda*/lib", "/usr/local/cuda*/targets/*/lib"})
+    for (const char* pat :
+         {"/usr/local/cuda*/lib64", "/usr/local/cuda*/lib", "/usr/local/cuda*/targets/*/lib"})
         for (const auto& d : glob_dirs(pat)) dups.scan_dir(d);
 
     // ---- report ----
@@ -459,7 +485,8 @@ int main(int argc, char** argv) {
     }
     Json unresolved = Json::array();
     for (const auto& u : rep.unresolved)
-        unresolved.push(Json::object({{"soname", u.soname}, {"needed_by", u.needed_by}, {"root", u.root}}));
+        unresolved.push(
+            Json::object({{"soname", u.soname}, {"needed_by", u.needed_by}, {"root", u.root}}));
     Json dup = dups.json();
     Json data = Json::object();
     data.set("search", search_json(env));
@@ -473,12 +500,15 @@ int main(int argc, char** argv) {
     data.set("truncated", rep.truncated);
 
     std::fprintf(stderr, "ld.so.cache: %s\n",
-                 env.cache.ok() ? (env.cache.format() + ", " + std::to_string(env.cache.entries().size()) + " entries").c_str()
+                 env.cache.ok() ? (env.cache.format() + ", " +
+                                   std::to_string(env.cache.entries().size()) + " entries")
+                                      .c_str()
                                 : env.cache.error().c_str());
-    std::fprintf(stderr, "%zu root(s), %zu libraries resolved, %zu unresolved\n", roots.size(), rep.libraries.size(),
-                 rep.unresolved.size());
+    std::fprintf(stderr, "%zu root(s), %zu libraries resolved, %zu unresolved\n", roots.size(),
+                 rep.libraries.size(), rep.unresolved.size());
     for (const auto& u : rep.unresolved)
-        std::fprintf(stderr, "  unresolved: %s needed by %s\n", u.soname.c_str(), u.needed_by.c_str());
+        std::fprintf(stderr, "  unresolved: %s needed by %s\n", u.soname.c_str(),
+                     u.needed_by.c_str());
     for (const auto& [fam, copies] : dups.families)
         if (copies.size() > 1) {
             std::fprintf(stderr, "  %zu copies of %s:", copies.size(), fam.c_str());
@@ -489,7 +519,8 @@ int main(int argc, char** argv) {
     if (roots.empty()) return finish(probe::kWaived, "no CUDA libraries and no torch found", data);
     if (!rep.unresolved.empty()) {
         const auto& u = rep.unresolved.front();
-        return finish(probe::kFail, u.soname + " needed by " + u.needed_by + " cannot be found", data);
+        return finish(probe::kFail, u.soname + " needed by " + u.needed_by + " cannot be found",
+                      data);
     }
     return finish(probe::kPass, "", data);
 }

@@ -61,13 +61,16 @@ void fill_typed(unsigned char* host, size_t count, const std::uint32_t (&table)[
 
 // Counts elements differing from the table; the first one's index and bits in *first.
 template <typename T>
-size_t compare_typed(const unsigned char* host, size_t count, const std::uint32_t (&table)[7], size_t* first_i,
-                     std::uint32_t* first_bits) {
+size_t compare_typed(const unsigned char* host, size_t count, const std::uint32_t (&table)[7],
+                     size_t* first_i, std::uint32_t* first_bits) {
     const T* p = reinterpret_cast<const T*>(host);
     size_t bad = 0;
     for (size_t i = 0; i < count; ++i) {
         if (p[i] != static_cast<T>(table[i % 7])) {
-            if (bad == 0) { *first_i = i; *first_bits = p[i]; }
+            if (bad == 0) {
+                *first_i = i;
+                *first_bits = p[i];
+            }
             ++bad;
         }
     }
@@ -114,33 +117,38 @@ bool allreduce_all(Errors& err, std::vector<Local>& locals, const Test& t) {
     const Nccl& n = err.api.nccl;
     if (!err.nccl(n.GroupStart(), "ncclGroupStart")) return false;
     for (auto& l : locals) {
-        if (!err.nccl(n.AllReduce(l.send, l.recv, t.count, t.dtype->nccl, ncclSum, l.comm, l.stream),
-                      "ncclAllReduce"))
+        if (!err.nccl(
+                n.AllReduce(l.send, l.recv, t.count, t.dtype->nccl, ncclSum, l.comm, l.stream),
+                "ncclAllReduce"))
             return false;
     }
     return err.nccl(n.GroupEnd(), "ncclGroupEnd");
 }
 
 // Copies every local rank's result back and compares it exactly with the expected sums.
-bool check(Errors& err, std::vector<Local>& locals, int nranks, const Test& t, std::vector<unsigned char>& host,
-           Outcome& out) {
+bool check(Errors& err, std::vector<Local>& locals, int nranks, const Test& t,
+           std::vector<unsigned char>& host, Outcome& out) {
     const Cudart& c = err.api.cuda;
     std::uint32_t table[7];
     for (size_t r = 0; r < 7; ++r) table[r] = encode(*t.dtype, expected_sum(*t.dtype, nranks, r));
     for (auto& l : locals) {
         if (!err.cuda(c.SetDevice(l.device), "cudaSetDevice")) return false;
         if (!err.cuda(c.StreamSynchronize(l.stream), "cudaStreamSynchronize")) return false;
-        if (!err.cuda(c.Memcpy(host.data(), l.recv, t.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy (device to host)"))
+        if (!err.cuda(c.Memcpy(host.data(), l.recv, t.bytes, cudaMemcpyDeviceToHost),
+                      "cudaMemcpy (device to host)"))
             return false;
         size_t first_i = 0;
         std::uint32_t first_bits = 0;
-        size_t bad = t.dtype->size == 2 ? compare_typed<std::uint16_t>(host.data(), t.count, table, &first_i, &first_bits)
-                                        : compare_typed<std::uint32_t>(host.data(), t.count, table, &first_i, &first_bits);
+        size_t bad =
+            t.dtype->size == 2
+                ? compare_typed<std::uint16_t>(host.data(), t.count, table, &first_i, &first_bits)
+                : compare_typed<std::uint32_t>(host.data(), t.count, table, &first_i, &first_bits);
         if (bad && out.detail.empty()) {
-            out.detail = "rank " + std::to_string(l.rank) + " element " + std::to_string(first_i) + ": got " +
-                         decode(*t.dtype, first_bits) + ", expected " +
-                         std::to_string(expected_sum(*t.dtype, nranks, first_i)) + " (" + std::to_string(bad) +
-                         " of " + std::to_string(t.count) + " elements wrong)";
+            out.detail = "rank " + std::to_string(l.rank) + " element " + std::to_string(first_i) +
+                         ": got " + decode(*t.dtype, first_bits) + ", expected " +
+                         std::to_string(expected_sum(*t.dtype, nranks, first_i)) + " (" +
+                         std::to_string(bad) + " of " + std::to_string(t.count) +
+                         " elements wrong)";
         }
         out.mismatches += bad;
     }
@@ -153,11 +161,15 @@ bool run_test(Errors& err, const Config& cfg, std::vector<Local>& locals, int nr
     // Inputs: rank r holds ((i % 7) + r) % cap; outputs start as all-ones bytes (NaN, -1).
     for (auto& l : locals) {
         std::uint32_t table[7];
-        for (size_t r = 0; r < 7; ++r) table[r] = encode(*t.dtype, element_value(*t.dtype, nranks, r, l.rank));
-        if (t.dtype->size == 2) fill_typed<std::uint16_t>(host.data(), t.count, table);
-        else fill_typed<std::uint32_t>(host.data(), t.count, table);
+        for (size_t r = 0; r < 7; ++r)
+            table[r] = encode(*t.dtype, element_value(*t.dtype, nranks, r, l.rank));
+        if (t.dtype->size == 2)
+            fill_typed<std::uint16_t>(host.data(), t.count, table);
+        else
+            fill_typed<std::uint32_t>(host.data(), t.count, table);
         if (!err.cuda(c.SetDevice(l.device), "cudaSetDevice")) return false;
-        if (!err.cuda(c.Memcpy(l.send, host.data(), t.bytes, cudaMemcpyHostToDevice), "cudaMemcpy (host to device)"))
+        if (!err.cuda(c.Memcpy(l.send, host.data(), t.bytes, cudaMemcpyHostToDevice),
+                      "cudaMemcpy (host to device)"))
             return false;
         if (!err.cuda(c.Memset(l.recv, 0xff, t.bytes), "cudaMemset")) return false;
     }
@@ -177,7 +189,8 @@ bool run_test(Errors& err, const Config& cfg, std::vector<Local>& locals, int nr
     for (auto& l : locals) {
         if (!err.cuda(c.EventSynchronize(l.stop), "cudaEventSynchronize")) return false;
         float ms = 0;
-        if (!err.cuda(c.EventElapsedTime(&ms, l.start, l.stop), "cudaEventElapsedTime")) return false;
+        if (!err.cuda(c.EventElapsedTime(&ms, l.start, l.stop), "cudaEventElapsedTime"))
+            return false;
         sum_ms += ms;
     }
     // Average over the local ranks (nccl-tests' default, -a 1); the parent averages over processes.
@@ -216,13 +229,13 @@ int run_tests(const Api& api, const Config& cfg, std::vector<Local>& locals, int
         if (cfg.test_hang == "allreduce") hang_here();
         Outcome out;
         if (!run_test(err, cfg, locals, nranks, t, host, out)) {
-            send_line(fd, "ERROR " + std::string(t.dtype->name) + " " + std::to_string(t.bytes) + " bytes: " +
-                              one_line(err.msg));
+            send_line(fd, "ERROR " + std::string(t.dtype->name) + " " + std::to_string(t.bytes) +
+                              " bytes: " + one_line(err.msg));
             return 1;
         }
         char head[96];
-        std::snprintf(head, sizeof head, "RESULT %zu %d %zu %.6f ", k, out.mismatches == 0 ? 1 : 0, out.mismatches,
-                      out.time_us);
+        std::snprintf(head, sizeof head, "RESULT %zu %d %zu %.6f ", k, out.mismatches == 0 ? 1 : 0,
+                      out.mismatches, out.time_us);
         send_line(fd, head + one_line(out.detail));
     }
     send_line(fd, "STAGE ncclCommDestroy");
@@ -294,8 +307,8 @@ int run_single_process(const Api& api, const Config& cfg, int fd) {
     if (e != cudaSuccess) {
         // Without libcuda.so.1 the runtime also answers cudaErrorInsufficientDriver.
         bool libcuda = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) != nullptr;
-        send_line(fd, "CUDAERR " + std::to_string(static_cast<int>(e)) + " " + api.cuda.error_name(e) + " " +
-                          (libcuda ? "1" : "0"));
+        send_line(fd, "CUDAERR " + std::to_string(static_cast<int>(e)) + " " +
+                          api.cuda.error_name(e) + " " + (libcuda ? "1" : "0"));
         return 0;
     }
     send_line(fd, "COUNT " + std::to_string(n));
@@ -324,7 +337,8 @@ int run_single_process(const Api& api, const Config& cfg, int fd) {
 int run_rank(const Api& api, const Config& cfg, int rank, int nranks, int id_fd, int fd) {
     ncclUniqueId id;
     if (!read_full(id_fd, &id, sizeof id)) {
-        send_line(fd, "ERROR rank " + std::to_string(rank) + ": no ncclUniqueId came from the parent");
+        send_line(fd,
+                  "ERROR rank " + std::to_string(rank) + ": no ncclUniqueId came from the parent");
         return 1;
     }
     ::close(id_fd);

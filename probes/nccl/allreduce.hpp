@@ -41,8 +41,8 @@ struct Config {
     std::vector<Test> tests;
     int warmup = 5;
     int iters = 20;
-    bool single = true;  // ncclCommInitAll in one process
-    bool multi = true;   // one process per GPU, ncclCommInitRank
+    bool single = true;     // ncclCommInitAll in one process
+    bool multi = true;      // one process per GPU, ncclCommInitRank
     std::string test_hang;  // self-test hook: "query", "init" or "allreduce" sleeps there
 };
 

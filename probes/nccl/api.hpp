@@ -43,7 +43,8 @@ struct Cudart {
     bool load(std::string& error) {
         lib = probe::Library({"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"});
         if (!lib.ok()) {
-            error = "no CUDA runtime (libcudart.so.13, .so.12, .so.11.0) can be loaded: " + lib.error();
+            error =
+                "no CUDA runtime (libcudart.so.13, .so.12, .so.11.0) can be loaded: " + lib.error();
             return false;
         }
         std::string missing;
@@ -116,21 +117,30 @@ struct Nccl {
     }
     static const char* result_name(ncclResult_t r) {
         switch (static_cast<int>(r)) {
-            case 0: return "ncclSuccess";
-            case 1: return "ncclUnhandledCudaError";
-            case 2: return "ncclSystemError";
-            case 3: return "ncclInternalError";
-            case 4: return "ncclInvalidArgument";
-            case 5: return "ncclInvalidUsage";
-            case 6: return "ncclRemoteError";
-            case 7: return "ncclInProgress";
+            case 0:
+                return "ncclSuccess";
+            case 1:
+                return "ncclUnhandledCudaError";
+            case 2:
+                return "ncclSystemError";
+            case 3:
+                return "ncclInternalError";
+            case 4:
+                return "ncclInvalidArgument";
+            case 5:
+                return "ncclInvalidUsage";
+            case 6:
+                return "ncclRemoteError";
+            case 7:
+                return "ncclInProgress";
         }
         return "ncclResult";
     }
     // "unhandled system error (ncclSystemError, 2)"
     std::string describe(ncclResult_t r) const {
         const char* s = GetErrorString ? GetErrorString(r) : nullptr;
-        return std::string(s ? s : "error") + " (" + result_name(r) + ", " + std::to_string(static_cast<int>(r)) + ")";
+        return std::string(s ? s : "error") + " (" + result_name(r) + ", " +
+               std::to_string(static_cast<int>(r)) + ")";
     }
 };
 

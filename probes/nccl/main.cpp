@@ -82,10 +82,20 @@ bool parse_size(std::string s, size_t& out) {
     unsigned long long mult = 1;
     if (!s.empty()) {
         switch (s.back()) {
-            case 'k': case 'K': mult = 1ull << 10; break;
-            case 'm': case 'M': mult = 1ull << 20; break;
-            case 'g': case 'G': mult = 1ull << 30; break;
-            default: break;
+            case 'k':
+            case 'K':
+                mult = 1ull << 10;
+                break;
+            case 'm':
+            case 'M':
+                mult = 1ull << 20;
+                break;
+            case 'g':
+            case 'G':
+                mult = 1ull << 30;
+                break;
+            default:
+                break;
         }
         if (mult != 1) s.pop_back();
     }
@@ -113,14 +123,15 @@ std::vector<std::string> split(const std::string& s, char sep) {
 probe::Json entries_json(const Phase& p) {
     probe::Json a = probe::Json::array();
     for (const auto& e : p.entries) {
-        probe::Json o = probe::Json::object({{"dtype", e.dtype},
-                                             {"bytes", static_cast<unsigned long long>(e.bytes)},
-                                             {"count", static_cast<unsigned long long>(e.count)},
-                                             {"correct", e.correct},
-                                             {"mismatches", static_cast<unsigned long long>(e.mismatches)},
-                                             {"time_us", e.time_us},
-                                             {"algbw_gbps", e.algbw},
-                                             {"busbw_gbps", e.busbw}});
+        probe::Json o =
+            probe::Json::object({{"dtype", e.dtype},
+                                 {"bytes", static_cast<unsigned long long>(e.bytes)},
+                                 {"count", static_cast<unsigned long long>(e.count)},
+                                 {"correct", e.correct},
+                                 {"mismatches", static_cast<unsigned long long>(e.mismatches)},
+                                 {"time_us", e.time_us},
+                                 {"algbw_gbps", e.algbw},
+                                 {"busbw_gbps", e.busbw}});
         if (!e.detail.empty()) o.set("detail", e.detail);
         a.push(o);
     }
@@ -160,8 +171,10 @@ probe::Json data_json() {
 }
 
 std::string closing_line(probe::Exit status, const std::string& reason, const probe::Json& data) {
-    probe::Json out = probe::Json::object(
-        {{"probe", "nccl"}, {"schema", 1}, {"status", probe::status_name(status)}, {"reason", reason}});
+    probe::Json out = probe::Json::object({{"probe", "nccl"},
+                                           {"schema", 1},
+                                           {"status", probe::status_name(status)},
+                                           {"reason", reason}});
     out.set("data", data);
     return out.text();
 }
@@ -176,7 +189,8 @@ std::string seconds_text(double s) {
 void arm_for(Phase& phase, const char* phase_name) {
     std::string what = phase.stage.empty() ? std::string("the probe") : phase.stage;
     if (what == "cudaGetDeviceCount") what = "CUDA initialisation (cudaGetDeviceCount)";
-    std::string reason = what + " did not complete within " + seconds_text(g_state.timeout_s) + " s (hang)";
+    std::string reason =
+        what + " did not complete within " + seconds_text(g_state.timeout_s) + " s (hang)";
     probe::Json data = data_json();
     probe::Json hang = probe::Json::object({{"phase", phase_name}, {"stage", phase.stage}});
     if (phase.test >= 0 && static_cast<size_t>(phase.test) < g_cfg.tests.size()) {
@@ -189,7 +203,8 @@ void arm_for(Phase& phase, const char* phase_name) {
 }
 
 // nccl-tests doc/PERFORMANCE.md: algbw = S / t; all-reduce busbw = algbw * 2(n-1)/n.
-Entry make_entry(const Test& t, int nranks, bool correct, size_t mismatches, double time_us, const std::string& detail) {
+Entry make_entry(const Test& t, int nranks, bool correct, size_t mismatches, double time_us,
+                 const std::string& detail) {
     Entry e;
     e.dtype = t.dtype->name;
     e.bytes = t.bytes;
@@ -200,9 +215,9 @@ Entry make_entry(const Test& t, int nranks, bool correct, size_t mismatches, dou
     e.algbw = time_us > 0 ? static_cast<double>(t.bytes) / (time_us * 1e-6) / 1e9 : 0;
     e.busbw = e.algbw * 2.0 * (nranks - 1) / nranks;
     e.detail = detail;
-    std::fprintf(stderr, "  %-8s %11zu B  %s  %10.2f us  algbw %8.2f GB/s  busbw %8.2f GB/s%s%s\n", e.dtype.c_str(),
-                 e.bytes, correct ? "exact" : "WRONG", time_us, e.algbw, e.busbw, detail.empty() ? "" : "  ",
-                 detail.c_str());
+    std::fprintf(stderr, "  %-8s %11zu B  %s  %10.2f us  algbw %8.2f GB/s  busbw %8.2f GB/s%s%s\n",
+                 e.dtype.c_str(), e.bytes, correct ? "exact" : "WRONG", time_us, e.algbw, e.busbw,
+                 detail.empty() ? "" : "  ", detail.c_str());
     return e;
 }
 
@@ -231,7 +246,8 @@ std::string exit_text(int status) {
     if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
     if (WIFSIGNALED(status)) {
         const char* name = ::strsignal(WTERMSIG(status));
-        return "was killed by signal " + std::to_string(WTERMSIG(status)) + (name ? std::string(" (") + name + ")" : "");
+        return "was killed by signal " + std::to_string(WTERMSIG(status)) +
+               (name ? std::string(" (") + name + ")" : "");
     }
     return "ended with status " + std::to_string(status);
 }
@@ -279,7 +295,10 @@ std::vector<int> supervise(std::vector<Child>& kids, OnLine on_line) {
     if (abort) {
         Watchdog::kill_children();
         for (auto& k : kids)
-            if (!k.eof) { ::close(k.fd); k.eof = true; }
+            if (!k.eof) {
+                ::close(k.fd);
+                k.eof = true;
+            }
     }
     // Reap; a child stuck in the driver may not die at once: give up after ~10 s.
     std::vector<int> status(kids.size(), -1);
@@ -289,8 +308,10 @@ std::vector<int> supervise(std::vector<Child>& kids, OnLine on_line) {
             if (status[i] != -1) continue;
             int st = 0;
             pid_t r = ::waitpid(kids[i].pid, &st, WNOHANG);
-            if (r == kids[i].pid || (r < 0 && errno == ECHILD)) status[i] = r < 0 ? 0 : st;
-            else all = false;
+            if (r == kids[i].pid || (r < 0 && errno == ECHILD))
+                status[i] = r < 0 ? 0 : st;
+            else
+                all = false;
         }
         if (all) break;
         ::usleep(10000);
@@ -329,10 +350,12 @@ bool parse_int(const std::string& s, long long& out) {
 }
 
 // "RESULT k ok mismatches time_us detail..."
-bool parse_result(const std::string& line, size_t& k, int& ok, size_t& mism, double& t, std::string& detail) {
+bool parse_result(const std::string& line, size_t& k, int& ok, size_t& mism, double& t,
+                  std::string& detail) {
     auto w = words(line, 5, &detail);
     unsigned long long kk = 0, okv = 0, mm = 0;
-    if (w.size() < 5 || !parse_u64(w[1], kk) || !parse_u64(w[2], okv) || !parse_u64(w[3], mm)) return false;
+    if (w.size() < 5 || !parse_u64(w[1], kk) || !parse_u64(w[2], okv) || !parse_u64(w[3], mm))
+        return false;
     char* end = nullptr;
     t = std::strtod(w[4].c_str(), &end);
     if (*end != '\0') return false;
@@ -342,7 +365,9 @@ bool parse_result(const std::string& line, size_t& k, int& ok, size_t& mism, dou
     return k < g_cfg.tests.size();
 }
 
-std::string after(const std::string& line, size_t n) { return line.size() > n ? line.substr(n) : std::string(); }
+std::string after(const std::string& line, size_t n) {
+    return line.size() > n ? line.substr(n) : std::string();
+}
 
 // Updates phase.stage / phase.test from "STAGE what [k]".
 void take_stage(Phase& p, const std::string& line) {
@@ -404,7 +429,9 @@ void run_single_phase(const Api& api) {
             p.ranks = g_state.devices;
             p.ran = g_cfg.single;
             std::fprintf(stderr, "CUDA sees %d GPU(s)\n", g_state.devices);
-            if (g_cfg.single) std::fprintf(stderr, "single process, ncclCommInitAll over %d GPU(s):\n", g_state.devices);
+            if (g_cfg.single)
+                std::fprintf(stderr, "single process, ncclCommInitAll over %d GPU(s):\n",
+                             g_state.devices);
         } else if (line.rfind("CUDAERR ", 0) == 0) {
             // "CUDAERR code name libcuda"
             auto w = words(line, 4, nullptr);
@@ -412,7 +439,8 @@ void run_single_phase(const Api& api) {
             if (w.size() < 4 || !parse_int(w[1], code) || code == 0) code = -1;
             g_state.cuda_error_code = static_cast<int>(code);
             g_state.cuda_error_name = w.size() > 2 ? w[2] : "cudaError";
-            g_state.cuda_error_class = cuda_class(static_cast<int>(code), w.size() > 3 && w[3] == "1");
+            g_state.cuda_error_class =
+                cuda_class(static_cast<int>(code), w.size() > 3 && w[3] == "1");
             cuda_failed = true;
             k.done = true;
         } else if (line.rfind("RESULT ", 0) == 0) {
@@ -421,7 +449,8 @@ void run_single_phase(const Api& api) {
             double t;
             std::string detail;
             if (parse_result(line, idx, ok, mism, t, detail))
-                p.entries.push_back(make_entry(g_cfg.tests[idx], p.ranks, ok == 1, mism, t, detail));
+                p.entries.push_back(
+                    make_entry(g_cfg.tests[idx], p.ranks, ok == 1, mism, t, detail));
         } else if (line.rfind("ERROR ", 0) == 0) {
             if (p.error.empty()) p.error = after(line, 6);
             k.reported_error = true;
@@ -535,7 +564,8 @@ void run_multi_phase(const Api& api, int n) {
                 q.sum_us += t;
                 if (q.detail.empty() && !detail.empty()) q.detail = detail;
                 if (q.got == n) {
-                    p.entries.push_back(make_entry(g_cfg.tests[idx], n, q.correct, q.mismatches, q.sum_us / n, q.detail));
+                    p.entries.push_back(make_entry(g_cfg.tests[idx], n, q.correct, q.mismatches,
+                                                   q.sum_us / n, q.detail));
                     pending.erase(idx);
                 }
             }
@@ -551,12 +581,14 @@ void run_multi_phase(const Api& api, int n) {
     Watchdog::disarm();
     for (size_t i = 0; i < kids.size(); ++i) {
         if (kids[i].done || kids[i].reported_error || !p.error.empty()) continue;
-        p.error = "rank " + std::to_string(kids[i].rank) + " " + exit_text(status[i]) + " during " + p.stage;
+        p.error = "rank " + std::to_string(kids[i].rank) + " " + exit_text(status[i]) + " during " +
+                  p.stage;
     }
 }
 
 int finish(probe::Exit status, const std::string& reason) {
-    if (!reason.empty()) std::fprintf(stderr, "%s: %s\n", probe::status_name(status), reason.c_str());
+    if (!reason.empty())
+        std::fprintf(stderr, "%s: %s\n", probe::status_name(status), reason.c_str());
     return probe::finish("nccl", status, reason, data_json());
 }
 
@@ -569,45 +601,59 @@ int main(int argc, char** argv) {
     std::string modes_flag = "single,multi";
     for (const auto& [key, value] : flags) {
         unsigned long long v = 0;
-        if (key == "sizes") sizes_flag = value;
-        else if (key == "dtypes") dtypes_flag = value;
-        else if (key == "modes") modes_flag = value;
-        else if (key == "iters" && parse_u64(value, v) && v >= 1 && v <= 100000) g_cfg.iters = static_cast<int>(v);
-        else if (key == "warmup" && parse_u64(value, v) && v <= 100000) g_cfg.warmup = static_cast<int>(v);
+        if (key == "sizes")
+            sizes_flag = value;
+        else if (key == "dtypes")
+            dtypes_flag = value;
+        else if (key == "modes")
+            modes_flag = value;
+        else if (key == "iters" && parse_u64(value, v) && v >= 1 && v <= 100000)
+            g_cfg.iters = static_cast<int>(v);
+        else if (key == "warmup" && parse_u64(value, v) && v <= 100000)
+            g_cfg.warmup = static_cast<int>(v);
         else if (key == "timeout") {
             char* end = nullptr;
             double t = std::strtod(value.c_str(), &end);
             if (value.empty() || *end != '\0' || !(t > 0) || t > 86400)
                 return finish(probe::kError, "bad --timeout=" + value + " (seconds, > 0)");
             g_state.timeout_s = t;
-        } else if (key == "test-hang" && (value == "query" || value == "init" || value == "allreduce")) {
+        } else if (key == "test-hang" &&
+                   (value == "query" || value == "init" || value == "allreduce")) {
             g_cfg.test_hang = value;
         } else if (key == "?") {
-            return finish(probe::kError, "unexpected argument " + value + " (flags are --name=value)");
+            return finish(probe::kError,
+                          "unexpected argument " + value + " (flags are --name=value)");
         } else {
-            return finish(probe::kError, "bad flag --" + key + "=" + value +
-                                             " (flags: --sizes, --dtypes, --modes, --iters, --warmup, --timeout)");
+            return finish(probe::kError,
+                          "bad flag --" + key + "=" + value +
+                              " (flags: --sizes, --dtypes, --modes, --iters, --warmup, --timeout)");
         }
     }
     std::vector<size_t> sizes;
     for (const auto& s : split(sizes_flag, ',')) {
         size_t b;
-        if (!parse_size(s, b)) return finish(probe::kError, "bad size \"" + s + "\" in --sizes (bytes, K, M or G)");
+        if (!parse_size(s, b))
+            return finish(probe::kError, "bad size \"" + s + "\" in --sizes (bytes, K, M or G)");
         sizes.push_back(b);
     }
     if (sizes.empty()) return finish(probe::kError, "--sizes is empty");
     std::vector<const Dtype*> dtypes;
     for (const auto& s : split(dtypes_flag, ',')) {
         const Dtype* t = find_dtype(s);
-        if (!t) return finish(probe::kError, "unknown dtype \"" + s + "\" in --dtypes (float32, int32, bfloat16)");
+        if (!t)
+            return finish(probe::kError,
+                          "unknown dtype \"" + s + "\" in --dtypes (float32, int32, bfloat16)");
         dtypes.push_back(t);
     }
     if (dtypes.empty()) return finish(probe::kError, "--dtypes is empty");
     g_cfg.single = g_cfg.multi = false;
     for (const auto& m : split(modes_flag, ',')) {
-        if (m == "single") g_cfg.single = true;
-        else if (m == "multi") g_cfg.multi = true;
-        else return finish(probe::kError, "unknown mode \"" + m + "\" in --modes (single, multi)");
+        if (m == "single")
+            g_cfg.single = true;
+        else if (m == "multi")
+            g_cfg.multi = true;
+        else
+            return finish(probe::kError, "unknown mode \"" + m + "\" in --modes (single, multi)");
     }
 
     Api api;
@@ -617,7 +663,8 @@ int main(int argc, char** argv) {
     g_state.library = api.nccl.lib.path();
     int code = 0;
     ncclResult_t vr = api.nccl.GetVersion(&code);
-    if (vr != ncclSuccess) return finish(probe::kError, "ncclGetVersion failed: " + api.nccl.describe(vr));
+    if (vr != ncclSuccess)
+        return finish(probe::kError, "ncclGetVersion failed: " + api.nccl.describe(vr));
     g_state.version_code = code;
     g_state.version = version_string(code);
     std::fprintf(stderr, "NCCL %s (%s)\n", g_state.version.c_str(), g_state.library.c_str());
@@ -648,14 +695,16 @@ int main(int argc, char** argv) {
         return finish(probe::kWaived, "no usable GPU: " + g_state.cuda_error_name + " (" +
                                           std::to_string(g_state.cuda_error_code) + ")");
     if (g_state.devices < 0) {
-        std::string why = g_state.single.error.empty() ? "no device count came back" : g_state.single.error;
+        std::string why =
+            g_state.single.error.empty() ? "no device count came back" : g_state.single.error;
         return finish(probe::kFail, "single process: " + why);
     }
     if (g_cfg.multi) run_multi_phase(api, g_state.devices);
 
     const int n = g_state.devices;
     if (n == 1)
-        g_state.notes.push_back("1 rank: busbw = algbw * 2(n-1)/n is 0; algbw is NCCL's local copy rate");
+        g_state.notes.push_back(
+            "1 rank: busbw = algbw * 2(n-1)/n is 0; algbw is NCCL's local copy rate");
 
     std::string reason;
     auto judge = [&](const Phase& p, const char* name) {
@@ -666,8 +715,9 @@ int main(int argc, char** argv) {
         }
         for (const auto& e : p.entries) {
             if (!e.correct) {
-                reason = std::string(name) + ": all-reduce (sum) of " + e.dtype + ", " + std::to_string(e.bytes) +
-                         " bytes over " + std::to_string(p.ranks) + " rank(s) is not exact: " + e.detail;
+                reason = std::string(name) + ": all-reduce (sum) of " + e.dtype + ", " +
+                         std::to_string(e.bytes) + " bytes over " + std::to_string(p.ranks) +
+                         " rank(s) is not exact: " + e.detail;
                 return;
             }
         }

@@ -14,7 +14,7 @@
 namespace ncclprobe {
 
 class Watchdog {
-public:
+  public:
     static void install() {
         struct sigaction sa {};
         sa.sa_handler = &Watchdog::on_alarm;
@@ -56,7 +56,7 @@ public:
     }
     static void forget_children() { s_children.store(0); }
 
-private:
+  private:
     enum { kIdle = 0, kArmed = 1, kFired = 2 };
     static constexpr int kMaxChildren = 1024;
 

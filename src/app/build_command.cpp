@@ -85,7 +85,8 @@ BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
         return rec;
     }
     rec.result = BuildRecord::Result::Built;
-    if (auto info = ctx.api.inspect_image(rec.reference); info && info.value()) rec.size_bytes = info.value()->size;
+    if (auto info = ctx.api.inspect_image(rec.reference); info && info.value())
+        rec.size_bytes = info.value()->size;
     if (ctx.opts.push) {
         // The image's repository path under the push registry (its own registry host replaced).
         auto parsed = ImageRef::parse(entry.reference());
@@ -108,7 +109,9 @@ int run_build(const BuildOptions& opts) {
     engine::install_interrupt_handlers();
     fs::path index_path = fs::path(opts.dockerfiles_dir) / "index.json";
     auto index_text = engine::read_text_file(index_path);
-    if (!index_text) return fail({ErrorKind::Config, index_text.error().message + " (run `torchdock render` first)"});
+    if (!index_text)
+        return fail(
+            {ErrorKind::Config, index_text.error().message + " (run `torchdock render` first)"});
     auto index = parse_build_index(index_text.value(), index_path.string());
     if (!index) return fail(index.error());
 
@@ -119,7 +122,8 @@ int run_build(const BuildOptions& opts) {
         if (match) selected.push_back(e);
     }
     if (selected.empty()) {
-        print_error("no rendered variant matches " + join(opts.patterns, " ") + " (see `torchdock list`)");
+        print_error("no rendered variant matches " + join(opts.patterns, " ") +
+                    " (see `torchdock list`)");
         return k_exit_config;
     }
     if (opts.jobs < 1) {
@@ -137,10 +141,12 @@ int run_build(const BuildOptions& opts) {
     // pip in the build trusts what this host trusts: --ca-cert, else the bundle the host's
     // pip/requests/OpenSSL are pointed at, else the system bundle.
     std::string ca_cert;
-    if (opts.ca_cert) ca_cert = *opts.ca_cert;
+    if (opts.ca_cert)
+        ca_cert = *opts.ca_cert;
     else
-        for (const char* candidate : std::initializer_list<const char*>{std::getenv("PIP_CERT"), std::getenv("REQUESTS_CA_BUNDLE"), std::getenv("SSL_CERT_FILE"),
-                                      "/etc/ssl/certs/ca-certificates.crt"})
+        for (const char* candidate : std::initializer_list<const char*>{
+                 std::getenv("PIP_CERT"), std::getenv("REQUESTS_CA_BUNDLE"),
+                 std::getenv("SSL_CERT_FILE"), "/etc/ssl/certs/ca-certificates.crt"})
             if (candidate && *candidate && fs::is_regular_file(candidate)) {
                 ca_cert = candidate;
                 break;
@@ -152,10 +158,13 @@ int run_build(const BuildOptions& opts) {
         }
         ca_cert = fs::absolute(ca_cert).string();
     }
-    BuildContext ctx{opts, api.value(), backend.value(), mirrors.value(), ca_cert, ::isatty(STDERR_FILENO) == 1, {}};
+    BuildContext ctx{
+        opts, api.value(), backend.value(), mirrors.value(), ca_cert, ::isatty(STDERR_FILENO) == 1,
+        {}};
     if (ctx.tty)
-        std::cerr << "building " << selected.size() << " variant" << (selected.size() == 1 ? "" : "s") << " with "
-                  << backend->describe() << ", " << opts.jobs << " at a time\n";
+        std::cerr << "building " << selected.size() << " variant"
+                  << (selected.size() == 1 ? "" : "s") << " with " << backend->describe() << ", "
+                  << opts.jobs << " at a time\n";
     std::vector<BuildRecord> records(selected.size());
     std::atomic<std::size_t> next{0};
     auto worker = [&] {
@@ -176,17 +185,20 @@ int run_build(const BuildOptions& opts) {
             }
             if (ctx.tty) {
                 std::lock_guard lock(ctx.print_mutex);
-                std::cerr << "  " << records[i].variant << ": " << build_result_name(records[i].result) << "\n";
+                std::cerr << "  " << records[i].variant << ": "
+                          << build_result_name(records[i].result) << "\n";
             }
         }
     };
     std::vector<std::thread> threads;
-    for (int t = 0; t < std::min<int>(opts.jobs, static_cast<int>(selected.size())); ++t) threads.emplace_back(worker);
+    for (int t = 0; t < std::min<int>(opts.jobs, static_cast<int>(selected.size())); ++t)
+        threads.emplace_back(worker);
     for (auto& t : threads) t.join();
 
     // A build that failed because the engine went away is an environment problem.
     bool any_failed = false;
-    for (const auto& r : records) any_failed = any_failed || r.result == BuildRecord::Result::Failed;
+    for (const auto& r : records)
+        any_failed = any_failed || r.result == BuildRecord::Result::Failed;
     Status engine_alive = any_failed ? api->ping() : ok_status();
 
     std::cout << (opts.json ? report::build_json(records) : report::build_table(records));
@@ -196,7 +208,8 @@ int run_build(const BuildOptions& opts) {
         return k_exit_interrupted;
     }
     if (!engine_alive) {
-        print_error("the Docker engine went away during the build: " + engine_alive.error().message);
+        print_error("the Docker engine went away during the build: " +
+                    engine_alive.error().message);
         return k_exit_environment;
     }
     bool only_timeouts = any_failed;

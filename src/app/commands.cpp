@@ -27,11 +27,13 @@ std::optional<RenderPlan> plan(const CommonOptions& common, int& code, bool writ
         return std::nullopt;
     }
     RenderPlan p = plan_render(sources.value(), kb.value());
-    for (const auto& w : p.warnings) std::cerr << "torchdock: warning: " << format_diagnostic(w) << "\n";
+    for (const auto& w : p.warnings)
+        std::cerr << "torchdock: warning: " << format_diagnostic(w) << "\n";
     if (!p.problems.empty()) {
         for (const auto& d : p.problems) std::cerr << format_diagnostic(d) << "\n";
-        print_error(std::to_string(p.problems.size()) + " problem" + (p.problems.size() == 1 ? "" : "s") +
-                    " in the manifests" + (writes ? "; nothing was written" : ""));
+        print_error(std::to_string(p.problems.size()) + " problem" +
+                    (p.problems.size() == 1 ? "" : "s") + " in the manifests" +
+                    (writes ? "; nothing was written" : ""));
         code = k_exit_config;
         return std::nullopt;
     }
@@ -43,8 +45,8 @@ int print_diff(const TreeDiff& diff, const std::string& out_dir) {
     for (const auto& f : diff.changed) std::cout << "stale:   " << out_dir << "/" << f << "\n";
     for (const auto& f : diff.extra) std::cout << "extra:   " << out_dir << "/" << f << "\n";
     std::size_t n = diff.missing.size() + diff.changed.size() + diff.extra.size();
-    std::cerr << "torchdock: " << out_dir << " is out of date (" << n
-              << " file" << (n == 1 ? "" : "s") << "); run `torchdock render`\n";
+    std::cerr << "torchdock: " << out_dir << " is out of date (" << n << " file"
+              << (n == 1 ? "" : "s") << "); run `torchdock render`\n";
     return k_exit_check_failed;
 }
 
@@ -61,8 +63,10 @@ int run_render(const CommonOptions& common, const RenderOptions& opts) {
             std::vector<std::string> names;
             for (const auto& v : p->variants) names.push_back(v.name);
             std::string msg = "no variant named " + quote_value(*opts.stdout_variant);
-            if (auto near = closest_match(*opts.stdout_variant, names)) msg += "; did you mean " + *near + "?";
-            else msg += " (see `torchdock list`)";
+            if (auto near = closest_match(*opts.stdout_variant, names))
+                msg += "; did you mean " + *near + "?";
+            else
+                msg += " (see `torchdock list`)";
             print_error(msg);
             return k_exit_config;
         }
@@ -72,7 +76,8 @@ int run_render(const CommonOptions& common, const RenderOptions& opts) {
     if (opts.only) {
         restrict_plan(*p, *opts.only);
         if (p->variants.empty()) {
-            print_error("no variant matches " + quote_value(*opts.only) + " (see `torchdock list`)");
+            print_error("no variant matches " + quote_value(*opts.only) +
+                        " (see `torchdock list`)");
             return k_exit_config;
         }
     }
@@ -93,8 +98,8 @@ int run_render(const CommonOptions& common, const RenderOptions& opts) {
     auto written = opts.only ? engine::write_files(opts.out_dir, p->files)
                              : engine::write_tree_atomically(opts.out_dir, p->files);
     if (!written) return fail(written.error());
-    std::cout << "rendered " << p->variants.size() << " variant" << (p->variants.size() == 1 ? "" : "s")
-              << " into " << opts.out_dir << "\n";
+    std::cout << "rendered " << p->variants.size() << " variant"
+              << (p->variants.size() == 1 ? "" : "s") << " into " << opts.out_dir << "\n";
     return k_exit_ok;
 }
 
@@ -102,7 +107,8 @@ int run_list(const CommonOptions& common, const ListOptions& opts) {
     int code = 0;
     auto p = plan(common, code, false);
     if (!p) return code;
-    std::cout << (opts.json ? report::variants_json(p->variants) : report::variants_table(p->variants));
+    std::cout << (opts.json ? report::variants_json(p->variants)
+                            : report::variants_table(p->variants));
     return k_exit_ok;
 }
 

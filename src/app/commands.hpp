@@ -24,8 +24,9 @@ struct ListOptions {
 
 // Registry mirrors: --mirror flags over the settings file.
 struct MirrorOptions {
-    std::vector<std::string> mirrors;    // "docker.io=127.0.0.1:5000"
-    std::optional<std::string> config;  // settings file; default torchdock.json or $TORCHDOCK_CONFIG
+    std::vector<std::string> mirrors;  // "docker.io=127.0.0.1:5000"
+    std::optional<std::string>
+        config;  // settings file; default torchdock.json or $TORCHDOCK_CONFIG
 };
 
 struct BuildOptions {
@@ -37,7 +38,8 @@ struct BuildOptions {
     bool json = false;
     std::string work_dir = ".torchdock/build";
     int timeout_minutes = 120;
-    std::optional<std::string> ca_cert;  // default: $PIP_CERT, $REQUESTS_CA_BUNDLE, $SSL_CERT_FILE, system bundle
+    std::optional<std::string>
+        ca_cert;  // default: $PIP_CERT, $REQUESTS_CA_BUNDLE, $SSL_CERT_FILE, system bundle
     MirrorOptions mirror;
 };
 
@@ -53,7 +55,7 @@ struct ValidateOptions {
     bool require_gpu = false;
     std::optional<std::string> json, junit, markdown;  // report files
     std::vector<std::string> expect;                   // key=value
-    std::optional<std::string> probes_dir;             // default: $TORCHDOCK_PROBES, else beside the binary
+    std::optional<std::string> probes_dir;  // default: $TORCHDOCK_PROBES, else beside the binary
     int jobs = 2;
     int probe_timeout_s = 180;
 };

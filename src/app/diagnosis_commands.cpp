@@ -27,7 +27,9 @@ Result<nlohmann::json> read_fingerprint(const std::string& path) {
     try {
         auto j = nlohmann::json::parse(text.value());
         if (!j.is_object() || j.value("schema", 0) != 1)
-            return Error{ErrorKind::Config, path + ": not a torchdock fingerprint (schema 1; write one with `torchdock doctor --json`)"};
+            return Error{ErrorKind::Config, path +
+                                                ": not a torchdock fingerprint (schema 1; write "
+                                                "one with `torchdock doctor --json`)"};
         return j;
     } catch (const nlohmann::json::exception& e) {
         return Error{ErrorKind::Config, path + ": " + e.what()};
@@ -45,18 +47,32 @@ int run_diff(const DiffOptions& opts) {
     if (opts.json) {
         nlohmann::json out = nlohmann::json::array();
         for (const auto& d : diffs)
-            out.push_back({{"path", d.path}, {"a", d.a}, {"b", d.b}, {"category", d.category}, {"weight", d.weight}, {"why", d.why}});
-        std::cout << nlohmann::json{{"schema", 1}, {"a", opts.a}, {"b", opts.b}, {"differences", out}}.dump(2) << "\n";
+            out.push_back({{"path", d.path},
+                           {"a", d.a},
+                           {"b", d.b},
+                           {"category", d.category},
+                           {"weight", d.weight},
+                           {"why", d.why}});
+        std::cout << nlohmann::json{{"schema", 1},
+                                    {"a", opts.a},
+                                    {"b", opts.b},
+                                    {"differences", out}}
+                         .dump(2)
+                  << "\n";
     } else if (diffs.empty()) {
         std::cout << "no differences\n";
     } else {
         std::vector<std::vector<std::string>> rows;
         for (std::size_t i = 0; i < diffs.size(); ++i) {
             const auto& d = diffs[i];
-            auto clip = [](const std::string& s) { return s.size() > 40 ? s.substr(0, 37) + "..." : s; };
-            rows.push_back({std::to_string(i + 1), d.category, d.path, clip(d.a), clip(d.b), d.why});
+            auto clip = [](const std::string& s) {
+                return s.size() > 40 ? s.substr(0, 37) + "..." : s;
+            };
+            rows.push_back(
+                {std::to_string(i + 1), d.category, d.path, clip(d.a), clip(d.b), d.why});
         }
-        std::cout << report::format_table({"RANK", "CATEGORY", "WHAT", "A", "B", "WHY IT MATTERS"}, rows);
+        std::cout << report::format_table({"RANK", "CATEGORY", "WHAT", "A", "B", "WHY IT MATTERS"},
+                                          rows);
     }
     return diffs.empty() ? k_exit_ok : k_exit_check_failed;
 }
@@ -76,10 +92,16 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
         for (const auto& part : split(g, ','))
             if (!part.empty()) gpus.push_back(part);
     if (opts.host) {
-        auto run = engine::run_probe_on_host({"cuda", "probe-cuda", {}, false, false},
-                                             opts.probes_dir ? std::filesystem::path(*opts.probes_dir) : engine::default_probes_dir(), 60);
-        if (!run.usable()) return fail({ErrorKind::Environment, "--host: the cuda probe could not run: " + run.reason});
-        if (run.data.contains("nvidia_driver") && run.data["nvidia_driver"].is_string()) driver = run.data["nvidia_driver"];
+        auto run =
+            engine::run_probe_on_host({"cuda", "probe-cuda", {}, false, false},
+                                      opts.probes_dir ? std::filesystem::path(*opts.probes_dir)
+                                                      : engine::default_probes_dir(),
+                                      60);
+        if (!run.usable())
+            return fail(
+                {ErrorKind::Environment, "--host: the cuda probe could not run: " + run.reason});
+        if (run.data.contains("nvidia_driver") && run.data["nvidia_driver"].is_string())
+            driver = run.data["nvidia_driver"];
         if (run.data.contains("devices"))
             for (const auto& d : run.data["devices"]) gpus.push_back(d.value("name", ""));
         if (driver.empty()) {
@@ -98,25 +120,39 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
     if (auto st = api->ping(); !st) return fail(st.error());
     auto info = api->inspect_image(opts.image);
     if (!info) return fail(info.error());
-    if (!info.value()) return fail({ErrorKind::Config, "no such image: " + opts.image + " (build or pull it first)"});
-    Expectations expect = gather_expectations(opts.image, info.value()->labels, info.value()->env, kb.value(), overrides.value());
+    if (!info.value())
+        return fail(
+            {ErrorKind::Config, "no such image: " + opts.image + " (build or pull it first)"});
+    Expectations expect = gather_expectations(opts.image, info.value()->labels, info.value()->env,
+                                              kb.value(), overrides.value());
 
     PreflightResult r = preflight(expect, driver, gpus, kb.value(), fc.value());
     if (opts.json) {
         nlohmann::json targets = nlohmann::json::array();
-        for (const auto& t : r.targets) targets.push_back({{"gpu", t.gpu}, {"cc", t.cc}, {"ok", t.ok}, {"reasons", t.reasons}});
-        std::cout << nlohmann::json{{"schema", 1}, {"image", opts.image}, {"driver", driver}, {"ok", r.ok},
-                                    {"driver_ok", r.driver_ok}, {"driver_verdict", r.driver_verdict}, {"targets", targets},
-                                    {"run_flags", r.run_flags}, {"notes", r.notes}}
+        for (const auto& t : r.targets)
+            targets.push_back({{"gpu", t.gpu}, {"cc", t.cc}, {"ok", t.ok}, {"reasons", t.reasons}});
+        std::cout << nlohmann::json{{"schema", 1},
+                                    {"image", opts.image},
+                                    {"driver", driver},
+                                    {"ok", r.ok},
+                                    {"driver_ok", r.driver_ok},
+                                    {"driver_verdict", r.driver_verdict},
+                                    {"targets", targets},
+                                    {"run_flags", r.run_flags},
+                                    {"notes", r.notes}}
                          .dump(2)
                   << "\n";
     } else {
         std::cout << opts.image << " on driver " << driver << ": " << (r.ok ? "YES" : "NO") << "\n";
-        std::cout << "  driver: " << (r.driver_ok ? "yes" : "no") << " - " << r.driver_verdict << "\n";
+        std::cout << "  driver: " << (r.driver_ok ? "yes" : "no") << " - " << r.driver_verdict
+                  << "\n";
         for (const auto& t : r.targets)
-            std::cout << "  " << t.gpu << (t.cc.empty() ? "" : " (" + t.cc + ")") << ": " << (t.ok ? "yes" : "no")
+            std::cout << "  " << t.gpu << (t.cc.empty() ? "" : " (" + t.cc + ")") << ": "
+                      << (t.ok ? "yes" : "no")
                       << (t.reasons.empty() ? "" : " - " + join(t.reasons, "; ")) << "\n";
-        if (!r.run_flags.empty()) std::cout << "  run with: docker run " << join(r.run_flags, " ") << " " << opts.image << "\n";
+        if (!r.run_flags.empty())
+            std::cout << "  run with: docker run " << join(r.run_flags, " ") << " " << opts.image
+                      << "\n";
         for (const auto& n : r.notes) std::cout << "  note: " << n << "\n";
     }
     return r.ok ? k_exit_ok : k_exit_check_failed;
@@ -129,7 +165,9 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
     auto sig_text = engine::read_text_file(data_dir / "error_signatures.json");
     if (!sig_text) return fail({ErrorKind::Config, sig_text.error().message});
     auto signatures = ErrorSignatures::parse(sig_text.value());
-    if (!signatures) return fail({ErrorKind::Config, "data/error_signatures.json: " + signatures.error().message});
+    if (!signatures)
+        return fail(
+            {ErrorKind::Config, "data/error_signatures.json: " + signatures.error().message});
     std::string log;
     if (opts.log == "-") {
         std::ostringstream ss;
@@ -146,26 +184,34 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
         if (!fp) return fail(fp.error());
         fingerprint = fp.value();
     }
-    auto found = explain_log(log, signatures.value(), fingerprint ? &*fingerprint : nullptr, kb.value());
+    auto found =
+        explain_log(log, signatures.value(), fingerprint ? &*fingerprint : nullptr, kb.value());
     if (opts.json) {
         nlohmann::json out = nlohmann::json::array();
         for (const auto& e : found)
-            out.push_back({{"id", e.id}, {"title", e.title}, {"cause", e.cause}, {"fix", e.fix}, {"evidence", e.evidence},
-                           {"facts", e.facts}, {"verdict", e.verdict}});
+            out.push_back({{"id", e.id},
+                           {"title", e.title},
+                           {"cause", e.cause},
+                           {"fix", e.fix},
+                           {"evidence", e.evidence},
+                           {"facts", e.facts},
+                           {"verdict", e.verdict}});
         std::cout << nlohmann::json{{"schema", 1}, {"explanations", out}}.dump(2) << "\n";
     } else {
         for (const auto& e : found) {
             std::cout << e.id << "  " << e.title << "\n";
             for (const auto& line : e.evidence) std::cout << "  | " << line << "\n";
             std::cout << "  cause: " << e.cause << "\n  fix:   " << e.fix << "\n";
-            if (!e.verdict.empty()) std::cout << "  " << e.verdict << " (from " << *opts.fingerprint << ")\n";
+            if (!e.verdict.empty())
+                std::cout << "  " << e.verdict << " (from " << *opts.fingerprint << ")\n";
             std::cout << "\n";
         }
     }
     if (found.empty()) {
         std::size_t lines = static_cast<std::size_t>(std::count(log.begin(), log.end(), '\n'));
         std::cerr << "torchdock: no known failure signature in this log (" << lines
-                  << " lines read); torchdock does not guess. Known signatures: data/error_signatures.json\n";
+                  << " lines read); torchdock does not guess. Known signatures: "
+                     "data/error_signatures.json\n";
         return k_exit_check_failed;
     }
     return k_exit_ok;

@@ -21,28 +21,36 @@ namespace {
 
 std::string describe(const nlohmann::json& fp) {
     auto s = [&](const nlohmann::json& j, const char* k) {
-        return j.is_object() && j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string("-");
+        return j.is_object() && j.contains(k) && j[k].is_string() ? j[k].get<std::string>()
+                                                                  : std::string("-");
     };
     std::vector<std::vector<std::string>> rows = {
         {"subject", s(fp, "kind") + ": " + s(fp, "subject")},
         {"os", s(fp["os"], "pretty") + ", glibc " + s(fp["os"], "glibc")},
         {"driver", s(fp["driver"], "version") + " (CUDA " + s(fp["driver"], "cuda") + ")"},
-        {"cuda runtime", s(fp["cuda_runtime"], "version") + "  " + s(fp["cuda_runtime"], "library")},
-        {"cudnn (loader)", s(fp["cudnn_loader"], "version") + "  " + s(fp["cudnn_loader"], "library")},
+        {"cuda runtime",
+         s(fp["cuda_runtime"], "version") + "  " + s(fp["cuda_runtime"], "library")},
+        {"cudnn (loader)",
+         s(fp["cudnn_loader"], "version") + "  " + s(fp["cudnn_loader"], "library")},
         {"nccl (loader)", s(fp["nccl_loader"], "version") + "  " + s(fp["nccl_loader"], "library")},
     };
     if (fp["torch"].is_object())
-        rows.push_back({"torch", s(fp["torch"], "version") + " (CUDA " + s(fp["torch"], "cuda") + ", NCCL " +
-                                     s(fp["torch"], "nccl") + ")"});
+        rows.push_back({"torch", s(fp["torch"], "version") + " (CUDA " + s(fp["torch"], "cuda") +
+                                     ", NCCL " + s(fp["torch"], "nccl") + ")"});
     else
         rows.push_back({"torch", "-"});
     std::string gpus;
-    for (const auto& g : fp["gpus"]) gpus += (gpus.empty() ? "" : ", ") + s(g, "name") + " (" + s(g, "cc") + ")";
+    for (const auto& g : fp["gpus"])
+        gpus += (gpus.empty() ? "" : ", ") + s(g, "name") + " (" + s(g, "cc") + ")";
     rows.push_back({"gpus", gpus.empty() ? "none" : gpus});
-    rows.push_back({"/dev/shm", fp["shm_bytes"].is_number() ? std::to_string(fp["shm_bytes"].get<long long>() >> 20) + " MiB" : "-"});
+    rows.push_back(
+        {"/dev/shm", fp["shm_bytes"].is_number()
+                         ? std::to_string(fp["shm_bytes"].get<long long>() >> 20) + " MiB"
+                         : "-"});
     rows.push_back({"container runtime", s(fp, "container_runtime")});
     std::string env;
-    for (const auto& [k, v] : fp["env"].items()) env += (env.empty() ? "" : " ") + k + "=" + v.get<std::string>();
+    for (const auto& [k, v] : fp["env"].items())
+        env += (env.empty() ? "" : " ") + k + "=" + v.get<std::string>();
     rows.push_back({"environment", env.empty() ? "-" : env});
     return report::format_table({"FACT", "VALUE"}, rows);
 }
@@ -57,12 +65,14 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
     }
     auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
     if (!kb) return fail(kb.error());
-    fs::path probes_dir = opts.probes_dir ? fs::path(*opts.probes_dir) : engine::default_probes_dir();
+    fs::path probes_dir =
+        opts.probes_dir ? fs::path(*opts.probes_dir) : engine::default_probes_dir();
     std::map<std::string, ProbeRun> probes;
     EnvironmentFacts facts;
     if (opts.host) {
         facts = engine::host_facts();
-        for (const auto& p : engine::doctor_probes()) probes[p.name] = engine::run_probe_on_host(p, probes_dir, 60, opts.python);
+        for (const auto& p : engine::doctor_probes())
+            probes[p.name] = engine::run_probe_on_host(p, probes_dir, 60, opts.python);
     } else {
         auto api = engine::DockerApi::from_environment();
         if (!api) return fail(api.error());
@@ -73,7 +83,8 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         facts = f.value();
         for (const auto& p : engine::doctor_probes()) {
             if (engine::interrupted()) break;
-            probes[p.name] = engine::run_probe_in_image(api.value(), *opts.image, p, probes_dir, false, 60, label);
+            probes[p.name] = engine::run_probe_in_image(api.value(), *opts.image, p, probes_dir,
+                                                        false, 60, label);
         }
     }
     if (engine::interrupted()) {
@@ -85,7 +96,8 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
     std::cout << describe(fp) << "\n";
     std::vector<std::vector<std::string>> rows;
     for (const auto& f : findings) rows.push_back({f.id, f.severity, f.title, f.detail});
-    if (findings.empty()) std::cout << "no findings\n";
+    if (findings.empty())
+        std::cout << "no findings\n";
     else {
         std::cout << report::format_table({"ID", "SEVERITY", "FINDING", "DETAIL"}, rows);
         for (const auto& f : findings) std::cout << "  " << f.id << " fix: " << f.fix << "\n";
@@ -94,9 +106,14 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         nlohmann::json out = fp;
         out["findings"] = nlohmann::json::array();
         for (const auto& f : findings)
-            out["findings"].push_back({{"id", f.id}, {"severity", f.severity}, {"title", f.title}, {"detail", f.detail}, {"fix", f.fix}});
+            out["findings"].push_back({{"id", f.id},
+                                       {"severity", f.severity},
+                                       {"title", f.title},
+                                       {"detail", f.detail},
+                                       {"fix", f.fix}});
         fs::path p = *opts.json;
-        auto st = engine::write_files(p.parent_path().empty() ? "." : p.parent_path(), {{p.filename().string(), out.dump(2) + "\n"}});
+        auto st = engine::write_files(p.parent_path().empty() ? "." : p.parent_path(),
+                                      {{p.filename().string(), out.dump(2) + "\n"}});
         if (!st) return fail(st.error());
     }
     for (const auto& f : findings)

@@ -10,8 +10,8 @@
 #include "app/output.hpp"
 #include "core/image_ref.hpp"
 #include "core/lockfile.hpp"
-#include "core/source_json.hpp"
 #include "core/render_plan.hpp"
+#include "core/source_json.hpp"
 #include "engine/files.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/project_loader.hpp"
@@ -80,7 +80,8 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
         std::map<std::string, LockEntry> previous;
         if (src.lock_text) {
             Diagnostics diags(*src.lock_path);
-            for (const auto& [ref, digest] : parse_lockfile(*src.lock_text, diags)) previous[ref] = {digest, ""};
+            for (const auto& [ref, digest] : parse_lockfile(*src.lock_text, diags))
+                previous[ref] = {digest, ""};
             if (!diags.empty()) {
                 for (const auto& d : diags.items()) std::cerr << format_diagnostic(d) << "\n";
                 return k_exit_config;
@@ -96,32 +97,43 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             auto ref = ImageRef::parse(ref_text);
             if (!ref) return fail(ref.error());
             ImageRef target = apply_mirrors(ref.value(), mirrors.value());
-            std::string via = target.registry != ref->registry ? " (via " + target.registry + ")" : "";
+            std::string via =
+                target.registry != ref->registry ? " (via " + target.registry + ")" : "";
             engine::DigestAnswer a = engine::resolve_digest(target);
             auto prev = previous.find(ref_text);
             std::string status;
             if (a.kind == engine::DigestAnswer::Kind::Found) {
                 resolved[ref_text] = {a.digest, a.media_type};
                 if (opts.check) {
-                    if (prev == previous.end()) status = "NOT LOCKED", ++drifted;
+                    if (prev == previous.end())
+                        status = "NOT LOCKED", ++drifted;
                     else if (prev->second.digest != a.digest)
-                        status = "CHANGED upstream (locked " + short_digest(prev->second.digest) + ")", ++drifted;
-                    else status = "ok";
+                        status =
+                            "CHANGED upstream (locked " + short_digest(prev->second.digest) + ")",
+                        ++drifted;
+                    else
+                        status = "ok";
                 } else {
-                    status = prev == previous.end() ? "locked" : prev->second.digest == a.digest ? "unchanged" : "updated";
+                    status = prev == previous.end()            ? "locked"
+                             : prev->second.digest == a.digest ? "unchanged"
+                                                               : "updated";
                 }
             } else if (a.kind == engine::DigestAnswer::Kind::NotFound) {
                 status = "GONE: the tag no longer exists (" + a.message + ")";
-                if (opts.check) ++drifted;
-                else ++failed, file_ok = false;
+                if (opts.check)
+                    ++drifted;
+                else
+                    ++failed, file_ok = false;
             } else {
                 status = "ERROR: " + a.message;
                 ++failed;
                 file_ok = false;
             }
-            rows.push_back({ref_text + via, a.digest.empty() ? "-" : short_digest(a.digest), status});
+            rows.push_back(
+                {ref_text + via, a.digest.empty() ? "-" : short_digest(a.digest), status});
         }
-        if (!opts.check && file_ok) pending[engine::lock_path_for(src.path).string()] = render_lockfile(resolved);
+        if (!opts.check && file_ok)
+            pending[engine::lock_path_for(src.path).string()] = render_lockfile(resolved);
     }
     std::cout << report::format_table({"BASE IMAGE", "DIGEST", "STATUS"}, rows);
     if (failed) {
@@ -139,10 +151,12 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
     } else {
         for (const auto& [path, content] : pending) {
             fs::path p = path;
-            auto st = engine::write_files(p.parent_path().empty() ? "." : p.parent_path(), {{p.filename().string(), content}});
+            auto st = engine::write_files(p.parent_path().empty() ? "." : p.parent_path(),
+                                          {{p.filename().string(), content}});
             if (!st) return fail(st.error());
         }
-        std::cout << "wrote " << pending.size() << " lock file" << (pending.size() == 1 ? "" : "s") << "\n";
+        std::cout << "wrote " << pending.size() << " lock file" << (pending.size() == 1 ? "" : "s")
+                  << "\n";
     }
     return k_exit_ok;
 }

@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
     auto add_common = [&](CLI::App* sub) {
         sub->add_option("--manifests", common.manifests_dir, "manifest directory")
             ->capture_default_str();
-        sub->add_option("--data", common.data_dir, "knowledge base directory (default: $TORCHDOCK_DATA or the built-in path)");
+        sub->add_option("--data", common.data_dir,
+                        "knowledge base directory (default: $TORCHDOCK_DATA or the built-in path)");
     };
 
     RenderOptions render;
@@ -24,7 +25,8 @@ int main(int argc, char** argv) {
     add_common(render_cmd);
     render_cmd->add_option("--out", render.out_dir, "output directory")->capture_default_str();
     render_cmd->add_option("--only", render.only, "render only variants matching this glob");
-    render_cmd->add_flag("--check", render.check, "exit 1 and list what differs if the tree is stale");
+    render_cmd->add_flag("--check", render.check,
+                         "exit 1 and list what differs if the tree is stale");
     render_cmd->add_option("--stdout", render.stdout_variant, "print one variant's Dockerfile");
 
     ListOptions list;
@@ -33,76 +35,107 @@ int main(int argc, char** argv) {
     list_cmd->add_flag("--json", list.json, "print JSON");
 
     auto add_mirrors = [](CLI::App* sub, MirrorOptions& m) {
-        sub->add_option("--mirror", m.mirrors, "registry mirror REGISTRY=MIRROR, e.g. docker.io=127.0.0.1:5000 (repeatable)");
-        sub->add_option("--config", m.config, "settings file (default: $TORCHDOCK_CONFIG, else ./torchdock.json if present)");
+        sub->add_option(
+            "--mirror", m.mirrors,
+            "registry mirror REGISTRY=MIRROR, e.g. docker.io=127.0.0.1:5000 (repeatable)");
+        sub->add_option(
+            "--config", m.config,
+            "settings file (default: $TORCHDOCK_CONFIG, else ./torchdock.json if present)");
     };
 
     BuildOptions build;
-    auto* build_cmd = cli.add_subcommand("build", "build rendered variants into images with BuildKit");
+    auto* build_cmd =
+        cli.add_subcommand("build", "build rendered variants into images with BuildKit");
     build_cmd->add_option("variants", build.patterns, "variant names or globs (default: all)");
-    build_cmd->add_option("--dockerfiles", build.dockerfiles_dir, "rendered tree to build from")->capture_default_str();
+    build_cmd->add_option("--dockerfiles", build.dockerfiles_dir, "rendered tree to build from")
+        ->capture_default_str();
     build_cmd->add_option("-j,--jobs", build.jobs, "builds at a time")->capture_default_str();
     build_cmd->add_flag("--no-cache", build.no_cache, "do not use the build cache");
     build_cmd->add_option("--push", build.push, "push each built image to this registry host");
     build_cmd->add_flag("--json", build.json, "print the summary as JSON");
-    build_cmd->add_option("--work-dir", build.work_dir, "where build logs and staged Dockerfiles go")->capture_default_str();
-    build_cmd->add_option("--timeout", build.timeout_minutes, "minutes one build may take")->capture_default_str();
+    build_cmd
+        ->add_option("--work-dir", build.work_dir, "where build logs and staged Dockerfiles go")
+        ->capture_default_str();
+    build_cmd->add_option("--timeout", build.timeout_minutes, "minutes one build may take")
+        ->capture_default_str();
     build_cmd->add_option("--ca-cert", build.ca_cert,
-                          "CA bundle for pip, passed as a build secret (default: $PIP_CERT, $REQUESTS_CA_BUNDLE, $SSL_CERT_FILE, else the system bundle)");
+                          "CA bundle for pip, passed as a build secret (default: $PIP_CERT, "
+                          "$REQUESTS_CA_BUNDLE, $SSL_CERT_FILE, else the system bundle)");
     add_mirrors(build_cmd, build.mirror);
 
     LockOptions lock;
-    auto* lock_cmd = cli.add_subcommand("lock", "pin base image tags to registry digests in manifests/<name>.lock.json");
+    auto* lock_cmd = cli.add_subcommand(
+        "lock", "pin base image tags to registry digests in manifests/<name>.lock.json");
     add_common(lock_cmd);
     lock_cmd->add_option("families", lock.families, "manifest family names (default: all)");
-    lock_cmd->add_flag("--check", lock.check, "exit 1 when a locked tag moved or vanished; write nothing");
+    lock_cmd->add_flag("--check", lock.check,
+                       "exit 1 when a locked tag moved or vanished; write nothing");
     add_mirrors(lock_cmd, lock.mirror);
 
     ValidateOptions validate;
-    auto* validate_cmd = cli.add_subcommand("validate", "run the probes inside images and check what they promise");
+    auto* validate_cmd =
+        cli.add_subcommand("validate", "run the probes inside images and check what they promise");
     add_common(validate_cmd);
     validate_cmd->add_option("images", validate.images, "image references")->required();
-    validate_cmd->add_option("--gpus", validate.gpus, "auto | all | none | N")->capture_default_str();
-    validate_cmd->add_flag("--require-gpu", validate.require_gpu, "a missing GPU is an error (exit 3)");
+    validate_cmd->add_option("--gpus", validate.gpus, "auto | all | none | N")
+        ->capture_default_str();
+    validate_cmd->add_flag("--require-gpu", validate.require_gpu,
+                           "a missing GPU is an error (exit 3)");
     validate_cmd->add_option("--json", validate.json, "write the results as JSON to this file");
     validate_cmd->add_option("--junit", validate.junit, "write JUnit XML to this file");
-    validate_cmd->add_option("--markdown", validate.markdown, "write a Markdown summary to this file");
-    validate_cmd->add_option("--expect", validate.expect, "key=value expectation (overrides labels), repeatable");
-    validate_cmd->add_option("--probes", validate.probes_dir, "probe directory (default: $TORCHDOCK_PROBES or beside the binary)");
-    validate_cmd->add_option("-j,--jobs", validate.jobs, "images validated at a time")->capture_default_str();
-    validate_cmd->add_option("--probe-timeout", validate.probe_timeout_s, "seconds one probe may run")->capture_default_str();
+    validate_cmd->add_option("--markdown", validate.markdown,
+                             "write a Markdown summary to this file");
+    validate_cmd->add_option("--expect", validate.expect,
+                             "key=value expectation (overrides labels), repeatable");
+    validate_cmd->add_option("--probes", validate.probes_dir,
+                             "probe directory (default: $TORCHDOCK_PROBES or beside the binary)");
+    validate_cmd->add_option("-j,--jobs", validate.jobs, "images validated at a time")
+        ->capture_default_str();
+    validate_cmd
+        ->add_option("--probe-timeout", validate.probe_timeout_s, "seconds one probe may run")
+        ->capture_default_str();
 
     DoctorOptions doctor;
-    auto* doctor_cmd = cli.add_subcommand("doctor", "fingerprint a host or an image and list what is wrong with it");
+    auto* doctor_cmd = cli.add_subcommand(
+        "doctor", "fingerprint a host or an image and list what is wrong with it");
     add_common(doctor_cmd);
     doctor_cmd->add_flag("--host", doctor.host, "this machine");
     doctor_cmd->add_option("--image", doctor.image, "an image, through a throwaway container");
-    doctor_cmd->add_option("--json", doctor.json, "write the fingerprint (with findings) to this file");
-    doctor_cmd->add_option("--probes", doctor.probes_dir, "probe directory (default: $TORCHDOCK_PROBES or beside the binary)");
-    doctor_cmd->add_option("--python", doctor.python, "host: the python whose torch to inspect (default python3)");
+    doctor_cmd->add_option("--json", doctor.json,
+                           "write the fingerprint (with findings) to this file");
+    doctor_cmd->add_option("--probes", doctor.probes_dir,
+                           "probe directory (default: $TORCHDOCK_PROBES or beside the binary)");
+    doctor_cmd->add_option("--python", doctor.python,
+                           "host: the python whose torch to inspect (default python3)");
 
     DiffOptions diff;
-    auto* diff_cmd = cli.add_subcommand("diff", "compare two fingerprints, the differences most likely to break a GPU job first");
+    auto* diff_cmd = cli.add_subcommand(
+        "diff", "compare two fingerprints, the differences most likely to break a GPU job first");
     diff_cmd->add_option("a", diff.a, "fingerprint A (torchdock doctor --json)")->required();
     diff_cmd->add_option("b", diff.b, "fingerprint B")->required();
     diff_cmd->add_flag("--json", diff.json, "print JSON");
 
     PreflightOptions pre;
-    auto* pre_cmd = cli.add_subcommand("preflight", "will this image run on a given driver and GPUs?");
+    auto* pre_cmd =
+        cli.add_subcommand("preflight", "will this image run on a given driver and GPUs?");
     add_common(pre_cmd);
     pre_cmd->add_option("image", pre.image, "image reference")->required();
     pre_cmd->add_option("--driver", pre.driver, "NVIDIA driver version, e.g. 535.104.05");
     pre_cmd->add_option("--gpu", pre.gpus, "GPU model(s), e.g. H100 or A100,H100 (repeatable)");
     pre_cmd->add_flag("--host", pre.host, "take the driver and GPUs from this host");
     pre_cmd->add_option("--probes", pre.probes_dir, "probe directory (with --host)");
-    pre_cmd->add_option("--expect", pre.expect, "key=value expectation (overrides labels), repeatable");
+    pre_cmd->add_option("--expect", pre.expect,
+                        "key=value expectation (overrides labels), repeatable");
     pre_cmd->add_flag("--json", pre.json, "print JSON");
 
     ExplainOptions explain;
-    auto* explain_cmd = cli.add_subcommand("explain", "name the root cause of an error log and the fix");
+    auto* explain_cmd =
+        cli.add_subcommand("explain", "name the root cause of an error log and the fix");
     add_common(explain_cmd);
-    explain_cmd->add_option("log", explain.log, "log file, or - for standard input")->capture_default_str();
-    explain_cmd->add_option("--fingerprint", explain.fingerprint, "a fingerprint (doctor --json) to confirm or rule out causes");
+    explain_cmd->add_option("log", explain.log, "log file, or - for standard input")
+        ->capture_default_str();
+    explain_cmd->add_option("--fingerprint", explain.fingerprint,
+                            "a fingerprint (doctor --json) to confirm or rule out causes");
     explain_cmd->add_flag("--json", explain.json, "print JSON");
 
     try {

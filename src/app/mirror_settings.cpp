@@ -1,5 +1,6 @@
 #include "app/mirror_settings.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -7,16 +8,16 @@
 #include "engine/files.hpp"
 #include "util/strings.hpp"
 
-#include <algorithm>
-
 namespace td::app {
 
 Result<Mirrors> load_mirrors(const MirrorOptions& opts) {
     Mirrors mirrors;
     std::string path;
     bool explicit_path = true;
-    if (opts.config) path = *opts.config;
-    else if (const char* env = std::getenv("TORCHDOCK_CONFIG"); env && *env) path = env;
+    if (opts.config)
+        path = *opts.config;
+    else if (const char* env = std::getenv("TORCHDOCK_CONFIG"); env && *env)
+        path = env;
     else {
         path = "torchdock.json";
         explicit_path = false;
@@ -33,7 +34,9 @@ Result<Mirrors> load_mirrors(const MirrorOptions& opts) {
             });
             std::vector<std::string> lines;
             for (const auto& d : all) lines.push_back(format_diagnostic(d));
-            return Error{ErrorKind::Config, std::to_string(all.size()) + " problem(s) in the settings file:\n" + join(lines, "\n")};
+            return Error{ErrorKind::Config, std::to_string(all.size()) +
+                                                " problem(s) in the settings file:\n" +
+                                                join(lines, "\n")};
         }
         mirrors = s.mirrors;
     }

@@ -6,7 +6,9 @@
 
 namespace td::app {
 
-void print_error(const std::string& message) { std::cerr << "torchdock: error: " << message << "\n"; }
+void print_error(const std::string& message) {
+    std::cerr << "torchdock: error: " << message << "\n";
+}
 
 int fail(const Error& e) {
     print_error(e.message);

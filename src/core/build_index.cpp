@@ -8,11 +8,13 @@
 
 namespace td {
 
-Result<std::vector<IndexEntry>> parse_build_index(const std::string& text, const std::string& path) {
+Result<std::vector<IndexEntry>> parse_build_index(const std::string& text,
+                                                  const std::string& path) {
     std::vector<IndexEntry> out;
     try {
         auto doc = nlohmann::json::parse(text);
-        if (doc.value("schema", 0) != 1) return Error{ErrorKind::Config, path + ": unsupported index schema"};
+        if (doc.value("schema", 0) != 1)
+            return Error{ErrorKind::Config, path + ": unsupported index schema"};
         for (const auto& v : doc.at("variants")) {
             IndexEntry e;
             e.name = v.at("name").get<std::string>();
@@ -22,9 +24,12 @@ Result<std::vector<IndexEntry>> parse_build_index(const std::string& text, const
             e.dockerfile = v.at("dockerfile").get<std::string>();
             e.base = v.at("base").get<std::string>();
             // The index is an input too: refuse anything that could escape the tree or the CLI.
-            if (!grammar::check_image_reference(e.reference()).empty() || !grammar::check_variant_name(e.name).empty() ||
-                e.dockerfile != e.name + "/Dockerfile" || !grammar::check_family_name(e.family).empty())
-                return Error{ErrorKind::Config, path + ": invalid entry for variant " + quote_value(e.name)};
+            if (!grammar::check_image_reference(e.reference()).empty() ||
+                !grammar::check_variant_name(e.name).empty() ||
+                e.dockerfile != e.name + "/Dockerfile" ||
+                !grammar::check_family_name(e.family).empty())
+                return Error{ErrorKind::Config,
+                             path + ": invalid entry for variant " + quote_value(e.name)};
             out.push_back(std::move(e));
         }
     } catch (const nlohmann::json::exception& e) {
@@ -52,8 +57,10 @@ std::string rewrite_from_lines(const std::string& dockerfile,
                 out += line;
             } else {
                 std::size_t end = line.find_first_of(" \t", at);
-                std::string image = line.substr(at, end == std::string::npos ? std::string::npos : end - at);
-                out += line.substr(0, at) + rewrite(image) + (end == std::string::npos ? "" : line.substr(end));
+                std::string image =
+                    line.substr(at, end == std::string::npos ? std::string::npos : end - at);
+                out += line.substr(0, at) + rewrite(image) +
+                       (end == std::string::npos ? "" : line.substr(end));
             }
         } else {
             out += line;

@@ -7,7 +7,8 @@ namespace {
 
 // A small decimal (at most 6 digits: vertex ids and step counts), else nullopt.
 std::optional<int> small_number(const std::string& s) {
-    if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
     return std::stoi(s);
 }
 
@@ -38,8 +39,8 @@ std::optional<std::string> BuildProgress::feed(const std::string& raw) {
     while (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) return std::nullopt;
     if (line[0] != '#') {
-        if (starts_with(line, "ERROR:") || starts_with(line, "error:") || starts_with(line, "failed to solve") ||
-            starts_with(line, "executor failed running"))
+        if (starts_with(line, "ERROR:") || starts_with(line, "error:") ||
+            starts_with(line, "failed to solve") || starts_with(line, "executor failed running"))
             m_final_error = line;
         return std::nullopt;
     }
@@ -89,8 +90,9 @@ std::string BuildProgress::failed_step() const {
 std::vector<std::string> BuildProgress::failure_tail(std::size_t n) const {
     if (m_failed < 0) return {};
     const Vertex& v = m_vertices.at(m_failed);
-    std::vector<std::string> out(v.output.size() > n ? v.output.end() - static_cast<long>(n) : v.output.begin(),
-                                 v.output.end());
+    std::vector<std::string> out(
+        v.output.size() > n ? v.output.end() - static_cast<long>(n) : v.output.begin(),
+        v.output.end());
     if (!v.error.empty()) out.push_back(v.error);
     return out;
 }

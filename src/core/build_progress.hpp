@@ -11,7 +11,7 @@
 namespace td {
 
 class BuildProgress {
-public:
+  public:
     // Returns the step title ("[3/6] RUN apt-get ...") when this line starts a new step.
     std::optional<std::string> feed(const std::string& line);
 
@@ -21,7 +21,7 @@ public:
     std::vector<std::string> failure_tail(std::size_t n) const;
     const std::string& final_error() const { return m_final_error; }
 
-private:
+  private:
     struct Vertex {
         std::string title;
         bool is_step = false;

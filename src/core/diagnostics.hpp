@@ -18,7 +18,7 @@ struct Diagnostic {
 std::string format_diagnostic(const Diagnostic& d);
 
 class Diagnostics {
-public:
+  public:
     explicit Diagnostics(std::string file) : m_file(std::move(file)) {}
     void add(SourcePos pos, std::string path, std::string message) {
         m_items.push_back({m_file, pos, std::move(path), std::move(message)});
@@ -27,7 +27,7 @@ public:
     const std::vector<Diagnostic>& items() const { return m_items; }
     const std::string& file() const { return m_file; }
 
-private:
+  private:
     std::string m_file;
     std::vector<Diagnostic> m_items;
 };

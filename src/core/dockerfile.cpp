@@ -1,6 +1,5 @@
 #include "core/dockerfile.hpp"
 
-
 #include <cstdio>
 
 #include "util/strings.hpp"
@@ -37,8 +36,7 @@ bool uses_apt(const Variant& v) {
 }
 
 // "apt-get install" of `pkgs`, one per line, inside a RUN with apt cache mounts.
-void apt_install(Text& out, const std::vector<std::string>& pkgs,
-                 const std::string& then = {}) {
+void apt_install(Text& out, const std::vector<std::string>& pkgs, const std::string& then = {}) {
     out << k_apt_cache_mounts << "    apt-get update \\\n"
         << " && apt-get install -y --no-install-recommends \\\n";
     for (std::size_t i = 0; i < pkgs.size(); ++i)
@@ -52,7 +50,8 @@ void pip_install(Text& out, const std::vector<std::string>& reqs,
     for (std::size_t i = 0; i < reqs.size(); ++i) {
         // Extras brackets would be a shell glob; the grammar allows no quote inside.
         bool glob = reqs[i].find('[') != std::string::npos;
-        out << "      " << (glob ? "'" + reqs[i] + "'" : reqs[i]) << (i + 1 < reqs.size() ? " \\\n" : "\n");
+        out << "      " << (glob ? "'" + reqs[i] + "'" : reqs[i])
+            << (i + 1 < reqs.size() ? " \\\n" : "\n");
     }
 }
 
@@ -70,7 +69,8 @@ void header(Text& out, const Variant& v) {
         << "# Needs BuildKit (RUN --mount cache mounts): DOCKER_BUILDKIT=1 or docker buildx.\n";
     if (v.base_digest)
         out << "# base: " << v.base_ref << " (locked)\n"
-            << "FROM " << v.base_ref.substr(0, v.base_ref.rfind(':')) << "@" << *v.base_digest << "\n";
+            << "FROM " << v.base_ref.substr(0, v.base_ref.rfind(':')) << "@" << *v.base_digest
+            << "\n";
     else
         out << "# base: " << v.base_ref << " (not locked: `torchdock lock` pins it by digest)\n"
             << "FROM " << v.base_ref << "\n";
@@ -165,21 +165,21 @@ void footer(Text& out, const Variant& v) {
         // base image already has at the manifest's uid/gid is removed so the ids are the
         // manifest's.
         out << "\n# Non-root user " << u.name << " (" << uid << ":" << gid << ").\n"
-            << "RUN if getent passwd " << uid << " >/dev/null; then userdel \"$(getent passwd " << uid
-            << " | cut -d: -f1)\"; fi \\\n"
-            << " && if getent group " << gid << " >/dev/null; then groupdel \"$(getent group " << gid
-            << " | cut -d: -f1)\"; fi \\\n"
+            << "RUN if getent passwd " << uid << " >/dev/null; then userdel \"$(getent passwd "
+            << uid << " | cut -d: -f1)\"; fi \\\n"
+            << " && if getent group " << gid << " >/dev/null; then groupdel \"$(getent group "
+            << gid << " | cut -d: -f1)\"; fi \\\n"
             << " && groupadd --gid " << gid << " " << u.name << " \\\n"
-            << " && useradd --uid " << uid << " --gid " << gid << " --create-home --shell /bin/bash "
-            << u.name << "\n"
+            << " && useradd --uid " << uid << " --gid " << gid
+            << " --create-home --shell /bin/bash " << u.name << "\n"
             << "USER " << uid << ":" << gid << "\n"
             << "WORKDIR /home/" << u.name << "\n";
     }
     if (!m.env.empty()) {
         out << "\n";
         for (std::size_t i = 0; i < m.env.size(); ++i)
-            out << (i ? "    " : "ENV ") << m.env[i].first << "=" << dockerfile_quote(m.env[i].second)
-                << (i + 1 < m.env.size() ? " \\\n" : "\n");
+            out << (i ? "    " : "ENV ") << m.env[i].first << "="
+                << dockerfile_quote(m.env[i].second) << (i + 1 < m.env.size() ? " \\\n" : "\n");
     }
     std::vector<std::pair<std::string, std::string>> labels = {
         {"org.opencontainers.image.title", v.name},
@@ -213,14 +213,18 @@ void footer(Text& out, const Variant& v) {
     for (const auto& [precision, tflops] : m.validate.gemm_tflops_min)
         td.push_back({"validate.gemm-tflops-min." + precision, format_number(tflops)});
     if (m.validate.allreduce_busbw_min_gbps)
-        td.push_back({"validate.allreduce-busbw-min-gbps", format_number(*m.validate.allreduce_busbw_min_gbps)});
-    if (m.validate.shm_min_mb) td.push_back({"validate.shm-min-mb", std::to_string(*m.validate.shm_min_mb)});
+        td.push_back({"validate.allreduce-busbw-min-gbps",
+                      format_number(*m.validate.allreduce_busbw_min_gbps)});
+    if (m.validate.shm_min_mb)
+        td.push_back({"validate.shm-min-mb", std::to_string(*m.validate.shm_min_mb)});
     for (const auto& [k, value] : td)
         if (!value.empty()) labels.push_back({"io.torchdock." + k, value});
     out << "\nLABEL ";
     for (std::size_t i = 0; i < labels.size(); ++i) {
-        if (i == 0) out << labels[i].first << "=" << dockerfile_quote(labels[i].second) << " \\\n";
-        else label(out, labels[i].first, labels[i].second, i + 1 == labels.size());
+        if (i == 0)
+            out << labels[i].first << "=" << dockerfile_quote(labels[i].second) << " \\\n";
+        else
+            label(out, labels[i].first, labels[i].second, i + 1 == labels.size());
     }
 }
 

@@ -3,11 +3,10 @@
 // from what the probes observed plus a few facts (OS, glibc, environment, /dev/shm), and the
 // findings the knowledge base can see in it. Pure.
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/knowledge_base.hpp"
 #include "core/validation.hpp"
@@ -15,8 +14,8 @@
 namespace td {
 
 struct EnvironmentFacts {
-    std::string kind;     // host | image
-    std::string subject;  // hostname or image reference
+    std::string kind;                               // host | image
+    std::string subject;                            // hostname or image reference
     std::map<std::string, std::string> os_release;  // /etc/os-release
     std::string glibc;
     std::vector<std::string> env;  // NAME=value
@@ -27,7 +26,8 @@ struct EnvironmentFacts {
 
 // The fingerprint (schema 1). Only variables that change GPU behaviour are kept from the
 // environment: LD_LIBRARY_PATH, NVIDIA_*, CUDA_*, NCCL_*, TORCH_*, PYTORCH_*, CUDNN_*.
-nlohmann::json build_fingerprint(const EnvironmentFacts& facts, const std::map<std::string, ProbeRun>& probes);
+nlohmann::json build_fingerprint(const EnvironmentFacts& facts,
+                                 const std::map<std::string, ProbeRun>& probes);
 
 struct Finding {
     std::string id;        // DR101...

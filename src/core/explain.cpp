@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <functional>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "util/strings.hpp"
 #include "util/version.hpp"
@@ -24,8 +24,6 @@ std::string cut_utf8(std::string_view s, std::size_t max) {
     while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
     return std::string(s.substr(0, n)) + "...";
 }
-
-
 
 // ---- knowledge-base helpers -------------------------------------------------------------
 
@@ -142,8 +140,8 @@ std::string json_scalar(const json* j) {
     return {};
 }
 
-std::string resolve(const std::vector<std::string>& from, const std::map<std::string, std::string>& facts,
-                    const json* fp) {
+std::string resolve(const std::vector<std::string>& from,
+                    const std::map<std::string, std::string>& facts, const json* fp) {
     for (const auto& name : from) {
         std::string value;
         if (starts_with(name, "fp:")) {
@@ -159,7 +157,8 @@ std::string resolve(const std::vector<std::string>& from, const std::map<std::st
 struct DriverInfo {
     bool present = false;
     std::string version, cuda;
-    std::string below;  // when `cuda` is unknown: the oldest known CUDA x.y whose floor the driver is under
+    std::string
+        below;  // when `cuda` is unknown: the oldest known CUDA x.y whose floor the driver is under
 };
 
 DriverInfo driver_info(const json& fp, const KnowledgeBase& kb) {
@@ -178,7 +177,9 @@ DriverInfo driver_info(const json& fp, const KnowledgeBase& kb) {
             }
             if (oldest) {
                 const CudaMinor* c = kb.cuda(oldest->major_minor());
-                auto floor = c && !c->releases.empty() ? Version::parse(c->releases.front().min_driver) : std::nullopt;
+                auto floor = c && !c->releases.empty()
+                                 ? Version::parse(c->releases.front().min_driver)
+                                 : std::nullopt;
                 if (floor && *dv < *floor) d.below = oldest->major_minor();
             }
         }
@@ -192,7 +193,6 @@ std::string human_bytes(std::int64_t n) {
     if (n >= mib && n % mib == 0) return std::to_string(n / mib) + " MiB";
     return std::to_string(n) + " bytes";
 }
-
 
 // The arch list named by `from`: a fingerprint array or a fact "sm_50 sm_60 ...".
 std::vector<std::string> resolve_arch_list(const std::vector<std::string>& from,
@@ -262,8 +262,8 @@ struct Verdict {
 Verdict confirm(std::string text) { return {true, true, std::move(text)}; }
 Verdict rule_out(std::string text) { return {true, false, std::move(text)}; }
 
-Verdict run_check(const SignatureCheck& c, const std::map<std::string, std::string>& facts, const json& fp,
-                  const KnowledgeBase& kb) {
+Verdict run_check(const SignatureCheck& c, const std::map<std::string, std::string>& facts,
+                  const json& fp, const KnowledgeBase& kb) {
     using K = SignatureCheck::Kind;
     switch (c.kind) {
         case K::UnresolvedSoname: {
@@ -278,12 +278,14 @@ Verdict run_check(const SignatureCheck& c, const std::map<std::string, std::stri
                                    (by.empty() ? std::string() : " (needed by " + by + ")"));
                 }
             }
-            return rule_out(*soname + " is not among the fingerprint's unresolved libraries: it loads there");
+            return rule_out(*soname +
+                            " is not among the fingerprint's unresolved libraries: it loads there");
         }
         case K::DriverSupports: {
             DriverInfo d = driver_info(fp, kb);
             if (!d.present)
-                return c.absent_confirms ? confirm("the fingerprint shows no NVIDIA driver") : Verdict{};
+                return c.absent_confirms ? confirm("the fingerprint shows no NVIDIA driver")
+                                         : Verdict{};
             std::string need = major_minor(resolve(c.from, facts, &fp));
             auto nv = parse_version(need);
             auto dv = parse_version(d.cuda);
@@ -291,18 +293,21 @@ Verdict run_check(const SignatureCheck& c, const std::map<std::string, std::stri
                 auto oldest = Version::parse(d.below);
                 bool bad = c.compare_minor ? !(*nv < *oldest) : oldest->major() < nv->major();
                 if (bad)
-                    return confirm("driver " + d.version + " is older than the driver floor of CUDA " + d.below +
+                    return confirm("driver " + d.version +
+                                   " is older than the driver floor of CUDA " + d.below +
                                    ", older than the CUDA " + need + " needed");
                 return {};
             }
             if (!nv || !dv) return {};
             bool bad = c.compare_minor ? *dv < *nv : dv->major() < nv->major();
             if (bad)
-                return confirm("driver " + d.version + " supports CUDA up to " + d.cuda + ", older than the CUDA " +
-                               need + " needed");
-            std::string how = (!c.compare_minor && *dv < *nv) ? " (same major version: minor-version compatibility)"
-                                                               : std::string();
-            return rule_out("driver " + d.version + " supports CUDA " + d.cuda + ", enough for CUDA " + need + how);
+                return confirm("driver " + d.version + " supports CUDA up to " + d.cuda +
+                               ", older than the CUDA " + need + " needed");
+            std::string how = (!c.compare_minor && *dv < *nv)
+                                  ? " (same major version: minor-version compatibility)"
+                                  : std::string();
+            return rule_out("driver " + d.version + " supports CUDA " + d.cuda +
+                            ", enough for CUDA " + need + how);
         }
         case K::ShmMin: {
             const json* j = fp_path(fp, "shm_bytes");
@@ -329,22 +334,29 @@ Verdict run_check(const SignatureCheck& c, const std::map<std::string, std::stri
             }
             std::string list = join(raw, " ");
             if (!uncovered.empty())
-                return confirm(join(uncovered, ", ") + " is not covered by torch's arch list " + list);
-            if (!covered.empty()) return rule_out(join(covered, ", ") + " is covered by torch's arch list " + list);
+                return confirm(join(uncovered, ", ") + " is not covered by torch's arch list " +
+                               list);
+            if (!covered.empty())
+                return rule_out(join(covered, ", ") + " is covered by torch's arch list " + list);
             return {};
         }
         case K::NoDriver: {
             DriverInfo d = driver_info(fp, kb);
             if (!d.present)
-                return c.absent_confirms ? confirm("the fingerprint shows no NVIDIA driver") : Verdict{};
-            return c.present_rules_out ? rule_out("the fingerprint shows NVIDIA driver " + d.version) : Verdict{};
+                return c.absent_confirms ? confirm("the fingerprint shows no NVIDIA driver")
+                                         : Verdict{};
+            return c.present_rules_out
+                       ? rule_out("the fingerprint shows NVIDIA driver " + d.version)
+                       : Verdict{};
         }
         case K::DatacenterGpu: {
             for (const auto& g : fingerprint_gpus(fp, kb)) {
                 const GpuModel* m = kb.gpu(g.name);
                 if (!m || m->datacenter) continue;
-                std::string text = g.name + " is not a data-center GPU, and CUDA forward compatibility runs only on "
-                                            "data-center GPUs";
+                std::string text =
+                    g.name +
+                    " is not a data-center GPU, and CUDA forward compatibility runs only on "
+                    "data-center GPUs";
                 std::string ld = env_value(fp, "LD_LIBRARY_PATH");
                 if (ld.find("compat") != std::string::npos)
                     text += "; LD_LIBRARY_PATH holds the compat libraries (" + ld + ")";
@@ -359,12 +371,14 @@ Verdict run_check(const SignatureCheck& c, const std::map<std::string, std::stri
             if (cm == facts.end() || cn == facts.end() || !runtime) return {};
             auto compiled = Version::parse(cm->second + "." + cn->second);
             if (!compiled) return {};
-            bool bad = runtime->major() != compiled->major() || runtime->minor() < compiled->minor();
+            bool bad =
+                runtime->major() != compiled->major() || runtime->minor() < compiled->minor();
             std::string text = "torch in the fingerprint loads cuDNN " + runtime->str() + ", " +
                                (bad ? "incompatible with" : "compatible with") + " the cuDNN " +
                                compiled->str() + " it was compiled against";
             std::string ld = env_value(fp, "LD_LIBRARY_PATH");
-            if (bad && (ld.find("cudnn") != std::string::npos || ld.find("cuda") != std::string::npos))
+            if (bad &&
+                (ld.find("cudnn") != std::string::npos || ld.find("cuda") != std::string::npos))
                 text += "; LD_LIBRARY_PATH is " + ld;
             return bad ? confirm(text) : rule_out(text);
         }
@@ -373,7 +387,8 @@ Verdict run_check(const SignatureCheck& c, const std::map<std::string, std::stri
             auto b = parse_version(resolve(c.against, facts, &fp));
             if (!a || !b) return {};
             if (a->major() != b->major())
-                return confirm("CUDA " + a->str() + " and CUDA " + b->str() + " differ in major version");
+                return confirm("CUDA " + a->str() + " and CUDA " + b->str() +
+                               " differ in major version");
             return rule_out("CUDA " + a->str() + " and CUDA " + b->str() + " share major version " +
                             std::to_string(a->major()));
         }
@@ -383,7 +398,8 @@ Verdict run_check(const SignatureCheck& c, const std::map<std::string, std::stri
 
 // ---- derivations --------------------------------------------------------------------------
 
-void derive(const Derivation& d, std::map<std::string, std::string>& facts, const KnowledgeBase& kb) {
+void derive(const Derivation& d, std::map<std::string, std::string>& facts,
+            const KnowledgeBase& kb) {
     using K = Derivation::Kind;
     std::string in = resolve(d.from, facts, nullptr);
     if (in.empty()) return;
@@ -392,7 +408,8 @@ void derive(const Derivation& d, std::map<std::string, std::string>& facts, cons
             auto pos = in.find(".so.");
             if (pos == std::string::npos) return;
             std::string major;
-            for (std::size_t i = pos + 4; i < in.size() && in[i] >= '0' && in[i] <= '9'; ++i) major += in[i];
+            for (std::size_t i = pos + 4; i < in.size() && in[i] >= '0' && in[i] <= '9'; ++i)
+                major += in[i];
             if (!major.empty()) facts.emplace("major", major);
             return;
         }
@@ -401,8 +418,10 @@ void derive(const Derivation& d, std::map<std::string, std::string>& facts, cons
             if (mm.empty()) return;
             facts.emplace("need_cuda", mm);
             if (const CudaMinor* c = kb.cuda(mm)) {
-                if (auto floor = kb.min_driver(mm); !floor.empty()) facts.emplace("min_driver", floor);
-                if (!c->minor_compat_min_driver.empty()) facts.emplace("compat_driver", c->minor_compat_min_driver);
+                if (auto floor = kb.min_driver(mm); !floor.empty())
+                    facts.emplace("min_driver", floor);
+                if (!c->minor_compat_min_driver.empty())
+                    facts.emplace("compat_driver", c->minor_compat_min_driver);
             }
             return;
         }
@@ -410,7 +429,8 @@ void derive(const Derivation& d, std::map<std::string, std::string>& facts, cons
             std::string mm;
             if (in.find('.') != std::string::npos) {
                 mm = major_minor(in);
-            } else if (auto v = Version::parse(in); v && v->parts().size() == 1 && v->major() >= 1000) {
+            } else if (auto v = Version::parse(in);
+                       v && v->parts().size() == 1 && v->major() >= 1000) {
                 mm = cuda_version_from_int(v->major());
             }
             if (!mm.empty()) facts.emplace("found_cuda", mm);
@@ -436,8 +456,10 @@ void derive(const Derivation& d, std::map<std::string, std::string>& facts, cons
             std::string fits = variant_summary(kb, [&](const TorchVariant& v) {
                 return !v.arch_list.empty() && arch_list_covers(v.arch_list, cc);
             });
-            if (fits.empty()) facts.emplace("fits_none", cc);
-            else facts.emplace("fits", fits);
+            if (fits.empty())
+                facts.emplace("fits_none", cc);
+            else
+                facts.emplace("fits", fits);
             return;
         }
         case K::TorchForCudnnMajor: {
@@ -453,7 +475,8 @@ void derive(const Derivation& d, std::map<std::string, std::string>& facts, cons
                         break;
                     }
                 }
-            if (!positions.empty()) facts.emplace("cudnn_torch", version_runs(kb, order, positions));
+            if (!positions.empty())
+                facts.emplace("cudnn_torch", version_runs(kb, order, positions));
             return;
         }
         case K::TorchVariantsForCuda: {
@@ -483,7 +506,8 @@ void derive(const Derivation& d, std::map<std::string, std::string>& facts, cons
                 for (const auto& v : r.variants) {
                     auto cv = Version::parse(v.cuda);
                     if (!cv || *limit < *cv) continue;
-                    bool better = !best_torch || *best_torch < *tv || (*best_torch == *tv && *best_cuda < *cv);
+                    bool better = !best_torch || *best_torch < *tv ||
+                                  (*best_torch == *tv && *best_cuda < *cv);
                     if (better) {
                         best_torch = tv;
                         best_cuda = cv;
@@ -500,13 +524,20 @@ void derive(const Derivation& d, std::map<std::string, std::string>& facts, cons
 std::vector<std::string> derivation_outputs(Derivation::Kind k) {
     using K = Derivation::Kind;
     switch (k) {
-        case K::SonameMajor: return {"major"};
-        case K::MinDriverForCuda: return {"need_cuda", "min_driver", "compat_driver"};
-        case K::CudaFromDriverApi: return {"found_cuda"};
-        case K::TorchVariantsForSm: return {"sm_cc", "fits", "fits_none"};
-        case K::TorchForCudnnMajor: return {"cudnn_torch"};
-        case K::TorchVariantsForCuda: return {"cuda_variants"};
-        case K::NewestTorchForDriver: return {"fitting_torch"};
+        case K::SonameMajor:
+            return {"major"};
+        case K::MinDriverForCuda:
+            return {"need_cuda", "min_driver", "compat_driver"};
+        case K::CudaFromDriverApi:
+            return {"found_cuda"};
+        case K::TorchVariantsForSm:
+            return {"sm_cc", "fits", "fits_none"};
+        case K::TorchForCudnnMajor:
+            return {"cudnn_torch"};
+        case K::TorchVariantsForCuda:
+            return {"cuda_variants"};
+        case K::NewestTorchForDriver:
+            return {"fitting_torch"};
     }
     return {};
 }
@@ -518,10 +549,12 @@ void derive_common(std::map<std::string, std::string>& facts) {
     auto pos = it->second.find("+cu");
     if (pos == std::string::npos) return;
     std::string digits;
-    for (std::size_t i = pos + 3; i < it->second.size() && it->second[i] >= '0' && it->second[i] <= '9'; ++i)
+    for (std::size_t i = pos + 3;
+         i < it->second.size() && it->second[i] >= '0' && it->second[i] <= '9'; ++i)
         digits += it->second[i];
     if (digits.size() >= 2 && digits.size() <= 4)
-        facts.emplace("torch_cuda", digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1));
+        facts.emplace("torch_cuda",
+                      digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1));
 }
 
 // ---- parsing ------------------------------------------------------------------------------
@@ -542,7 +575,9 @@ void only_keys(const json& obj, const std::string& path, std::initializer_list<c
         if (!known) {
             std::vector<std::string> names(keys.begin(), keys.end());
             auto guess = closest_match(k, names);
-            fail(path + "." + k, "unknown key" + (guess ? ", did you mean " + quote_value(*guess) + "?" : std::string()));
+            fail(path + "." + k,
+                 "unknown key" +
+                     (guess ? ", did you mean " + quote_value(*guess) + "?" : std::string()));
         }
     }
 }
@@ -555,12 +590,13 @@ const json& need(const json& obj, const std::string& path, const char* key) {
 
 std::string need_string(const json& obj, const std::string& path, const char* key) {
     const json& v = need(obj, path, key);
-    if (!v.is_string() || v.get<std::string>().empty()) fail(path + "." + key, "expected a non-empty string");
+    if (!v.is_string() || v.get<std::string>().empty())
+        fail(path + "." + key, "expected a non-empty string");
     return v.get<std::string>();
 }
 
-std::vector<std::string> string_list(const json& obj, const std::string& path, const char* key, bool required,
-                                     bool non_empty) {
+std::vector<std::string> string_list(const json& obj, const std::string& path, const char* key,
+                                     bool required, bool non_empty) {
     auto it = obj.find(key);
     if (it == obj.end()) {
         if (required) fail(path, std::string("missing key \"") + key + "\"");
@@ -616,10 +652,14 @@ SignatureCheck parse_check(const json& j, const std::string& path) {
     if (!j.is_object()) fail(path, "expected an object");
     using K = SignatureCheck::Kind;
     static const std::map<std::string, K> kinds = {
-        {"unresolved_soname", K::UnresolvedSoname}, {"driver_supports", K::DriverSupports},
-        {"shm_min", K::ShmMin},                     {"gpu_arch", K::GpuArch},
-        {"no_driver", K::NoDriver},                 {"datacenter_gpu", K::DatacenterGpu},
-        {"cudnn_runtime", K::CudnnRuntime},         {"major_differs", K::MajorDiffers},
+        {"unresolved_soname", K::UnresolvedSoname},
+        {"driver_supports", K::DriverSupports},
+        {"shm_min", K::ShmMin},
+        {"gpu_arch", K::GpuArch},
+        {"no_driver", K::NoDriver},
+        {"datacenter_gpu", K::DatacenterGpu},
+        {"cudnn_runtime", K::CudnnRuntime},
+        {"major_differs", K::MajorDiffers},
     };
     std::string kind = need_string(j, path, "kind");
     auto it = kinds.find(kind);
@@ -636,8 +676,10 @@ SignatureCheck parse_check(const json& j, const std::string& path) {
     c.ruled_out_note = note("ruled_out_note");
     auto choice = [&](const char* key, const char* a, const char* b, const char* dflt) {
         auto v = j.find(key);
-        std::string s = v == j.end() ? dflt : (v->is_string() ? v->get<std::string>() : std::string());
-        if (s != a && s != b) fail(path + "." + key, std::string("expected \"") + a + "\" or \"" + b + "\"");
+        std::string s =
+            v == j.end() ? dflt : (v->is_string() ? v->get<std::string>() : std::string());
+        if (s != a && s != b)
+            fail(path + "." + key, std::string("expected \"") + a + "\" or \"" + b + "\"");
         return s == a;
     };
     switch (c.kind) {
@@ -646,7 +688,8 @@ SignatureCheck parse_check(const json& j, const std::string& path) {
             c.soname = need_string(j, path, "soname");
             break;
         case K::DriverSupports:
-            only_keys(j, path, {"kind", "from", "compare", "absent", "confirmed_note", "ruled_out_note"});
+            only_keys(j, path,
+                      {"kind", "from", "compare", "absent", "confirmed_note", "ruled_out_note"});
             c.from = string_list(j, path, "from", true, true);
             c.compare_minor = !choice("compare", "major", "minor", "major");
             c.absent_confirms = choice("absent", "confirms", "unknown", "unknown");
@@ -654,7 +697,8 @@ SignatureCheck parse_check(const json& j, const std::string& path) {
         case K::ShmMin: {
             only_keys(j, path, {"kind", "min_bytes", "confirmed_note", "ruled_out_note"});
             const json& n = need(j, path, "min_bytes");
-            if (!n.is_number_integer() || n.get<std::int64_t>() <= 0) fail(path + ".min_bytes", "expected a positive integer");
+            if (!n.is_number_integer() || n.get<std::int64_t>() <= 0)
+                fail(path + ".min_bytes", "expected a positive integer");
             c.min_bytes = n.get<std::int64_t>();
             break;
         }
@@ -673,7 +717,8 @@ SignatureCheck parse_check(const json& j, const std::string& path) {
         case K::CudnnRuntime:
             only_keys(j, path, {"kind", "from", "confirmed_note", "ruled_out_note"});
             c.from = string_list(j, path, "from", true, true);
-            if (c.from.size() != 2) fail(path + ".from", "expected the compiled major and minor fact names");
+            if (c.from.size() != 2)
+                fail(path + ".from", "expected the compiled major and minor fact names");
             break;
         case K::MajorDiffers:
             only_keys(j, path, {"kind", "from", "against", "confirmed_note", "ruled_out_note"});
@@ -701,22 +746,25 @@ std::set<std::string> guaranteed_names(const std::vector<LineTemplate>& patterns
             out = mine;
         } else {
             std::set<std::string> both;
-            std::set_intersection(out.begin(), out.end(), mine.begin(), mine.end(), std::inserter(both, both.end()));
+            std::set_intersection(out.begin(), out.end(), mine.begin(), mine.end(),
+                                  std::inserter(both, both.end()));
             out = both;
         }
     }
     return out;
 }
 
-void check_template(const std::string& tmpl, const std::string& path, const std::set<std::string>& known,
-                    const std::set<std::string>& guaranteed) {
+void check_template(const std::string& tmpl, const std::string& path,
+                    const std::set<std::string>& known, const std::set<std::string>& guaranteed) {
     std::string problem;
     std::string err = scan_template(tmpl, [&](std::string_view name, int depth) {
         if (!problem.empty()) return;
         std::string n(name);
-        if (!known.count(n)) problem = "unknown fact " + quote_value(n);
+        if (!known.count(n))
+            problem = "unknown fact " + quote_value(n);
         else if (depth == 0 && !guaranteed.count(n))
-            problem = "fact " + quote_value(n) + " is not captured by every pattern; put it inside [[ ]]";
+            problem =
+                "fact " + quote_value(n) + " is not captured by every pattern; put it inside [[ ]]";
     });
     if (!err.empty()) fail(path, err);
     if (!problem.empty()) fail(path, problem);
@@ -768,7 +816,8 @@ Result<ErrorSignatures> ErrorSignatures::parse(const std::string& text) {
         if (!doc.is_object()) fail("$", "expected an object");
         only_keys(doc, "$", {"schema", "about", "facts", "signatures"});
         const json& schema = need(doc, "$", "schema");
-        if (!schema.is_number_integer() || schema.get<int>() != 1) fail("$.schema", "unsupported schema (expected 1)");
+        if (!schema.is_number_integer() || schema.get<int>() != 1)
+            fail("$.schema", "unsupported schema (expected 1)");
         out.facts = template_list(doc, "$", "facts", false);
         std::set<std::string> fact_names = captured_names(out.facts);
         fact_names.insert("torch_cuda");  // derived from torch_version (derive_common)
@@ -779,11 +828,13 @@ Result<ErrorSignatures> ErrorSignatures::parse(const std::string& text) {
             std::string path = "$.signatures[" + std::to_string(i) + "]";
             const json& s = sigs[i];
             if (!s.is_object()) fail(path, "expected an object");
-            only_keys(s, path, {"id", "title", "rank", "patterns", "context", "supersedes", "derive", "cause", "fix",
-                                "checks", "source", "note"});
+            only_keys(s, path,
+                      {"id", "title", "rank", "patterns", "context", "supersedes", "derive",
+                       "cause", "fix", "checks", "source", "note"});
             ErrorSignature sig;
             sig.id = need_string(s, path, "id");
-            if (!valid_id(sig.id)) fail(path + ".id", "expected \"EX\" and three digits, got " + quote_value(sig.id));
+            if (!valid_id(sig.id))
+                fail(path + ".id", "expected \"EX\" and three digits, got " + quote_value(sig.id));
             if (out.find(sig.id)) fail(path + ".id", "duplicate id " + sig.id);
             sig.title = need_string(s, path, "title");
             const json& rank = need(s, path, "rank");
@@ -796,14 +847,16 @@ Result<ErrorSignatures> ErrorSignatures::parse(const std::string& text) {
             if (auto d = s.find("derive"); d != s.end()) {
                 if (!d->is_array()) fail(path + ".derive", "expected an array");
                 for (std::size_t k = 0; k < d->size(); ++k)
-                    sig.derive.push_back(parse_derivation((*d)[k], path + ".derive[" + std::to_string(k) + "]"));
+                    sig.derive.push_back(
+                        parse_derivation((*d)[k], path + ".derive[" + std::to_string(k) + "]"));
             }
             sig.cause = need_string(s, path, "cause");
             sig.fix = need_string(s, path, "fix");
             const json& checks = need(s, path, "checks");
             if (!checks.is_array()) fail(path + ".checks", "expected an array");
             for (std::size_t k = 0; k < checks.size(); ++k)
-                sig.checks.push_back(parse_check(checks[k], path + ".checks[" + std::to_string(k) + "]"));
+                sig.checks.push_back(
+                    parse_check(checks[k], path + ".checks[" + std::to_string(k) + "]"));
             sig.source = string_list(s, path, "source", true, true);
             for (std::size_t k = 0; k < sig.source.size(); ++k)
                 if (!starts_with(sig.source[k], "https://"))
@@ -824,12 +877,14 @@ Result<ErrorSignatures> ErrorSignatures::parse(const std::string& text) {
                 const ErrorSignature* other = out.find(sig.supersedes[k]);
                 std::string p = path + ".supersedes[" + std::to_string(k) + "]";
                 if (!other) fail(p, "unknown signature " + quote_value(sig.supersedes[k]));
-                if (other->rank >= sig.rank) fail(p, sig.supersedes[k] + " must rank below " + sig.id);
+                if (other->rank >= sig.rank)
+                    fail(p, sig.supersedes[k] + " must rank below " + sig.id);
                 for (const auto& n : captured_names(other->patterns)) known.insert(n);
                 for (const auto& n : captured_names(other->context)) known.insert(n);
             }
             for (std::size_t k = 0; k < sig.derive.size(); ++k) {
-                check_fact_refs(sig.derive[k].from, path + ".derive[" + std::to_string(k) + "].from", known);
+                check_fact_refs(sig.derive[k].from,
+                                path + ".derive[" + std::to_string(k) + "].from", known);
                 for (const auto& n : derivation_outputs(sig.derive[k].kind)) known.insert(n);
             }
             std::set<std::string> guaranteed = guaranteed_names(sig.patterns);
@@ -850,7 +905,6 @@ Result<ErrorSignatures> ErrorSignatures::parse(const std::string& text) {
     }
     return out;
 }
-
 
 // ---- explain_log ----------------------------------------------------------------------------
 
@@ -916,7 +970,8 @@ std::vector<Explanation> explain_log(std::string_view log, const ErrorSignatures
         for (std::size_t t = 0; t < sigs.size(); ++t) {
             if (!state[t].triggered || t == d) continue;
             for (const auto& id : sigs[t].supersedes)
-                if (id == sigs[d].id && (best == sigs.size() || sigs[t].rank > sigs[best].rank)) best = t;
+                if (id == sigs[d].id && (best == sigs.size() || sigs[t].rank > sigs[best].rank))
+                    best = t;
         }
         return best;
     };
@@ -932,7 +987,8 @@ std::vector<Explanation> explain_log(std::string_view log, const ErrorSignatures
         SignatureState& to = state[target];
         const SignatureState& from = state[d];
         to.context_hits.insert(to.context_hits.end(), from.hits.begin(), from.hits.end());
-        to.context_hits.insert(to.context_hits.end(), from.context_hits.begin(), from.context_hits.end());
+        to.context_hits.insert(to.context_hits.end(), from.context_hits.begin(),
+                               from.context_hits.end());
         for (const auto& [k, v] : from.captures) to.merged_captures.emplace(k, v);
         for (const auto& [k, v] : from.context_captures) to.merged_captures.emplace(k, v);
         to.first_line = std::min(to.first_line, from.first_line);
@@ -957,13 +1013,15 @@ std::vector<Explanation> explain_log(std::string_view log, const ErrorSignatures
 
         std::vector<Hit> hits = st.hits;
         hits.insert(hits.end(), st.context_hits.begin(), st.context_hits.end());
-        std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.line < b.line; });
+        std::stable_sort(hits.begin(), hits.end(),
+                         [](const Hit& a, const Hit& b) { return a.line < b.line; });
         std::size_t last = 0;
         for (const auto& h : hits) {
             if (h.line == last) continue;
             last = h.line;
             if (e.evidence.size() == k_max_evidence) break;
-            e.evidence.push_back("L" + std::to_string(h.line) + ": " + cut_utf8(h.text, k_max_evidence_text));
+            e.evidence.push_back("L" + std::to_string(h.line) + ": " +
+                                 cut_utf8(h.text, k_max_evidence_text));
         }
 
         if (fingerprint && fingerprint->is_object()) {
@@ -971,7 +1029,8 @@ std::vector<Explanation> explain_log(std::string_view log, const ErrorSignatures
                 Verdict v = run_check(c, e.facts, *fingerprint, kb);
                 if (!v.decided) continue;
                 const std::string& note = v.confirmed ? c.confirmed_note : c.ruled_out_note;
-                e.verdict = (v.confirmed ? "confirmed: " : "ruled out: ") + v.text + (note.empty() ? "" : "; " + note);
+                e.verdict = (v.confirmed ? "confirmed: " : "ruled out: ") + v.text +
+                            (note.empty() ? "" : "; " + note);
                 break;
             }
         }

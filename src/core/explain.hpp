@@ -21,12 +21,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "core/knowledge_base.hpp"
 #include "core/log_template.hpp"
@@ -47,26 +46,26 @@ struct SignatureCheck {
         MajorDiffers,      // major of the first known of `from` vs of `against`
     };
     Kind kind = Kind::NoDriver;
-    std::string soname;                 // UnresolvedSoname
-    std::vector<std::string> from;      // fact names, or "fp:a.b" for fingerprint paths
-    std::vector<std::string> against;   // MajorDiffers
-    bool compare_minor = false;         // DriverSupports: major.minor (true) or major only
-    bool absent_confirms = false;       // DriverSupports / NoDriver: no driver -> confirmed
-    bool present_rules_out = true;      // NoDriver: a driver -> ruled out
-    std::int64_t min_bytes = 0;         // ShmMin
+    std::string soname;                // UnresolvedSoname
+    std::vector<std::string> from;     // fact names, or "fp:a.b" for fingerprint paths
+    std::vector<std::string> against;  // MajorDiffers
+    bool compare_minor = false;        // DriverSupports: major.minor (true) or major only
+    bool absent_confirms = false;      // DriverSupports / NoDriver: no driver -> confirmed
+    bool present_rules_out = true;     // NoDriver: a driver -> ruled out
+    std::int64_t min_bytes = 0;        // ShmMin
     std::string confirmed_note, ruled_out_note;  // appended to the verdict
 };
 
 // A knowledge-base lookup that adds facts (closed set of kinds; outputs are fixed names).
 struct Derivation {
     enum class Kind {
-        SonameMajor,            // from soname "libcudart.so.11.0" -> major "11"
-        MinDriverForCuda,       // -> need_cuda, min_driver, compat_driver
-        CudaFromDriverApi,      // 12040 -> found_cuda "12.4"
-        TorchVariantsForSm,     // sm "120" or cc "12.0" -> sm_cc, fits
-        TorchForCudnnMajor,     // cuDNN major -> cudnn_torch
-        TorchVariantsForCuda,   // CUDA version -> cuda_variants (same x.y, else same major)
-        NewestTorchForDriver,   // driver CUDA x.y -> fitting_torch "2.6.0+cu124"
+        SonameMajor,           // from soname "libcudart.so.11.0" -> major "11"
+        MinDriverForCuda,      // -> need_cuda, min_driver, compat_driver
+        CudaFromDriverApi,     // 12040 -> found_cuda "12.4"
+        TorchVariantsForSm,    // sm "120" or cc "12.0" -> sm_cc, fits
+        TorchForCudnnMajor,    // cuDNN major -> cudnn_torch
+        TorchVariantsForCuda,  // CUDA version -> cuda_variants (same x.y, else same major)
+        NewestTorchForDriver,  // driver CUDA x.y -> fitting_torch "2.6.0+cu124"
     };
     Kind kind = Kind::SonameMajor;
     std::vector<std::string> from;  // fact names, first known wins
@@ -74,10 +73,10 @@ struct Derivation {
 
 struct ErrorSignature {
     std::string id, title;
-    int rank = 0;  // higher = more specific / more root-cause-like
-    std::vector<LineTemplate> patterns;  // any of these lines triggers the signature
-    std::vector<LineTemplate> context;   // once triggered, these lines add evidence and facts
-    std::vector<std::string> supersedes; // ids dropped (merged into this one) when both match
+    int rank = 0;                         // higher = more specific / more root-cause-like
+    std::vector<LineTemplate> patterns;   // any of these lines triggers the signature
+    std::vector<LineTemplate> context;    // once triggered, these lines add evidence and facts
+    std::vector<std::string> supersedes;  // ids dropped (merged into this one) when both match
     std::vector<Derivation> derive;
     std::string cause, fix;
     std::vector<SignatureCheck> checks;
@@ -96,9 +95,9 @@ struct ErrorSignatures {
 
 struct Explanation {
     std::string id, title, cause, fix;
-    std::vector<std::string> evidence;  // the log lines that matched, "L12: ..."
+    std::vector<std::string> evidence;         // the log lines that matched, "L12: ..."
     std::map<std::string, std::string> facts;  // captured and derived values
-    std::string verdict;  // "" | "confirmed: ..." | "ruled out: ..."
+    std::string verdict;                       // "" | "confirmed: ..." | "ruled out: ..."
 };
 
 // Most specific first; one entry per signature; empty when nothing is recognised.

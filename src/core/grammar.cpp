@@ -162,14 +162,16 @@ std::string check_pip_requirement(std::string_view s) {
         }
         name = name.substr(0, bracket);
     }
-    if (auto e = check_pip_name(name); !e.empty()) return e + " in " + quote_value(s) + "; " + expected;
+    if (auto e = check_pip_name(name); !e.empty())
+        return e + " in " + quote_value(s) + "; " + expected;
     if (auto e = check_pep440_version(version); !e.empty()) return e + "; " + expected;
     return {};
 }
 
 std::string check_debian_version(std::string_view s) {
     const std::string expected =
-        " (a Debian version: [epoch:]upstream[-revision], like 2.34.1-1ubuntu1.11 or 1:2.39.5-0+deb12u1)";
+        " (a Debian version: [epoch:]upstream[-revision], like 2.34.1-1ubuntu1.11 or "
+        "1:2.39.5-0+deb12u1)";
     if (s.empty()) return "empty version" + expected;
     if (s.size() > 100) return "version longer than 100 characters";
     std::string_view rest = s;
@@ -189,21 +191,23 @@ std::string check_debian_version(std::string_view s) {
         return "upstream version must start with a digit in " + quote_value(s) + expected;
     for (char c : upstream)
         if (!is_alnum(c) && c != '.' && c != '+' && c != '~' && c != '-')
-            return "character " + quote_value(std::string(1, c)) + " not allowed in " + quote_value(s) +
-                   expected;
+            return "character " + quote_value(std::string(1, c)) + " not allowed in " +
+                   quote_value(s) + expected;
     for (char c : revision)
         if (!is_alnum(c) && c != '.' && c != '+' && c != '~')
-            return "character " + quote_value(std::string(1, c)) + " not allowed in " + quote_value(s) +
-                   expected;
+            return "character " + quote_value(std::string(1, c)) + " not allowed in " +
+                   quote_value(s) + expected;
     return {};
 }
 
 std::string check_apt_requirement(std::string_view s) {
     const std::string expected = "; expected NAME=VERSION, for example \"git=1:2.39.5-0+deb12u1\"";
     auto eq = s.find('=');
-    if (eq == std::string_view::npos) return "missing exact version in " + quote_value(s) + expected;
+    if (eq == std::string_view::npos)
+        return "missing exact version in " + quote_value(s) + expected;
     std::string_view name = s.substr(0, eq);
-    if (name.size() < 2 || name.size() > 100) return "bad package name in " + quote_value(s) + expected;
+    if (name.size() < 2 || name.size() > 100)
+        return "bad package name in " + quote_value(s) + expected;
     if (!is_lower(name.front()) && !is_digit(name.front()))
         return "a Debian package name starts with a lowercase letter or digit: " + quote_value(s) +
                expected;
@@ -229,15 +233,17 @@ std::string check_image_repository(std::string_view s) {
     if (s.empty() || s.size() > 255) return "image repository must be 1 to 255 characters";
     auto parts = split(s, '/');
     std::size_t first = 0;
-    if (parts.size() > 1 && (parts[0].find_first_of(".:") != std::string::npos ||
-                             parts[0] == "localhost")) {
+    if (parts.size() > 1 &&
+        (parts[0].find_first_of(".:") != std::string::npos || parts[0] == "localhost")) {
         if (!registry_host(parts[0]))
-            return "bad registry host " + quote_value(parts[0]) + " in " + quote_value(s) + expected;
+            return "bad registry host " + quote_value(parts[0]) + " in " + quote_value(s) +
+                   expected;
         first = 1;
     }
     for (std::size_t i = first; i < parts.size(); ++i)
         if (!path_component(parts[i]))
-            return "bad path component " + quote_value(parts[i]) + " in " + quote_value(s) + expected;
+            return "bad path component " + quote_value(parts[i]) + " in " + quote_value(s) +
+                   expected;
     return {};
 }
 
@@ -266,11 +272,13 @@ std::string check_image_reference(std::string_view s) {
 std::string check_env_name(std::string_view s) {
     if (s.empty() || s.size() > 128) return "environment name must be 1 to 128 characters";
     if (is_digit(s.front()))
-        return "environment name " + quote_value(s) + " starts with a digit ([A-Za-z_][A-Za-z0-9_]*)";
+        return "environment name " + quote_value(s) +
+               " starts with a digit ([A-Za-z_][A-Za-z0-9_]*)";
     for (char c : s)
         if (!is_alnum(c) && c != '_')
-            return "character " + quote_value(std::string(1, c)) + " not allowed in environment name " +
-                   quote_value(s) + " ([A-Za-z_][A-Za-z0-9_]*)";
+            return "character " + quote_value(std::string(1, c)) +
+                   " not allowed in environment name " + quote_value(s) +
+                   " ([A-Za-z_][A-Za-z0-9_]*)";
     return {};
 }
 
@@ -289,7 +297,8 @@ std::string check_plain_text(std::string_view s, std::size_t max) {
 std::string check_user_name(std::string_view s) {
     const std::string expected = " (expected [a-z_][a-z0-9_-]{0,31}, like \"trainer\")";
     if (s.empty() || s.size() > 32) return "user name must be 1 to 32 characters" + expected;
-    if (!is_lower(s.front()) && s.front() != '_') return "bad user name " + quote_value(s) + expected;
+    if (!is_lower(s.front()) && s.front() != '_')
+        return "bad user name " + quote_value(s) + expected;
     for (char c : s)
         if (!is_lower(c) && !is_digit(c) && c != '_' && c != '-')
             return "bad user name " + quote_value(s) + expected;
@@ -301,7 +310,8 @@ std::string check_variant_name(std::string_view s) {
     if (s.empty() || s.size() > 200) return "variant name must be 1 to 200 characters";
     if (!is_lower(s.front()) && !is_digit(s.front())) return "bad variant name " + quote_value(s);
     for (char c : s)
-        if (!is_lower(c) && !is_digit(c) && c != '.' && c != '-') return "bad variant name " + quote_value(s);
+        if (!is_lower(c) && !is_digit(c) && c != '.' && c != '-')
+            return "bad variant name " + quote_value(s);
     if (s.find("..") != std::string_view::npos) return "bad variant name " + quote_value(s);
     return {};
 }
@@ -309,9 +319,11 @@ std::string check_variant_name(std::string_view s) {
 std::string check_family_name(std::string_view s) {
     const std::string expected = " (expected [a-z0-9][a-z0-9-]{0,39}, like \"cuda-pip\")";
     if (s.empty() || s.size() > 40) return "name must be 1 to 40 characters" + expected;
-    if (!is_lower(s.front()) && !is_digit(s.front())) return "bad name " + quote_value(s) + expected;
+    if (!is_lower(s.front()) && !is_digit(s.front()))
+        return "bad name " + quote_value(s) + expected;
     for (char c : s)
-        if (!is_lower(c) && !is_digit(c) && c != '-') return "bad name " + quote_value(s) + expected;
+        if (!is_lower(c) && !is_digit(c) && c != '-')
+            return "bad name " + quote_value(s) + expected;
     if (s.back() == '-' || s.find("--") != std::string_view::npos)
         return "bad name " + quote_value(s) + expected;
     return {};

@@ -6,7 +6,13 @@ namespace td {
 
 std::string render_index(const std::vector<Variant>& variants) {
     JsonWriter w;
-    w.begin_object().key("schema").value(1).key("generator").value("torchdock").key("variants").begin_array();
+    w.begin_object()
+        .key("schema")
+        .value(1)
+        .key("generator")
+        .value("torchdock")
+        .key("variants")
+        .begin_array();
     for (const auto& v : variants) {
         const Manifest& m = *v.manifest;
         w.begin_object();
@@ -19,8 +25,10 @@ std::string render_index(const std::vector<Variant>& variants) {
         w.key("tag").value(v.tag);
         w.key("base").value(v.base_ref);
         w.key("base_digest");
-        if (v.base_digest) w.value(*v.base_digest);
-        else w.null();
+        if (v.base_digest)
+            w.value(*v.base_digest);
+        else
+            w.null();
         w.key("base_kind").value(base_kind_name(m.base));
         w.key("axes").begin_object();
         for (const auto& [axis, value] : v.axes) w.key(axis).value(value);
@@ -39,7 +47,8 @@ std::string render_index(const std::vector<Variant>& variants) {
         w.key("validate").begin_object();
         if (!m.validate.gemm_tflops_min.empty()) {
             w.key("gemm_tflops_min").begin_object();
-            for (const auto& [precision, tflops] : m.validate.gemm_tflops_min) w.key(precision).value(tflops);
+            for (const auto& [precision, tflops] : m.validate.gemm_tflops_min)
+                w.key(precision).value(tflops);
             w.end_object();
         }
         if (m.validate.allreduce_busbw_min_gbps)

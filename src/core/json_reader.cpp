@@ -17,14 +17,16 @@ std::optional<JsonValue> parse_document(std::string_view text, Diagnostics& diag
 void check_schema_one(JsonReader& r, const JsonValue& root, const std::string& what) {
     if (const JsonValue* schema = root.find("schema"))
         if (auto s = r.integer(*schema, "$.schema", 0, 1000); s && *s != 1)
-            r.error(*schema, "$.schema", "unsupported " + (what.empty() ? "" : what + " ") + "schema " + std::to_string(*s) +
-                                            "; this torchdock reads schema 1");
+            r.error(*schema, "$.schema",
+                    "unsupported " + (what.empty() ? "" : what + " ") + "schema " +
+                        std::to_string(*s) + "; this torchdock reads schema 1");
 }
 
 std::string member_path(const std::string& parent, const std::string& key) {
     bool plain = !key.empty();
     for (char c : key)
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_'))
             plain = false;
     return plain ? parent + "." + key : parent + "[" + quote_value(key) + "]";
 }
@@ -47,8 +49,10 @@ bool JsonReader::check_object(const JsonValue& obj, const std::string& path,
         for (const auto& a : allowed) known = known || a == m.key;
         if (known) continue;
         std::string msg = "unknown key " + quote_value(m.key);
-        if (auto near = closest_match(m.key, allowed)) msg += "; did you mean \"" + *near + "\"?";
-        else msg += "; accepted keys: " + join(allowed, ", ");
+        if (auto near = closest_match(m.key, allowed))
+            msg += "; did you mean \"" + *near + "\"?";
+        else
+            msg += "; accepted keys: " + join(allowed, ", ");
         m_diags.add(m.key_pos, member_path(path, m.key), msg);
     }
     for (const auto& r : required)
@@ -80,8 +84,9 @@ std::optional<long long> JsonReader::integer(const JsonValue& v, const std::stri
     if (!v.is_integer() || v.number < static_cast<double>(min) ||
         v.number > static_cast<double>(max)) {
         std::string found = v.is_number() ? v.text : kind_name(v.kind);
-        error(v, path, "expected an integer from " + std::to_string(min) + " to " +
-                           std::to_string(max) + ", found " + found);
+        error(v, path,
+              "expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                  ", found " + found);
         return std::nullopt;
     }
     return static_cast<long long>(v.number);

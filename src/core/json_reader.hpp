@@ -14,7 +14,7 @@
 namespace td {
 
 class JsonReader {
-public:
+  public:
     JsonReader(Diagnostics& diags, std::map<std::string, SourcePos>& positions)
         : m_diags(diags), m_positions(positions) {}
 
@@ -46,7 +46,7 @@ public:
     void record(const std::string& path, SourcePos pos) { m_positions[path] = pos; }
     Diagnostics& diags() { return m_diags; }
 
-private:
+  private:
     Diagnostics& m_diags;
     std::map<std::string, SourcePos>& m_positions;
 };

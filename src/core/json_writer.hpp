@@ -8,7 +8,7 @@
 namespace td {
 
 class JsonWriter {
-public:
+  public:
     JsonWriter& begin_object() { return open('{'); }
     JsonWriter& end_object() { return close('}'); }
     JsonWriter& begin_array() { return open('['); }
@@ -24,7 +24,7 @@ public:
     // Finishes with a newline and hands the text over.
     std::string take();
 
-private:
+  private:
     std::string m_out;
     std::vector<bool> m_first;  // per open container: nothing written in it yet
     bool m_after_key = false;

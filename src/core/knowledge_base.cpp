@@ -1,8 +1,8 @@
 #include "core/knowledge_base.hpp"
 
 #include <algorithm>
-#include <stdexcept>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "util/strings.hpp"
 
@@ -30,8 +30,8 @@ void load_cuda(const json& doc, std::vector<CudaMinor>& out) {
         CudaMinor m;
         m.version = c.at("version").get<std::string>();
         for (const auto& r : c.at("releases"))
-            m.releases.push_back({r.at("version").get<std::string>(),
-                                  r.at("min_driver_linux").get<std::string>()});
+            m.releases.push_back(
+                {r.at("version").get<std::string>(), r.at("min_driver_linux").get<std::string>()});
         m.minor_compat_min_driver = c.at("minor_compat_min_driver_linux").get<std::string>();
         m.sm = c.at("sm").get<std::vector<int>>();
         out.push_back(std::move(m));
@@ -79,7 +79,8 @@ void load_images(const json& doc, std::vector<CudaImageRelease>& cuda,
         CudaImageRelease c;
         c.cuda = r.at("cuda").get<std::string>();
         auto version = Version::parse(c.cuda);
-        if (!version) throw std::invalid_argument("nvidia_cuda release " + c.cuda + " is not a version");
+        if (!version)
+            throw std::invalid_argument("nvidia_cuda release " + c.cuda + " is not a version");
         c.cuda_major_minor = version->major_minor();
         c.os = str_list(r, "os");
         c.cudnn_os = r.contains("cudnn_os") ? str_list(r, "cudnn_os") : c.os;
@@ -147,16 +148,22 @@ Result<KnowledgeBase> KnowledgeBase::parse(const std::map<std::string, std::stri
     KnowledgeBase kb;
     for (const auto& name : file_names()) {
         auto it = files.find(name);
-        if (it == files.end()) return Error{ErrorKind::Config, "knowledge base file " + name + " is missing"};
+        if (it == files.end())
+            return Error{ErrorKind::Config, "knowledge base file " + name + " is missing"};
         try {
             json doc = json::parse(it->second);
             if (doc.value("schema", 0) != 1)
                 return Error{ErrorKind::Config, name + ": unsupported knowledge base schema"};
-            if (name == "cuda.json") load_cuda(doc, kb.m_cuda);
-            else if (name == "gpus.json") load_gpus(doc, kb.m_gpus);
-            else if (name == "torch.json") load_torch(doc, kb.m_torch);
-            else if (name == "images.json") load_images(doc, kb.m_cuda_images, kb.m_pytorch_images, kb.m_ngc);
-            else load_os(doc, kb.m_os);
+            if (name == "cuda.json")
+                load_cuda(doc, kb.m_cuda);
+            else if (name == "gpus.json")
+                load_gpus(doc, kb.m_gpus);
+            else if (name == "torch.json")
+                load_torch(doc, kb.m_torch);
+            else if (name == "images.json")
+                load_images(doc, kb.m_cuda_images, kb.m_pytorch_images, kb.m_ngc);
+            else
+                load_os(doc, kb.m_os);
         } catch (const std::exception& e) {
             return Error{ErrorKind::Config, "knowledge base file " + name + ": " + e.what()};
         }
@@ -301,8 +308,11 @@ std::string normalize_arch(const std::string& raw) {
     } else if (a.find('.') != std::string::npos) {
         return a;
     }
-    while (!a.empty() && !std::isdigit(static_cast<unsigned char>(a.back()))) a.pop_back();  // 90a, 100f
-    if (a.size() < 2 || !std::all_of(a.begin(), a.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    while (!a.empty() && !std::isdigit(static_cast<unsigned char>(a.back())))
+        a.pop_back();  // 90a, 100f
+    if (a.size() < 2 || !std::all_of(a.begin(), a.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c));
+        }))
         return raw;
     return a.substr(0, a.size() - 1) + "." + a.substr(a.size() - 1) + (ptx ? "+PTX" : "");
 }

@@ -48,8 +48,8 @@ struct TorchRelease {
     std::vector<std::string> variant_names() const;
 };
 
-struct CudaImageRelease {  // nvidia/cuda
-    std::string cuda;  // "12.4.1"
+struct CudaImageRelease {          // nvidia/cuda
+    std::string cuda;              // "12.4.1"
     std::string cuda_major_minor;  // "12.4"
     std::vector<std::string> os;
     std::vector<std::string> cudnn_os;  // OSes that have cuDNN tags (defaults to os)
@@ -76,7 +76,7 @@ struct OsInfo {
 };
 
 class KnowledgeBase {
-public:
+  public:
     // `files` maps a data file name ("cuda.json") to its text. Errors name file and JSON path.
     static Result<KnowledgeBase> parse(const std::map<std::string, std::string>& files);
     static const std::vector<std::string>& file_names();
@@ -108,7 +108,7 @@ public:
     const std::vector<TorchRelease>& torch_releases() const { return m_torch; }
     const std::vector<CudaImageRelease>& cuda_images() const { return m_cuda_images; }
 
-private:
+  private:
     std::vector<CudaMinor> m_cuda;
     std::vector<GpuModel> m_gpus;
     std::map<std::string, std::size_t> m_gpu_by_name;  // lowercased model and aliases

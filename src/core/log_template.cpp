@@ -7,7 +7,8 @@
 namespace td {
 namespace {
 
-constexpr long k_match_budget = 16 * static_cast<long>(k_max_log_line);  // bytes one template match may scan
+constexpr long k_match_budget =
+    16 * static_cast<long>(k_max_log_line);  // bytes one template match may scan
 
 bool is_word_char(char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
@@ -29,7 +30,8 @@ bool valid_name(std::string_view name) {
 // Returns an error text, empty when the template is well formed.
 }  // namespace
 
-std::string scan_template(std::string_view t, const std::function<void(std::string_view, int)>& on_name) {
+std::string scan_template(std::string_view t,
+                          const std::function<void(std::string_view, int)>& on_name) {
     int depth = 0;
     for (std::size_t i = 0; i < t.size();) {
         if (t.compare(i, 2, "{{") == 0 || t.compare(i, 2, "}}") == 0) {
@@ -60,8 +62,8 @@ std::string scan_template(std::string_view t, const std::function<void(std::stri
 
 namespace {
 
-std::string render_seq(std::string_view t, std::size_t& pos, const std::map<std::string, std::string>& facts,
-                       bool& ok, int depth) {
+std::string render_seq(std::string_view t, std::size_t& pos,
+                       const std::map<std::string, std::string>& facts, bool& ok, int depth) {
     std::string out;
     while (pos < t.size()) {
         if (depth > 0 && t.compare(pos, 2, "]]") == 0) {
@@ -86,8 +88,10 @@ std::string render_seq(std::string_view t, std::size_t& pos, const std::map<std:
                 return out;
             }
             auto it = facts.find(std::string(t.substr(pos + 1, end - pos - 1)));
-            if (it == facts.end() || it->second.empty()) ok = false;
-            else out += it->second;
+            if (it == facts.end() || it->second.empty())
+                ok = false;
+            else
+                out += it->second;
             pos = end + 1;
         } else {
             out += t[pos++];
@@ -135,22 +139,26 @@ Result<LineTemplate> LineTemplate::compile(std::string_view text) {
                 for (char p : tok.prefix) ok = ok && is_word_char(p);
                 if (!ok)
                     return Error{ErrorKind::Config,
-                                 "capture prefix must be [A-Za-z0-9._+-] characters in " + quote_value(text)};
+                                 "capture prefix must be [A-Za-z0-9._+-] characters in " +
+                                     quote_value(text)};
             }
             if (!valid_name(inner))
-                return Error{ErrorKind::Config, "bad capture name " + quote_value(inner) + " in " + quote_value(text)};
+                return Error{ErrorKind::Config,
+                             "bad capture name " + quote_value(inner) + " in " + quote_value(text)};
             for (const auto& other : t.m_tokens)
                 if (other.kind != Kind::Literal && other.value == inner)
-                    return Error{ErrorKind::Config,
-                                 "capture " + quote_value(inner) + " appears twice in " + quote_value(text)};
+                    return Error{ErrorKind::Config, "capture " + quote_value(inner) +
+                                                        " appears twice in " + quote_value(text)};
             flush();
             if (!t.m_tokens.empty() && t.m_tokens.back().kind != Kind::Literal)
-                return Error{ErrorKind::Config, "two captures with no text between them in " + quote_value(text)};
+                return Error{ErrorKind::Config,
+                             "two captures with no text between them in " + quote_value(text)};
             tok.value = std::string(inner);
             t.m_tokens.push_back(std::move(tok));
             i = close + 1;
         } else if (c == '}') {
-            return Error{ErrorKind::Config, "'}' without '{' in " + quote_value(text) + " (write '}}')"};
+            return Error{ErrorKind::Config,
+                         "'}' without '{' in " + quote_value(text) + " (write '}}')"};
         } else if (is_blank(c)) {
             if (literal.empty() || literal.back() != ' ') literal += ' ';
             ++i;
@@ -171,13 +179,16 @@ Result<LineTemplate> LineTemplate::compile(std::string_view text) {
             t.m_first_literal = k;
             found_first = true;
         }
-        if (tok.value.size() > t.m_tokens[t.m_anchor].value.size() || t.m_tokens[t.m_anchor].kind != Kind::Literal)
+        if (tok.value.size() > t.m_tokens[t.m_anchor].value.size() ||
+            t.m_tokens[t.m_anchor].kind != Kind::Literal)
             t.m_anchor = k;
     }
     if (!found_first || literal_bytes < 4)
-        return Error{ErrorKind::Config, "template " + quote_value(text) + " needs at least 4 characters of text"};
+        return Error{ErrorKind::Config,
+                     "template " + quote_value(text) + " needs at least 4 characters of text"};
     if (t.m_first_literal == 1 && t.m_tokens[0].kind == Kind::Text)
-        return Error{ErrorKind::Config, "template " + quote_value(text) + " may not start with a {name*} capture"};
+        return Error{ErrorKind::Config,
+                     "template " + quote_value(text) + " may not start with a {name*} capture"};
     return t;
 }
 
@@ -189,7 +200,8 @@ std::vector<std::string> LineTemplate::names() const {
 }
 
 bool LineTemplate::match_from(std::size_t i, std::size_t p, std::string_view line,
-                              std::vector<std::pair<std::size_t, std::size_t>>& spans, long& budget) const {
+                              std::vector<std::pair<std::size_t, std::size_t>>& spans,
+                              long& budget) const {
     if (--budget < 0) return false;
     if (i == m_tokens.size()) return true;
     const Token& tok = m_tokens[i];
@@ -205,7 +217,8 @@ bool LineTemplate::match_from(std::size_t i, std::size_t p, std::string_view lin
         budget -= static_cast<long>(r - p);
         if (r == p) return false;
         if (tok.numeric && !(line[p] >= '0' && line[p] <= '9')) return false;
-        if (!tok.prefix.empty() && line.compare(p, tok.prefix.size(), tok.prefix) != 0) return false;
+        if (!tok.prefix.empty() && line.compare(p, tok.prefix.size(), tok.prefix) != 0)
+            return false;
         if (last) {
             spans[i] = {p, r};
             return true;
@@ -230,7 +243,8 @@ bool LineTemplate::match_from(std::size_t i, std::size_t p, std::string_view lin
     }
     const std::string& next = m_tokens[i + 1].value;
     std::size_t scanned_from = p;
-    for (std::size_t e = line.find(next, p + 1); e != std::string_view::npos; e = line.find(next, e + 1)) {
+    for (std::size_t e = line.find(next, p + 1); e != std::string_view::npos;
+         e = line.find(next, e + 1)) {
         budget -= static_cast<long>(e - scanned_from) + 1;
         scanned_from = e;
         if (budget < 0) return false;
@@ -242,12 +256,14 @@ bool LineTemplate::match_from(std::size_t i, std::size_t p, std::string_view lin
 }
 
 std::optional<std::map<std::string, std::string>> LineTemplate::match(std::string_view line) const {
-    if (m_tokens.empty() || line.find(m_tokens[m_anchor].value) == std::string_view::npos) return std::nullopt;
+    if (m_tokens.empty() || line.find(m_tokens[m_anchor].value) == std::string_view::npos)
+        return std::nullopt;
     std::vector<std::pair<std::size_t, std::size_t>> spans(m_tokens.size());
     long budget = k_match_budget;
     const std::string& first = m_tokens[m_first_literal].value;
     std::size_t scanned_from = 0;
-    for (std::size_t pos = line.find(first); pos != std::string_view::npos; pos = line.find(first, pos + 1)) {
+    for (std::size_t pos = line.find(first); pos != std::string_view::npos;
+         pos = line.find(first, pos + 1)) {
         budget -= static_cast<long>(pos - scanned_from) + 1;
         scanned_from = pos;
         if (budget < 0) break;
@@ -257,7 +273,8 @@ std::optional<std::map<std::string, std::string>> LineTemplate::match(std::strin
             budget -= static_cast<long>(pos - s);
             const Token& lead = m_tokens[0];
             if (s == pos || pos - s < lead.prefix.size()) continue;
-            if (!lead.prefix.empty() && line.compare(s, lead.prefix.size(), lead.prefix) != 0) continue;
+            if (!lead.prefix.empty() && line.compare(s, lead.prefix.size(), lead.prefix) != 0)
+                continue;
             if (lead.numeric && !(line[s] >= '0' && line[s] <= '9')) continue;
             spans[0] = {s, pos};
         }
@@ -279,7 +296,6 @@ std::optional<std::map<std::string, std::string>> LineTemplate::match(std::strin
     }
     return std::nullopt;
 }
-
 
 // ---- text helpers ---------------------------------------------------------------------------
 
@@ -303,7 +319,8 @@ std::string normalize_log_line(std::string_view raw) {
                 if (i < raw.size()) ++i;
             } else if (i < raw.size() && raw[i] == ']') {
                 ++i;
-                while (i < raw.size() && raw[i] != '\a' && !(raw[i] == 0x1b && i + 1 < raw.size() && raw[i + 1] == '\\'))
+                while (i < raw.size() && raw[i] != '\a' &&
+                       !(raw[i] == 0x1b && i + 1 < raw.size() && raw[i + 1] == '\\'))
                     ++i;
                 if (i < raw.size()) i += raw[i] == '\a' ? 1 : 2;
             } else if (i < raw.size() && raw[i] >= 0x40 && raw[i] <= 0x5f) {
@@ -317,15 +334,21 @@ std::string normalize_log_line(std::string_view raw) {
             continue;
         }
         if (c < 0x80) {
-            if (c == ' ') pending_blank = true;
-            else emit(raw.substr(i, 1));
+            if (c == ' ')
+                pending_blank = true;
+            else
+                emit(raw.substr(i, 1));
             ++i;
             continue;
         }
         // UTF-8: copy a valid sequence, replace an invalid byte with '?', drop C1 controls.
-        std::size_t len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
+        std::size_t len = c >= 0xF0 && c <= 0xF4   ? 4
+                          : c >= 0xE0              ? 3
+                          : c >= 0xC2 && c <= 0xDF ? 2
+                                                   : 0;
         bool ok = len > 0 && i + len <= raw.size();
-        for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(raw[i + k]) & 0xC0) == 0x80;
+        for (std::size_t k = 1; ok && k < len; ++k)
+            ok = (static_cast<unsigned char>(raw[i + k]) & 0xC0) == 0x80;
         if (ok && len == 3) {
             auto c1 = static_cast<unsigned char>(raw[i + 1]);
             ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
@@ -348,7 +371,8 @@ std::string normalize_log_line(std::string_view raw) {
     return out;
 }
 
-std::optional<std::string> render_template(std::string_view tmpl, const std::map<std::string, std::string>& facts) {
+std::optional<std::string> render_template(std::string_view tmpl,
+                                           const std::map<std::string, std::string>& facts) {
     std::size_t pos = 0;
     bool ok = true;
     std::string out = render_seq(tmpl, pos, facts, ok, 0);

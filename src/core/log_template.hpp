@@ -19,7 +19,7 @@ namespace td {
 inline constexpr std::size_t k_max_log_line = 4096;  // bytes of a line that are matched
 
 class LineTemplate {
-public:
+  public:
     // Errors describe the template problem (the caller adds the JSON path).
     static Result<LineTemplate> compile(std::string_view text);
 
@@ -29,11 +29,11 @@ public:
     const std::string& text() const { return m_text; }
     std::vector<std::string> names() const;
 
-private:
+  private:
     enum class Kind { Literal, Word, Text };
     struct Token {
         Kind kind = Kind::Literal;
-        std::string value;   // literal text, or the capture name
+        std::string value;     // literal text, or the capture name
         std::string prefix;    // Word captures: required start of the value
         bool numeric = false;  // Word captures: must start with a digit
     };
@@ -56,6 +56,7 @@ std::optional<std::string> render_template(std::string_view tmpl,
 
 // Walks a cause/fix template; calls `on_name(name, depth)` for each {name} (depth: [[ ]]
 // nesting). Returns an error text, empty when the template is well formed.
-std::string scan_template(std::string_view t, const std::function<void(std::string_view, int)>& on_name);
+std::string scan_template(std::string_view t,
+                          const std::function<void(std::string_view, int)>& on_name);
 
 }  // namespace td

@@ -20,9 +20,9 @@ constexpr BaseKindName k_base_kinds[] = {
 };
 
 const std::vector<std::string> k_top_keys = {
-    "schema",  "name",        "description", "image",   "base", "matrix", "python",
-    "torchvision", "torchaudio", "pip",     "apt",     "openmpi", "jupyter", "user",
-    "env",     "target_gpus", "expect",      "validate"};
+    "schema",  "name",        "description", "image",       "base",   "matrix",
+    "python",  "torchvision", "torchaudio",  "pip",         "apt",    "openmpi",
+    "jupyter", "user",        "env",         "target_gpus", "expect", "validate"};
 const std::vector<std::string> k_matrix_keys = {"torch", "cuda", "flavor", "os", "ngc", "exclude"};
 const std::vector<std::string> k_axis_keys = {"torch", "cuda", "flavor", "os", "ngc"};
 const std::vector<std::string> k_precisions = {"fp32", "tf32", "fp16", "bf16", "fp8"};
@@ -37,10 +37,14 @@ AxisRule axes_for(BaseKind kind) {
         case BaseKind::NvidiaCuda:
         case BaseKind::NvidiaCudaCudnn:
             return {{"torch", "cuda", "flavor", "os"}, {"torch", "cuda", "flavor", "os"}};
-        case BaseKind::Pytorch: return {{"torch", "cuda", "flavor"}, {"torch", "cuda", "flavor"}};
-        case BaseKind::Ngc: return {{"ngc"}, {"ngc"}};
-        case BaseKind::OsPip: return {{"torch", "cuda", "os"}, {"torch", "cuda", "os"}};
-        case BaseKind::DebianTorch: return {{"os"}, {"os"}};
+        case BaseKind::Pytorch:
+            return {{"torch", "cuda", "flavor"}, {"torch", "cuda", "flavor"}};
+        case BaseKind::Ngc:
+            return {{"ngc"}, {"ngc"}};
+        case BaseKind::OsPip:
+            return {{"torch", "cuda", "os"}, {"torch", "cuda", "os"}};
+        case BaseKind::DebianTorch:
+            return {{"os"}, {"os"}};
     }
     return {};
 }
@@ -57,7 +61,8 @@ std::string check_cuda_variant(std::string_view s) {
         for (char c : s.substr(2)) digits = digits && c >= '0' && c <= '9';
         if (digits) return {};
     }
-    return "CUDA variant " + quote_value(s) + " is not a wheel variant name (like \"cu121\", \"cu130\" or \"cpu\")";
+    return "CUDA variant " + quote_value(s) +
+           " is not a wheel variant name (like \"cu121\", \"cu130\" or \"cpu\")";
 }
 std::string check_flavor(std::string_view s) {
     if (s == "runtime" || s == "devel") return {};
@@ -94,7 +99,7 @@ std::function<std::string(std::string_view)> axis_checker(const std::string& axi
 }
 
 class ManifestParser {
-public:
+  public:
     ManifestParser(Manifest& m, Diagnostics& diags) : m_m(m), m_r(diags, m.positions) {}
 
     void parse(const JsonValue& root) {
@@ -118,9 +123,10 @@ public:
             if (auto s = m_r.string(*v, "$.python")) {
                 auto ver = Version::parse(*s);
                 if (!ver || ver->parts().size() != 2 || ver->major() != 3 || ver->str() != *s)
-                    m_r.error(*v, "$.python", "Python version " + quote_value(*s) +
-                                                  " is not 3.N (like \"3.10\")");
-                else m_m.python = *s;
+                    m_r.error(*v, "$.python",
+                              "Python version " + quote_value(*s) + " is not 3.N (like \"3.10\")");
+                else
+                    m_m.python = *s;
             }
         }
         bool_field(root, "torchvision", m_m.torchvision);
@@ -140,7 +146,7 @@ public:
         check_base_rules(root);
     }
 
-private:
+  private:
     Manifest& m_m;
     JsonReader m_r;
 
@@ -184,18 +190,19 @@ private:
             bool allowed = false;
             for (const auto& x : rule.allowed) allowed = allowed || x == name;
             if (a && base_ok && !allowed) {
-                m_r.error(*a, path, "the \"" + name + "\" axis does not apply to base \"" +
-                                        base_kind_name(m_m.base) + "\" (its axes: " +
-                                        join(rule.allowed, ", ") + ")");
+                m_r.error(*a, path,
+                          "the \"" + name + "\" axis does not apply to base \"" +
+                              base_kind_name(m_m.base) +
+                              "\" (its axes: " + join(rule.allowed, ", ") + ")");
                 continue;
             }
             if (!a) {
                 bool required = false;
                 for (const auto& x : rule.required) required = required || x == name;
                 if (base_ok && required)
-                    m_r.error(v, "$.matrix", "missing axis \"" + name + "\" (base \"" +
-                                                 base_kind_name(m_m.base) + "\" needs " +
-                                                 join(rule.required, ", ") + ")");
+                    m_r.error(v, "$.matrix",
+                              "missing axis \"" + name + "\" (base \"" + base_kind_name(m_m.base) +
+                                  "\" needs " + join(rule.required, ", ") + ")");
                 continue;
             }
             *axis(name) = m_r.string_list(*a, path, axis_checker(name));
@@ -209,7 +216,8 @@ private:
                 const auto& item = ex->items[i];
                 auto path = item_path("$.matrix.exclude", i);
                 if (!m_r.check_object(item, path, k_axis_keys)) continue;
-                if (item.members.empty()) m_r.error(item, path, "an empty exclude matches every variant");
+                if (item.members.empty())
+                    m_r.error(item, path, "an empty exclude matches every variant");
                 MatrixExclude rule_out;
                 for (const auto& member : item.members) {
                     auto p = member_path(path, member.key);
@@ -219,10 +227,12 @@ private:
                     bool present = false;
                     for (const auto& x : *values) present = present || x == *s;
                     if (values->empty())
-                        m_r.error(member.value, p, "matrix." + member.key + " is not an axis of this matrix");
+                        m_r.error(member.value, p,
+                                  "matrix." + member.key + " is not an axis of this matrix");
                     else if (!present)
-                        m_r.error(member.value, p, quote_value(*s) + " is not a value of matrix." +
-                                                       member.key + " (" + join(*values, ", ") + ")");
+                        m_r.error(member.value, p,
+                                  quote_value(*s) + " is not a value of matrix." + member.key +
+                                      " (" + join(*values, ", ") + ")");
                     rule_out.fields[member.key] = *s;
                 }
                 m_m.exclude.push_back(rule_out);
@@ -236,20 +246,25 @@ private:
         bool ok = true;
         if (auto* n = v.find("name")) {
             auto s = m_r.string(*n, "$.user.name");
-            if (s && grammar::check_user_name(*s).empty()) u.name = *s;
+            if (s && grammar::check_user_name(*s).empty())
+                u.name = *s;
             else {
                 if (s) m_r.error(*n, "$.user.name", grammar::check_user_name(*s));
                 ok = false;
             }
         }
         if (auto* n = v.find("uid")) {
-            if (auto x = m_r.integer(*n, "$.user.uid", 1, 65533)) u.uid = static_cast<int>(*x);
-            else ok = false;
+            if (auto x = m_r.integer(*n, "$.user.uid", 1, 65533))
+                u.uid = static_cast<int>(*x);
+            else
+                ok = false;
         }
         u.gid = u.uid;
         if (auto* n = v.find("gid")) {
-            if (auto x = m_r.integer(*n, "$.user.gid", 1, 65533)) u.gid = static_cast<int>(*x);
-            else ok = false;
+            if (auto x = m_r.integer(*n, "$.user.gid", 1, 65533))
+                u.gid = static_cast<int>(*x);
+            else
+                ok = false;
         }
         if (ok) m_m.user = u;
     }
@@ -280,8 +295,11 @@ private:
                 m_m.expect_cudnn_major = static_cast<int>(*x);
         if (auto* n = v.find("nccl")) {
             if (auto s = m_r.string(*n, "$.expect.nccl")) {
-                if (Version::parse(*s)) m_m.expect_nccl = *s;
-                else m_r.error(*n, "$.expect.nccl", "NCCL version " + quote_value(*s) + " is not like \"2.21.5\"");
+                if (Version::parse(*s))
+                    m_m.expect_nccl = *s;
+                else
+                    m_r.error(*n, "$.expect.nccl",
+                              "NCCL version " + quote_value(*s) + " is not like \"2.21.5\"");
             }
         }
     }
@@ -293,11 +311,14 @@ private:
         if (auto* g = v.find("gemm_tflops_min")) {
             if (m_r.check_object(*g, "$.validate.gemm_tflops_min", k_precisions))
                 for (const auto& member : g->members)
-                    if (auto x = m_r.number(member.value, member_path("$.validate.gemm_tflops_min", member.key), 0, 100000))
+                    if (auto x = m_r.number(member.value,
+                                            member_path("$.validate.gemm_tflops_min", member.key),
+                                            0, 100000))
                         m_m.validate.gemm_tflops_min[member.key] = *x;
         }
         if (auto* n = v.find("allreduce_busbw_min_gbps"))
-            m_m.validate.allreduce_busbw_min_gbps = m_r.number(*n, "$.validate.allreduce_busbw_min_gbps", 0, 100000);
+            m_m.validate.allreduce_busbw_min_gbps =
+                m_r.number(*n, "$.validate.allreduce_busbw_min_gbps", 0, 100000);
         if (auto* n = v.find("shm_min_mb"))
             if (auto x = m_r.integer(*n, "$.validate.shm_min_mb", 1, 1 << 24))
                 m_m.validate.shm_min_mb = static_cast<int>(*x);
@@ -309,8 +330,9 @@ private:
         if (m_m.base == BaseKind::Ngc) {
             for (const char* key : {"torchvision", "torchaudio"})
                 if (auto* v = root.find(key))
-                    m_r.error(*v, std::string("$.") + key,
-                              "an NGC image ships its own torchvision/torchaudio; leave this key out");
+                    m_r.error(
+                        *v, std::string("$.") + key,
+                        "an NGC image ships its own torchvision/torchaudio; leave this key out");
         }
         if (m_m.base == BaseKind::DebianTorch && !m_m.target_gpus.empty())
             m_r.error(*root.find("target_gpus"), "$.target_gpus",

@@ -22,7 +22,6 @@ struct Cell {
     }
 };
 
-
 std::string max_driver(const std::string& a, const std::string& b) {
     auto va = Version::parse(a), vb = Version::parse(b);
     if (!va) return b;
@@ -37,7 +36,7 @@ std::string range_text(const std::vector<std::string>& xs) {
 }
 
 class Expander {
-public:
+  public:
     Expander(const std::shared_ptr<const Manifest>& m, const KnowledgeBase& kb,
              const LockDigests& lock, Diagnostics& diags)
         : m_m(m), m_kb(kb), m_lock(lock), m_diags(diags) {}
@@ -63,7 +62,7 @@ public:
         }
     }
 
-private:
+  private:
     std::shared_ptr<const Manifest> m_m;
     const KnowledgeBase& m_kb;
     const LockDigests& m_lock;
@@ -79,7 +78,8 @@ private:
     }
 
     void error(const std::string& path, const std::string& message) {
-        if (m_reported.insert({path, message}).second) m_diags.add(m_m->pos_of(path), path, message);
+        if (m_reported.insert({path, message}).second)
+            m_diags.add(m_m->pos_of(path), path, message);
     }
 
     bool excluded(const Cell& cell) const {
@@ -104,7 +104,8 @@ private:
         std::size_t before = m_diags.items().size();
         for (std::size_t i = 0; i < m_m->torch.size(); ++i)
             if (!m_kb.torch(m_m->torch[i]))
-                unknown(item_path("torch", i), "torch", m_m->torch[i], m_kb.torch_versions(), "torch.json");
+                unknown(item_path("torch", i), "torch", m_m->torch[i], m_kb.torch_versions(),
+                        "torch.json");
         for (std::size_t i = 0; i < m_m->ngc.size(); ++i)
             if (!m_kb.ngc(m_m->ngc[i])) {
                 std::string msg = "NGC PyTorch release " + quote_value(m_m->ngc[i]) +
@@ -119,10 +120,13 @@ private:
             const OsInfo* os = m_kb.os(id);
             if (!os) {
                 unknown(item_path("os", i), "OS", id, m_kb.os_ids(), "os.json");
-            } else if ((m_m->base == BaseKind::NvidiaCuda || m_m->base == BaseKind::NvidiaCudaCudnn) &&
+            } else if ((m_m->base == BaseKind::NvidiaCuda ||
+                        m_m->base == BaseKind::NvidiaCudaCudnn) &&
                        os->family != "ubuntu") {
-                error(item_path("os", i), "nvidia/cuda publishes Ubuntu images only among the OSes "
-                                          "torchdock knows; " + id + " is " + os->family);
+                error(item_path("os", i),
+                      "nvidia/cuda publishes Ubuntu images only among the OSes "
+                      "torchdock knows; " +
+                          id + " is " + os->family);
             } else if (m_m->base == BaseKind::DebianTorch && !os->distro_torch) {
                 error(item_path("os", i), "no distribution torch package is known for " + id +
                                               "; debian-torch supports: debian12");
@@ -153,15 +157,22 @@ private:
             if (cell.has(a)) parts.push_back(cell[a]);
         v.tag = join(parts, "-");
         v.name = m_m->name + "-" + v.tag;
-        v.flavor = cell.has("flavor") ? cell["flavor"] : (m_m->base == BaseKind::Ngc ? "devel" : "runtime");
+        v.flavor = cell.has("flavor") ? cell["flavor"]
+                                      : (m_m->base == BaseKind::Ngc ? "devel" : "runtime");
 
         switch (m_m->base) {
             case BaseKind::NvidiaCuda:
             case BaseKind::NvidiaCudaCudnn:
             case BaseKind::Pytorch:
-            case BaseKind::OsPip: resolve_wheels(cell, v); break;
-            case BaseKind::Ngc: resolve_ngc(cell, v); break;
-            case BaseKind::DebianTorch: resolve_debian(cell, v); break;
+            case BaseKind::OsPip:
+                resolve_wheels(cell, v);
+                break;
+            case BaseKind::Ngc:
+                resolve_ngc(cell, v);
+                break;
+            case BaseKind::DebianTorch:
+                resolve_debian(cell, v);
+                break;
         }
         if (m_diags.items().size() != before) return false;
         check_targets(cell, v);
@@ -185,8 +196,9 @@ private:
             return error(cell.path("cuda"), msg);
         }
         if (wheel == "cpu" && m_m->base != BaseKind::OsPip)
-            return error(cell.path("cuda"), std::string("base \"") + base_kind_name(m_m->base) +
-                                                "\" is a CUDA image; cpu wheels need base \"os-pip\"");
+            return error(cell.path("cuda"),
+                         std::string("base \"") + base_kind_name(m_m->base) +
+                             "\" is a CUDA image; cpu wheels need base \"os-pip\"");
         v.torch = tr->version;
         v.wheel_variant = wheel;
         v.cuda = tv->cuda;
@@ -202,8 +214,9 @@ private:
                 return error(cell.path("cuda"), "pytorch/pytorch has no image for torch " +
                                                     tr->version + " with CUDA " + tv->cuda);
             if (std::find(tag->flavors.begin(), tag->flavors.end(), v.flavor) == tag->flavors.end())
-                return error(cell.path("flavor"), "pytorch/pytorch has no " + v.flavor + " image for torch " +
-                                                      tr->version + " with CUDA " + tv->cuda);
+                return error(cell.path("flavor"), "pytorch/pytorch has no " + v.flavor +
+                                                      " image for torch " + tr->version +
+                                                      " with CUDA " + tv->cuda);
             v.base_ref = "pytorch/pytorch:" + tr->version + "-cuda" + tv->cuda + "-cudnn" +
                          std::to_string(tag->cudnn_major) + "-" + v.flavor;
             v.os_family = "ubuntu";
@@ -215,8 +228,10 @@ private:
             image_python = os->python;
             v.pip_index = k_wheel_index + wheel;
             system_python(*os, v);
-            if (m_m->base == BaseKind::OsPip) v.base_ref = os->image;
-            else if (!cuda_base(cell, *os, v)) return;
+            if (m_m->base == BaseKind::OsPip)
+                v.base_ref = os->image;
+            else if (!cuda_base(cell, *os, v))
+                return;
         }
         v.python = image_python;
         if (m_m->base == BaseKind::Pytorch) check_python(cell, *tr, image_python);
@@ -232,10 +247,11 @@ private:
                 if (r.cuda_major_minor == v.cuda)
                     for (const auto& o : cudnn ? r.cudnn_os : r.os)
                         if (std::find(oses.begin(), oses.end(), o) == oses.end()) oses.push_back(o);
-            error(cell.path("os"), std::string("nvidia/cuda has no CUDA ") + v.cuda +
-                                       (cudnn ? " cuDNN" : "") + " tags for " + os.id +
-                                       (oses.empty() ? std::string("; no tags for CUDA ") + v.cuda + " at all"
-                                                     : "; it has them for: " + join(oses, ", ")));
+            error(cell.path("os"),
+                  std::string("nvidia/cuda has no CUDA ") + v.cuda + (cudnn ? " cuDNN" : "") +
+                      " tags for " + os.id +
+                      (oses.empty() ? std::string("; no tags for CUDA ") + v.cuda + " at all"
+                                    : "; it has them for: " + join(oses, ", ")));
             return false;
         }
         v.base_cuda = rel->cuda;
@@ -258,12 +274,15 @@ private:
     }
 
     void pick_extras(const TorchRelease& tr, Variant& v) {
-        auto extra = [&](bool wanted, const char* key, const std::string& version, std::string& out) {
+        auto extra = [&](bool wanted, const char* key, const std::string& version,
+                         std::string& out) {
             if (!wanted) return;
-            if (!version.empty()) out = version;
+            if (!version.empty())
+                out = version;
             else if (m_m->positions.count(std::string("$.") + key))
-                error(std::string("$.") + key, std::string("no ") + key + " release exists for torch " +
-                                                   tr.version + "; set \"" + key + "\": false");
+                error(std::string("$.") + key, std::string("no ") + key +
+                                                   " release exists for torch " + tr.version +
+                                                   "; set \"" + key + "\": false");
         };
         extra(m_m->torchvision, "torchvision", tr.torchvision, v.torchvision);
         extra(m_m->torchaudio, "torchaudio", tr.torchaudio, v.torchaudio);
@@ -271,29 +290,34 @@ private:
 
     void check_python(const Cell& cell, const TorchRelease& tr, const std::string& image_python) {
         const std::string& py = m_m->python ? *m_m->python : image_python;
-        std::string where = m_m->python ? "$.python" : (cell.has("os") ? cell.path("os") : cell.path("torch"));
-        auto v = Version::parse(py), lo = Version::parse(tr.python_min), hi = Version::parse(tr.python_max);
+        std::string where =
+            m_m->python ? "$.python" : (cell.has("os") ? cell.path("os") : cell.path("torch"));
+        auto v = Version::parse(py), lo = Version::parse(tr.python_min),
+             hi = Version::parse(tr.python_max);
         if (v && lo && hi && !(*lo <= *v && *v <= *hi)) {
-            std::string msg = "torch " + tr.version + " publishes wheels for Python " + tr.python_min +
-                              " to " + tr.python_max + ", not " + py;
+            std::string msg = "torch " + tr.version + " publishes wheels for Python " +
+                              tr.python_min + " to " + tr.python_max + ", not " + py;
             if (!m_m->python) msg += " (the Python of this base image)";
             if (auto first = m_kb.first_torch_for_python(py))
                 msg += "; the first torch with Python " + py + " wheels is " + *first;
             error(where, msg);
         }
         if (m_m->python && *m_m->python != image_python) {
-            std::string msg = "Python " + *m_m->python + " is not the Python of this base (" +
-                              image_python + ")";
+            std::string msg =
+                "Python " + *m_m->python + " is not the Python of this base (" + image_python + ")";
             if (cell.has("os")) {
                 std::vector<std::string> fits;
-                bool ubuntu_only = m_m->base == BaseKind::NvidiaCuda || m_m->base == BaseKind::NvidiaCudaCudnn;
+                bool ubuntu_only =
+                    m_m->base == BaseKind::NvidiaCuda || m_m->base == BaseKind::NvidiaCudaCudnn;
                 for (const auto& id : m_kb.os_ids())
-                    if (m_kb.os(id)->python == *m_m->python && (!ubuntu_only || m_kb.os(id)->family == "ubuntu"))
+                    if (m_kb.os(id)->python == *m_m->python &&
+                        (!ubuntu_only || m_kb.os(id)->family == "ubuntu"))
                         fits.push_back(id);
                 msg += "; torchdock uses the OS Python of " + cell["os"] + ": set \"python\": \"" +
                        image_python + "\"" +
-                       (fits.empty() ? std::string() : ", or choose an OS with Python " + *m_m->python +
-                                                           ": " + join(fits, ", "));
+                       (fits.empty() ? std::string()
+                                     : ", or choose an OS with Python " + *m_m->python + ": " +
+                                           join(fits, ", "));
             }
             error("$.python", msg);
         }
@@ -302,12 +326,15 @@ private:
     void set_driver_floor(const Cell& cell, Variant& v) {
         if (v.cuda.empty()) return;
         const CudaMinor* c = m_kb.cuda(v.cuda);
-        if (!c) return error(cell.path("cuda"), "CUDA " + v.cuda + " is not in the knowledge base (data/cuda.json)");
+        if (!c)
+            return error(cell.path("cuda"),
+                         "CUDA " + v.cuda + " is not in the knowledge base (data/cuda.json)");
         v.min_driver = m_kb.min_driver(v.cuda);
         if (!v.base_cuda.empty()) {
             auto base = Version::parse(v.base_cuda);
             if (const CudaMinor* bc = base ? m_kb.cuda(base->major_minor()) : nullptr) {
-                std::string floor = bc->releases.empty() ? std::string() : bc->releases.back().min_driver;
+                std::string floor =
+                    bc->releases.empty() ? std::string() : bc->releases.back().min_driver;
                 for (const auto& r : bc->releases)
                     if (r.version == v.base_cuda) floor = r.min_driver;
                 v.min_driver = max_driver(v.min_driver, floor);
@@ -331,10 +358,11 @@ private:
             error("$.python", "NGC PyTorch " + rel->release + " ships Python " + rel->python +
                                   ", not " + *m_m->python);
         if (m_m->openmpi)
-            error("$.openmpi", "NGC PyTorch images ship their own OpenMPI (HPC-X); leave \"openmpi\" out");
+            error("$.openmpi",
+                  "NGC PyTorch images ship their own OpenMPI (HPC-X); leave \"openmpi\" out");
         if (v.cuda.empty() || !m_kb.cuda(v.cuda))
-            return error(cell.path("ngc"), "the CUDA version of NGC " + rel->release + " (" + rel->cuda +
-                                               ") is not in the knowledge base");
+            return error(cell.path("ngc"), "the CUDA version of NGC " + rel->release + " (" +
+                                               rel->cuda + ") is not in the knowledge base");
         v.min_driver = max_driver(m_kb.min_driver(v.cuda), rel->min_driver);
         v.min_driver_compat = m_kb.cuda(v.cuda)->minor_compat_min_driver;
     }
@@ -356,7 +384,8 @@ private:
         for (const auto& p : pkgs) {
             auto it = os->apt_pins.find(p);
             if (it == os->apt_pins.end())
-                return error(cell.path("os"), "no pinned version of " + p + " for " + os->id + " in data/os.json");
+                return error(cell.path("os"),
+                             "no pinned version of " + p + " for " + os->id + " in data/os.json");
             v.system_apt.push_back(p + "=" + it->second);
         }
         if (m_m->python && *m_m->python != os->python)
@@ -379,25 +408,31 @@ private:
             // The CUDA libraries (cuBLAS, cuDNN, NCCL) of a release carry kernels only for the
             // architectures that release knows, so the toolkit must know the GPU's family.
             if (c && !sm_list_covers(c->sm, g->cc)) {
-                std::string msg = "CUDA " + v.cuda + " does not support " + gpu + ": it targets sm_" +
-                                  std::to_string(c->sm.front()) + " to sm_" + std::to_string(c->sm.back());
-                if (auto first = m_kb.first_cuda_for(g->cc)) msg += "; " + sm_name(g->cc) + " needs CUDA " + *first + " or newer";
-                else msg += "; no CUDA release in the knowledge base supports it";
-                if (auto last = m_kb.last_cuda_for(g->cc); last && Version::parse(*last) && Version::parse(v.cuda) &&
-                                                           *Version::parse(*last) < *Version::parse(v.cuda))
+                std::string msg = "CUDA " + v.cuda + " does not support " + gpu +
+                                  ": it targets sm_" + std::to_string(c->sm.front()) + " to sm_" +
+                                  std::to_string(c->sm.back());
+                if (auto first = m_kb.first_cuda_for(g->cc))
+                    msg += "; " + sm_name(g->cc) + " needs CUDA " + *first + " or newer";
+                else
+                    msg += "; no CUDA release in the knowledge base supports it";
+                if (auto last = m_kb.last_cuda_for(g->cc);
+                    last && Version::parse(*last) && Version::parse(v.cuda) &&
+                    *Version::parse(*last) < *Version::parse(v.cuda))
                     msg += "; the last CUDA that supports it is " + *last;
                 error(path, msg + " (variant " + v.name + ")");
                 continue;
             }
             if (!v.arch_list.empty() && !arch_list_covers(v.arch_list, g->cc)) {
-                std::string msg = "torch " + v.torch + "+" + v.wheel_variant + " wheels are built for " +
-                                  join(v.arch_list, ", ") + ", which cannot run on " + gpu;
+                std::string msg = "torch " + v.torch + "+" + v.wheel_variant +
+                                  " wheels are built for " + join(v.arch_list, ", ") +
+                                  ", which cannot run on " + gpu;
                 std::vector<std::string> fits;
                 if (const TorchRelease* tr = m_kb.torch(v.torch))
                     for (const auto& tv : tr->variants)
                         if (arch_list_covers(tv.arch_list, g->cc)) fits.push_back(tv.name);
-                msg += fits.empty() ? "; no variant of torch " + v.torch + " covers it"
-                                    : "; variants of torch " + v.torch + " that do: " + join(fits, ", ");
+                msg += fits.empty()
+                           ? "; no variant of torch " + v.torch + " covers it"
+                           : "; variants of torch " + v.torch + " that do: " + join(fits, ", ");
                 error(cell.has("cuda") ? cell.path("cuda") : path, msg);
             }
         }
@@ -409,16 +444,19 @@ private:
             if (!c)
                 error("$.expect.cudnn_major", "the cuDNN version of " + v.name +
                                                   " is not in the knowledge base, so cuDNN " +
-                                                  std::to_string(*m_m->expect_cudnn_major) + " cannot be confirmed");
+                                                  std::to_string(*m_m->expect_cudnn_major) +
+                                                  " cannot be confirmed");
             else if (c->major() != *m_m->expect_cudnn_major)
-                error("$.expect.cudnn_major", "expected cuDNN " + std::to_string(*m_m->expect_cudnn_major) +
+                error("$.expect.cudnn_major", "expected cuDNN " +
+                                                  std::to_string(*m_m->expect_cudnn_major) +
                                                   ", but " + v.name + " loads cuDNN " + v.cudnn);
         }
         if (m_m->expect_nccl) {
             auto want = Version::parse(*m_m->expect_nccl), have = Version::parse(v.nccl);
             if (!have || !(*want == *have))
-                error("$.expect.nccl", "expected NCCL " + *m_m->expect_nccl + ", but " + v.name +
-                                           (have ? " loads NCCL " + v.nccl : " has no known NCCL version"));
+                error("$.expect.nccl",
+                      "expected NCCL " + *m_m->expect_nccl + ", but " + v.name +
+                          (have ? " loads NCCL " + v.nccl : " has no known NCCL version"));
         }
     }
 };

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-#include <nlohmann/json.hpp>
 
 #include "util/strings.hpp"
 #include "util/version.hpp"
@@ -42,18 +42,20 @@ std::vector<std::string> parse_arch_list(const std::string& text) {
         cur.clear();
     };
     for (char c : text) {
-        if (c == ';' || c == ',' || std::isspace(static_cast<unsigned char>(c))) flush();
-        else cur += c;
+        if (c == ';' || c == ',' || std::isspace(static_cast<unsigned char>(c)))
+            flush();
+        else
+            cur += c;
     }
     flush();
     return out;
 }
 
-
 // The first minor release of CUDA `major` that the knowledge base knows.
 const CudaMinor* first_minor(const KnowledgeBase& kb, int major) {
     for (int minor = 0; minor <= 9; ++minor)
-        if (const CudaMinor* c = kb.cuda(std::to_string(major) + "." + std::to_string(minor))) return c;
+        if (const CudaMinor* c = kb.cuda(std::to_string(major) + "." + std::to_string(minor)))
+            return c;
     return nullptr;
 }
 
@@ -97,45 +99,57 @@ Result<ForwardCompat> ForwardCompat::parse(const std::string& text) {
         return fc_error("$", std::string("not JSON: ") + e.what());
     }
     if (!doc.is_object()) return fc_error("$", "expected an object");
-    if (!doc.contains("schema") || doc["schema"] != 1) return fc_error("$.schema", "unsupported schema (expected 1)");
+    if (!doc.contains("schema") || doc["schema"] != 1)
+        return fc_error("$.schema", "unsupported schema (expected 1)");
     ForwardCompat fc;
     if (auto it = doc.find("requires"); it != doc.end() && it->is_object()) {
-        if (it->contains("text") && (*it)["text"].is_string()) fc.requirement = (*it)["text"].get<std::string>();
-        if (it->contains("source") && (*it)["source"].is_string()) fc.source = (*it)["source"].get<std::string>();
+        if (it->contains("text") && (*it)["text"].is_string())
+            fc.requirement = (*it)["text"].get<std::string>();
+        if (it->contains("source") && (*it)["source"].is_string())
+            fc.source = (*it)["source"].get<std::string>();
     }
     auto branches = doc.find("branches");
-    if (branches == doc.end() || !branches->is_array()) return fc_error("$.branches", "expected an array");
+    if (branches == doc.end() || !branches->is_array())
+        return fc_error("$.branches", "expected an array");
     std::set<int> seen;
     for (std::size_t i = 0; i < branches->size(); ++i) {
         const json& b = (*branches)[i];
         std::string path = "$.branches[" + std::to_string(i) + "]";
         if (!b.is_object()) return fc_error(path, "expected an object");
         ForwardCompatBranch out;
-        if (!b.contains("branch") || !b["branch"].is_number_integer()) return fc_error(path + ".branch", "expected an integer");
+        if (!b.contains("branch") || !b["branch"].is_number_integer())
+            return fc_error(path + ".branch", "expected an integer");
         out.branch = b["branch"].get<int>();
-        if (!seen.insert(out.branch).second) return fc_error(path + ".branch", "branch " + std::to_string(out.branch) + " is listed twice");
+        if (!seen.insert(out.branch).second)
+            return fc_error(path + ".branch",
+                            "branch " + std::to_string(out.branch) + " is listed twice");
         for (const char* key : {"min_driver", "native_cuda"}) {
-            if (!b.contains(key) || !b[key].is_string() || !Version::parse(b[key].get<std::string>()))
+            if (!b.contains(key) || !b[key].is_string() ||
+                !Version::parse(b[key].get<std::string>()))
                 return fc_error(path + "." + key, "expected a version string");
         }
         out.min_driver = b["min_driver"].get<std::string>();
         out.native_cuda = b["native_cuda"].get<std::string>();
         if (Version::parse(out.min_driver)->major() != out.branch)
             return fc_error(path + ".min_driver", "is not in branch " + std::to_string(out.branch));
-        if (!b.contains("cuda") || !b["cuda"].is_array()) return fc_error(path + ".cuda", "expected an array");
+        if (!b.contains("cuda") || !b["cuda"].is_array())
+            return fc_error(path + ".cuda", "expected an array");
         for (std::size_t j = 0; j < b["cuda"].size(); ++j) {
             const json& c = b["cuda"][j];
             auto v = c.is_string() ? Version::parse(c.get<std::string>()) : std::nullopt;
             if (!v || v->parts().size() != 2)
-                return fc_error(path + ".cuda[" + std::to_string(j) + "]", "expected a CUDA major.minor");
+                return fc_error(path + ".cuda[" + std::to_string(j) + "]",
+                                "expected a CUDA major.minor");
             out.cuda.push_back(v->major_minor());
         }
         for (const char* key : {"end_of_life", "unconfirmed"})
-            if (b.contains(key) && !b[key].is_boolean()) return fc_error(path + "." + key, "expected true or false");
+            if (b.contains(key) && !b[key].is_boolean())
+                return fc_error(path + "." + key, "expected true or false");
         out.end_of_life = b.value("end_of_life", false);
         out.unconfirmed = b.value("unconfirmed", false);
         if (b.contains("note") && b["note"].is_string()) out.note = b["note"].get<std::string>();
-        if (!b.contains("source") || !b["source"].is_string()) return fc_error(path + ".source", "every fact needs a source");
+        if (!b.contains("source") || !b["source"].is_string())
+            return fc_error(path + ".source", "every fact needs a source");
         fc.branches.push_back(std::move(out));
     }
     return fc;
@@ -149,7 +163,8 @@ const ForwardCompatBranch* ForwardCompat::branch_of(const std::string& driver_ve
     return nullptr;
 }
 
-bool ForwardCompat::supports(const std::string& driver_version, const std::string& cuda_version) const {
+bool ForwardCompat::supports(const std::string& driver_version,
+                             const std::string& cuda_version) const {
     const ForwardCompatBranch* b = branch_of(driver_version);
     if (!b || b->end_of_life) return false;
     auto have = Version::parse(driver_version);
@@ -159,7 +174,8 @@ bool ForwardCompat::supports(const std::string& driver_version, const std::strin
     return std::find(b->cuda.begin(), b->cuda.end(), cuda->major_minor()) != b->cuda.end();
 }
 
-PreflightResult preflight(const std::map<std::string, std::string>& expect, const std::string& driver_version,
+PreflightResult preflight(const std::map<std::string, std::string>& expect,
+                          const std::string& driver_version,
                           const std::vector<std::string>& gpu_models, const KnowledgeBase& kb,
                           const ForwardCompat& fc) {
     PreflightResult r;
@@ -178,22 +194,28 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect, cons
     bool all_known = true;
     for (const auto& m : gpu_models) {
         const GpuModel* g = kb.gpu(m);
-        if (!g) all_known = false;
-        else if (!g->datacenter) not_datacenter.push_back(m);
+        if (!g)
+            all_known = false;
+        else if (!g->datacenter)
+            not_datacenter.push_back(m);
     }
     const bool all_datacenter = !gpu_models.empty() && all_known && not_datacenter.empty();
 
     // The driver.
     DriverPath path = DriverPath::None;
     if (driver_version.empty() || !have) {
-        r.driver_verdict = driver_version.empty() ? "the host driver version is unknown"
-                                                  : "the host driver version " + quote_value(driver_version) + " is not a version";
+        r.driver_verdict =
+            driver_version.empty()
+                ? "the host driver version is unknown"
+                : "the host driver version " + quote_value(driver_version) + " is not a version";
     } else if (min_driver.empty()) {
         path = DriverPath::Native;
-        r.driver_verdict = "the image names no CUDA version or minimum driver; driver " + driver_version + " is not checked";
+        r.driver_verdict = "the image names no CUDA version or minimum driver; driver " +
+                           driver_version + " is not checked";
     } else if (at_least(*have, min_driver)) {
         path = DriverPath::Native;
-        r.driver_verdict = "driver " + driver_version + " meets " + cuda_name + "'s minimum driver " + min_driver;
+        r.driver_verdict =
+            "driver " + driver_version + " meets " + cuda_name + "'s minimum driver " + min_driver;
     } else {
         std::optional<int> family = driver_cuda_major(kb, *have);
         bool same_major = cuda_v && family && *family == cuda_v->major();
@@ -202,44 +224,60 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect, cons
         std::string branch_name = std::to_string(have->major());
         if (!min_compat.empty() && at_least(*have, min_compat) && same_major) {
             path = DriverPath::MinorCompat;
-            r.driver_verdict = "ok through CUDA minor-version compatibility: driver " + driver_version + " (CUDA " +
-                               std::to_string(*family) + ".x family, >= " + min_compat + ") is older than " + cuda_name +
+            r.driver_verdict = "ok through CUDA minor-version compatibility: driver " +
+                               driver_version + " (CUDA " + std::to_string(*family) +
+                               ".x family, >= " + min_compat + ") is older than " + cuda_name +
                                "'s minimum driver " + min_driver +
-                               "; caveat: no PTX JIT of newer PTX (kernels must be compiled for the GPU; PTX built by "
-                               "the newer toolkit cannot be JIT-compiled by this driver), and APIs newer than the driver "
+                               "; caveat: no PTX JIT of newer PTX (kernels must be compiled for "
+                               "the GPU; PTX built by "
+                               "the newer toolkit cannot be JIT-compiled by this driver), and APIs "
+                               "newer than the driver "
                                "fail with cudaErrorCallRequiresNewerDriver";
             if (fc_ok && all_datacenter)
-                r.notes.push_back("on these data-center GPUs the CUDA forward-compatibility package " + compat_package(cuda) +
-                                  " also supports driver branch " + branch_name + " and lifts the PTX JIT restriction");
+                r.notes.push_back(
+                    "on these data-center GPUs the CUDA forward-compatibility package " +
+                    compat_package(cuda) + " also supports driver branch " + branch_name +
+                    " and lifts the PTX JIT restriction");
         } else if (fc_ok && all_datacenter) {
             path = DriverPath::ForwardCompat;
-            r.driver_verdict = "ok only with the CUDA forward-compatibility package (" + compat_package(cuda) + "): driver " +
-                               driver_version + " (branch " + branch_name + ") is older than " + cuda_name +
-                               "'s minimum driver " + min_driver +
-                               "; forward compatibility works on data-center GPUs only and does not work on GeForce/RTX GPUs";
-            r.notes.push_back("the image must contain " + compat_package(cuda) + " (nvidia/cuda images do, in /usr/local/cuda-" +
-                              cuda + "/compat) and load it (LD_LIBRARY_PATH=/usr/local/cuda-" + cuda +
-                              "/compat, or the NVIDIA container toolkit's compat handling); no CUDA-OpenGL/Vulkan interop");
+            r.driver_verdict = "ok only with the CUDA forward-compatibility package (" +
+                               compat_package(cuda) + "): driver " + driver_version + " (branch " +
+                               branch_name + ") is older than " + cuda_name + "'s minimum driver " +
+                               min_driver +
+                               "; forward compatibility works on data-center GPUs only and does "
+                               "not work on GeForce/RTX GPUs";
+            r.notes.push_back("the image must contain " + compat_package(cuda) +
+                              " (nvidia/cuda images do, in /usr/local/cuda-" + cuda +
+                              "/compat) and load it (LD_LIBRARY_PATH=/usr/local/cuda-" + cuda +
+                              "/compat, or the NVIDIA container toolkit's compat handling); no "
+                              "CUDA-OpenGL/Vulkan interop");
         } else {
-            std::string v = "not ok: driver " + driver_version + " is too old for " + cuda_name + ": it needs driver >= " + min_driver;
+            std::string v = "not ok: driver " + driver_version + " is too old for " + cuda_name +
+                            ": it needs driver >= " + min_driver;
             if (!min_compat.empty() && cuda_v)
                 v += " (or >= " + min_compat + " of the CUDA " + std::to_string(cuda_v->major()) +
                      ".x family through minor-version compatibility)";
             if (fc_ok && gpu_models.empty())
-                v += "; forward compatibility (" + compat_package(cuda) + ") supports branch " + branch_name +
-                     " only on data-center GPUs, and no GPUs were named";
+                v += "; forward compatibility (" + compat_package(cuda) + ") supports branch " +
+                     branch_name + " only on data-center GPUs, and no GPUs were named";
             else if (fc_ok && !not_datacenter.empty())
-                v += "; forward compatibility (" + compat_package(cuda) + ") supports branch " + branch_name +
-                     " but only on data-center GPUs, which " + join(not_datacenter, ", ") +
-                     (not_datacenter.size() == 1 ? " is not" : " are not") + ": it does not work on GeForce/RTX GPUs";
+                v += "; forward compatibility (" + compat_package(cuda) + ") supports branch " +
+                     branch_name + " but only on data-center GPUs, which " +
+                     join(not_datacenter, ", ") +
+                     (not_datacenter.size() == 1 ? " is not" : " are not") +
+                     ": it does not work on GeForce/RTX GPUs";
             else if (fc_ok)
-                v += "; forward compatibility (" + compat_package(cuda) + ") supports branch " + branch_name +
-                     " only on data-center GPUs, and not every GPU named is a known data-center GPU";
+                v +=
+                    "; forward compatibility (" + compat_package(cuda) + ") supports branch " +
+                    branch_name +
+                    " only on data-center GPUs, and not every GPU named is a known data-center GPU";
             else if (branch && branch->end_of_life)
-                v += "; the " + branch_name + " branch is end of life for forward compatibility (NVIDIA's matrix no longer lists it)";
+                v += "; the " + branch_name +
+                     " branch is end of life for forward compatibility (NVIDIA's matrix no longer "
+                     "lists it)";
             else if (branch && !cuda.empty())
-                v += "; forward compatibility does not help: NVIDIA's matrix has no " + compat_package(cuda) +
-                     " for branch " + branch_name;
+                v += "; forward compatibility does not help: NVIDIA's matrix has no " +
+                     compat_package(cuda) + " for branch " + branch_name;
             else if (!cuda.empty())
                 v += "; forward compatibility does not help: branch " + branch_name +
                      " is not in NVIDIA's forward-compatibility matrix";
@@ -251,15 +289,18 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect, cons
     // The GPUs.
     const std::string arch_text = get(expect, "arch-list");
     const std::vector<std::string> arch = parse_arch_list(arch_text);
-    std::vector<std::string> cubins;  // the arch list without its PTX ("9.0+PTX" also carries a sm_90 cubin)
-    for (const auto& a : arch) cubins.push_back(ends_with(a, "+PTX") ? a.substr(0, a.size() - 4) : a);
+    std::vector<std::string>
+        cubins;  // the arch list without its PTX ("9.0+PTX" also carries a sm_90 cubin)
+    for (const auto& a : arch)
+        cubins.push_back(ends_with(a, "+PTX") ? a.substr(0, a.size() - 4) : a);
     std::vector<const GpuModel*> targets_promised;
     const std::string target_text = get(expect, "target-gpus");
     for (const auto& t : split(target_text, ',')) {
         std::string name = t;
         while (!name.empty() && name.front() == ' ') name.erase(name.begin());
         while (!name.empty() && name.back() == ' ') name.pop_back();
-        if (const GpuModel* g = name.empty() ? nullptr : kb.gpu(name)) targets_promised.push_back(g);
+        if (const GpuModel* g = name.empty() ? nullptr : kb.gpu(name))
+            targets_promised.push_back(g);
     }
     const std::optional<std::string> oldest = oldest_cuda(kb);
     bool noted_unknown_cuda = false;
@@ -271,7 +312,8 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect, cons
         if (!g) {
             std::string reason = "unknown GPU model " + quote_value(model);
             std::vector<std::string> names = kb.gpu_names();
-            if (auto m = closest_match(model, names)) reason += "; did you mean " + quote_value(*m) + "?";
+            if (auto m = closest_match(model, names))
+                reason += "; did you mean " + quote_value(*m) + "?";
             t.reasons.push_back(reason);
             r.targets.push_back(std::move(t));
             continue;
@@ -281,26 +323,38 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect, cons
         if (cm) {
             if (!sm_list_covers(cm->sm, g->cc)) {
                 auto first = kb.first_cuda_for(g->cc), last = kb.last_cuda_for(g->cc);
-                std::string reason = "CUDA " + cuda + " cannot build for " + g->model + " (cc " + g->cc + ", " + sm + ")";
-                if (first && version_less(cuda, *first)) reason += ": it needs CUDA " + *first + " or newer";
-                else if (last && version_less(*last, cuda)) reason += ": CUDA " + cuda + " dropped " + sm + "; the last CUDA for it is " + *last;
-                else if (!first) reason += ": no CUDA version in the knowledge base supports it";
+                std::string reason = "CUDA " + cuda + " cannot build for " + g->model + " (cc " +
+                                     g->cc + ", " + sm + ")";
+                if (first && version_less(cuda, *first))
+                    reason += ": it needs CUDA " + *first + " or newer";
+                else if (last && version_less(*last, cuda))
+                    reason +=
+                        ": CUDA " + cuda + " dropped " + sm + "; the last CUDA for it is " + *last;
+                else if (!first)
+                    reason += ": no CUDA version in the knowledge base supports it";
                 t.reasons.push_back(reason);
             }
         } else if (!cuda.empty() && !noted_unknown_cuda) {
-            r.notes.push_back("CUDA " + cuda + " is not in the knowledge base; which GPU families it supports was not checked");
+            r.notes.push_back(
+                "CUDA " + cuda +
+                " is not in the knowledge base; which GPU families it supports was not checked");
             noted_unknown_cuda = true;
         }
         if (!arch.empty()) {
             if (!arch_list_covers(arch, g->cc)) {
-                t.reasons.push_back("the image's arch list (" + join(arch, ";") + ") has no kernels for " + g->model + " (cc " +
-                                    g->cc + ", " + sm + "): 'no kernel image is available for execution on the device'");
+                t.reasons.push_back(
+                    "the image's arch list (" + join(arch, ";") + ") has no kernels for " +
+                    g->model + " (cc " + g->cc + ", " + sm +
+                    "): 'no kernel image is available for execution on the device'");
             } else if (!arch_list_covers(cubins, g->cc)) {
                 if (path == DriverPath::MinorCompat)
-                    t.reasons.push_back("the arch list covers cc " + g->cc + " only through PTX, which needs JIT compilation; "
-                                        "under minor-version compatibility this driver cannot JIT PTX from the newer toolkit");
+                    t.reasons.push_back("the arch list covers cc " + g->cc +
+                                        " only through PTX, which needs JIT compilation; "
+                                        "under minor-version compatibility this driver cannot JIT "
+                                        "PTX from the newer toolkit");
                 else
-                    r.notes.push_back(g->model + " (cc " + g->cc + ") runs PTX JIT-compiled at load time (no " + sm +
+                    r.notes.push_back(g->model + " (cc " + g->cc +
+                                      ") runs PTX JIT-compiled at load time (no " + sm +
                                       " kernels in the arch list): a slow first start");
             }
         }
@@ -311,27 +365,35 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect, cons
             const CudaMinor* fc_minor = first ? kb.cuda(*first) : nullptr;
             if (first && oldest && *first != *oldest && fc_minor && !fc_minor->releases.empty() &&
                 !at_least(*have, fc_minor->releases.front().min_driver))
-                t.reasons.push_back("driver " + driver_version + " predates " + g->model + " (cc " + g->cc +
-                                    "): its GPUs need a driver of the CUDA " + *first + " generation (>= " +
-                                    fc_minor->releases.front().min_driver + ")");
+                t.reasons.push_back("driver " + driver_version + " predates " + g->model + " (cc " +
+                                    g->cc + "): its GPUs need a driver of the CUDA " + *first +
+                                    " generation (>= " + fc_minor->releases.front().min_driver +
+                                    ")");
         }
-        if (!targets_promised.empty() &&
-            std::find(targets_promised.begin(), targets_promised.end(), g) == targets_promised.end())
-            r.notes.push_back(model + " is not among the image's target GPUs (" + target_text + ")");
+        if (!targets_promised.empty() && std::find(targets_promised.begin(), targets_promised.end(),
+                                                   g) == targets_promised.end())
+            r.notes.push_back(model + " is not among the image's target GPUs (" + target_text +
+                              ")");
         t.ok = t.reasons.empty();
         r.targets.push_back(std::move(t));
     }
-    if (gpu_models.empty()) r.notes.push_back("no GPU models were given; only the driver was checked");
-    if (arch.empty()) r.notes.push_back("the image names no arch list; kernel coverage of the GPUs was not checked");
+    if (gpu_models.empty())
+        r.notes.push_back("no GPU models were given; only the driver was checked");
+    if (arch.empty())
+        r.notes.push_back(
+            "the image names no arch list; kernel coverage of the GPUs was not checked");
 
-    r.ok = r.driver_ok && std::all_of(r.targets.begin(), r.targets.end(), [](const PreflightTarget& t) { return t.ok; });
+    r.ok = r.driver_ok && std::all_of(r.targets.begin(), r.targets.end(),
+                                      [](const PreflightTarget& t) { return t.ok; });
 
     // How to run it (NVIDIA's recommendation for NGC containers).
     r.run_flags.push_back("--gpus all");
     if (!get(expect, "nccl").empty()) {
         r.run_flags.push_back("--ipc=host");
-        r.notes.push_back("NCCL and DataLoader workers need shared memory: --ipc=host, or --shm-size=8g where the host IPC "
-                          "namespace must not be shared");
+        r.notes.push_back(
+            "NCCL and DataLoader workers need shared memory: --ipc=host, or --shm-size=8g where "
+            "the host IPC "
+            "namespace must not be shared");
     }
     r.run_flags.push_back("--ulimit memlock=-1");
     r.run_flags.push_back("--ulimit stack=67108864");

@@ -58,7 +58,8 @@ struct PreflightResult {
 // `expect` holds the image's promises: "cuda" ("12.4"), "min-driver" ("550.54.15"),
 // "min-driver-compat" ("525.60.13"), "arch-list" ("5.0;6.0;9.0+PTX" or "sm_90 compute_90"),
 // "nccl", "target-gpus" ("H100,A100"). Missing driver floors come from the knowledge base.
-PreflightResult preflight(const std::map<std::string, std::string>& expect, const std::string& driver_version,
+PreflightResult preflight(const std::map<std::string, std::string>& expect,
+                          const std::string& driver_version,
                           const std::vector<std::string>& gpu_models, const KnowledgeBase& kb,
                           const ForwardCompat& fc);
 

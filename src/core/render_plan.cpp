@@ -17,18 +17,27 @@ namespace {
 
 // A lock file that no longer fits its manifest is worth saying: a base it does not pin is
 // rendered with a floating tag, an entry nothing uses is stale.
-void check_lock_fit(const std::string& lock_path, const LockDigests& lock, const std::vector<Variant>& variants,
-                    std::size_t first, std::vector<Diagnostic>& warnings) {
+void check_lock_fit(const std::string& lock_path, const LockDigests& lock,
+                    const std::vector<Variant>& variants, std::size_t first,
+                    std::vector<Diagnostic>& warnings) {
     std::set<std::string> used;
     for (std::size_t i = first; i < variants.size(); ++i) {
         used.insert(variants[i].base_ref);
         if (!variants[i].base_digest)
-            warnings.push_back({lock_path, {}, "$.images", "does not pin " + variants[i].base_ref + " (variant " +
-                                                               variants[i].name + " renders it unpinned); run `torchdock lock`"});
+            warnings.push_back({lock_path,
+                                {},
+                                "$.images",
+                                "does not pin " + variants[i].base_ref + " (variant " +
+                                    variants[i].name +
+                                    " renders it unpinned); run `torchdock lock`"});
     }
     for (const auto& [ref, digest] : lock)
         if (!used.count(ref))
-            warnings.push_back({lock_path, {}, "$.images", "pins " + ref + ", which no variant uses any more; run `torchdock lock`"});
+            warnings.push_back(
+                {lock_path,
+                 {},
+                 "$.images",
+                 "pins " + ref + ", which no variant uses any more; run `torchdock lock`"});
 }
 
 }  // namespace
@@ -49,12 +58,14 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
             auto manifest = std::make_shared<const Manifest>(std::move(*parsed));
             auto [it, fresh] = family_file.emplace(manifest->name, src.path);
             if (!fresh) {
-                diags.add(manifest->pos_of("$.name"), "$.name",
-                          "family name \"" + manifest->name + "\" is already used by " + it->second);
+                diags.add(
+                    manifest->pos_of("$.name"), "$.name",
+                    "family name \"" + manifest->name + "\" is already used by " + it->second);
             } else {
                 std::size_t first = plan.variants.size();
                 expand_manifest(manifest, kb, lock, plan.variants, diags);
-                if (src.lock_text) check_lock_fit(*src.lock_path, lock, plan.variants, first, plan.warnings);
+                if (src.lock_text)
+                    check_lock_fit(*src.lock_path, lock, plan.variants, first, plan.warnings);
             }
         }
         // Report a file's problems in reading order, whichever check found them.
@@ -68,8 +79,11 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
               [](const Variant& a, const Variant& b) { return a.name < b.name; });
     for (std::size_t i = 1; i < plan.variants.size(); ++i)
         if (plan.variants[i].name == plan.variants[i - 1].name)
-            plan.problems.push_back({plan.variants[i].manifest->file, {}, "$.name",
-                                     "variant name " + plan.variants[i].name + " is produced twice"});
+            plan.problems.push_back(
+                {plan.variants[i].manifest->file,
+                 {},
+                 "$.name",
+                 "variant name " + plan.variants[i].name + " is produced twice"});
     if (!plan.problems.empty()) return plan;
     for (const auto& v : plan.variants) plan.files[v.name + "/Dockerfile"] = render_dockerfile(v);
     plan.files["index.json"] = render_index(plan.variants);
@@ -94,8 +108,10 @@ TreeDiff diff_tree(const std::map<std::string, std::string>& want,
     TreeDiff d;
     for (const auto& [path, text] : want) {
         auto it = have.find(path);
-        if (it == have.end()) d.missing.push_back(path);
-        else if (it->second != text) d.changed.push_back(path);
+        if (it == have.end())
+            d.missing.push_back(path);
+        else if (it->second != text)
+            d.changed.push_back(path);
     }
     for (const auto& [path, text] : have)
         if (!want.count(path)) d.extra.push_back(path);

@@ -19,7 +19,7 @@ struct ManifestSource {
 };
 
 struct RenderPlan {
-    std::vector<Variant> variants;            // sorted by name
+    std::vector<Variant> variants;             // sorted by name
     std::map<std::string, std::string> files;  // relative path -> content
     std::vector<Diagnostic> problems;          // non-empty: nothing may be written
     std::vector<Diagnostic> warnings;          // printed, not fatal (a lock that does not fit)

@@ -23,8 +23,10 @@ Settings parse_settings(std::string_view text, Diagnostics& diags) {
             auto to = r.string(member.value, path);
             if (!to) continue;
             auto parsed_mirror = parse_mirror(member.key + "=" + *to);
-            if (!parsed_mirror) r.error(member.value, path, parsed_mirror.error().message);
-            else settings.mirrors[parsed_mirror->first] = parsed_mirror->second;
+            if (!parsed_mirror)
+                r.error(member.value, path, parsed_mirror.error().message);
+            else
+                settings.mirrors[parsed_mirror->first] = parsed_mirror->second;
         }
     }
     return settings;

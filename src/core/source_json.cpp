@@ -12,7 +12,7 @@ namespace {
 constexpr int k_max_depth = 64;
 
 class Parser {
-public:
+  public:
     explicit Parser(std::string_view text) : m_text(text) {}
 
     JsonParseResult run() {
@@ -25,7 +25,7 @@ public:
         return result;
     }
 
-private:
+  private:
     std::string_view m_text;
     std::size_t m_at = 0;
     SourcePos m_pos;
@@ -69,8 +69,8 @@ private:
                 SourcePos start = m_pos;
                 advance();
                 advance();
-                while (!at_end() && !(peek() == '*' && m_at + 1 < m_text.size() &&
-                                      m_text[m_at + 1] == '/'))
+                while (!at_end() &&
+                       !(peek() == '*' && m_at + 1 < m_text.size() && m_text[m_at + 1] == '/'))
                     advance();
                 if (at_end()) return fail_at(start, "unterminated /* comment");
                 advance();
@@ -127,7 +127,8 @@ private:
                 advance();
                 return;
             }
-            if (peek() != '"') return fail("expected a quoted key or '}', found " + describe_next());
+            if (peek() != '"')
+                return fail("expected a quoted key or '}', found " + describe_next());
             JsonValue::Member member;
             member.key_pos = m_pos;
             member.key = parse_string();
@@ -236,14 +237,30 @@ private:
             char e = peek();
             advance();
             switch (e) {
-                case '"': out += '"'; break;
-                case '\\': out += '\\'; break;
-                case '/': out += '/'; break;
-                case 'b': out += '\b'; break;
-                case 'f': out += '\f'; break;
-                case 'n': out += '\n'; break;
-                case 'r': out += '\r'; break;
-                case 't': out += '\t'; break;
+                case '"':
+                    out += '"';
+                    break;
+                case '\\':
+                    out += '\\';
+                    break;
+                case '/':
+                    out += '/';
+                    break;
+                case 'b':
+                    out += '\b';
+                    break;
+                case 'f':
+                    out += '\f';
+                    break;
+                case 'n':
+                    out += '\n';
+                    break;
+                case 'r':
+                    out += '\r';
+                    break;
+                case 't':
+                    out += '\t';
+                    break;
                 case 'u': {
                     std::uint32_t cp = 0;
                     if (!hex4(cp)) break;
@@ -268,7 +285,11 @@ private:
                     append_utf8(out, cp);
                     break;
                 }
-                default: fail("invalid escape " + quote_value(std::string("\\") + (e ? std::string(1, e) : std::string("end of file")))); break;
+                default:
+                    fail("invalid escape " +
+                         quote_value(std::string("\\") +
+                                     (e ? std::string(1, e) : std::string("end of file"))));
+                    break;
             }
         }
         return out;
@@ -320,12 +341,18 @@ const JsonValue* JsonValue::find(std::string_view key) const {
 
 const char* kind_name(JsonValue::Kind kind) {
     switch (kind) {
-        case JsonValue::Kind::Null: return "null";
-        case JsonValue::Kind::Bool: return "a boolean";
-        case JsonValue::Kind::Number: return "a number";
-        case JsonValue::Kind::String: return "a string";
-        case JsonValue::Kind::Array: return "an array";
-        case JsonValue::Kind::Object: return "an object";
+        case JsonValue::Kind::Null:
+            return "null";
+        case JsonValue::Kind::Bool:
+            return "a boolean";
+        case JsonValue::Kind::Number:
+            return "a number";
+        case JsonValue::Kind::String:
+            return "a string";
+        case JsonValue::Kind::Array:
+            return "an array";
+        case JsonValue::Kind::Object:
+            return "an object";
     }
     return "?";
 }

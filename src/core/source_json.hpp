@@ -18,7 +18,7 @@ struct SourcePos {
 };
 
 class JsonValue {
-public:
+  public:
     enum class Kind { Null, Bool, Number, String, Array, Object };
     struct Member;
 

@@ -3,11 +3,10 @@
 // image promises. Pure: probe outputs, expectations and the knowledge base in, check
 // results out. Every check has a stable ID (README "Checks").
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/knowledge_base.hpp"
 #include "util/result.hpp"
@@ -27,7 +26,8 @@ struct ProbeRun {
 };
 
 // Parses a probe's stdout: its last non-empty line must be the schema-1 JSON object.
-ProbeRun parse_probe_output(const std::string& probe, const std::string& stdout_text, int exit_code);
+ProbeRun parse_probe_output(const std::string& probe, const std::string& stdout_text,
+                            int exit_code);
 
 // What the image promises: key -> value. Keys are the io.torchdock.* label names without
 // the prefix (cuda, cudnn, nccl, torch, torch-reports, python, min-driver, arch-list,
@@ -36,15 +36,17 @@ ProbeRun parse_probe_output(const std::string& probe, const std::string& stdout_
 using Expectations = std::map<std::string, std::string>;
 
 // Expectations from image labels and environment (nvidia/cuda's CUDA_VERSION,
-// NV_CUDNN_VERSION and NCCL_VERSION when there are no torchdock labels), then the knowledge base for
-// well-known images (NGC PyTorch by tag), then `overrides` (--expect key=value).
-Expectations gather_expectations(const std::string& image_ref, const std::map<std::string, std::string>& labels,
+// NV_CUDNN_VERSION and NCCL_VERSION when there are no torchdock labels), then the knowledge base
+// for well-known images (NGC PyTorch by tag), then `overrides` (--expect key=value).
+Expectations gather_expectations(const std::string& image_ref,
+                                 const std::map<std::string, std::string>& labels,
                                  const std::vector<std::string>& env, const KnowledgeBase& kb,
                                  const std::map<std::string, std::string>& overrides);
 
 // Parses --expect key=value flags. Keys are the expectation keys above; an unknown key or
 // a missing '=' is a Usage error with a did-you-mean.
-Result<std::map<std::string, std::string>> parse_expect_overrides(const std::vector<std::string>& flags);
+Result<std::map<std::string, std::string>> parse_expect_overrides(
+    const std::vector<std::string>& flags);
 
 struct ValidationInput {
     std::string image;

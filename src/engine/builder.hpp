@@ -40,8 +40,8 @@ struct BuildOutcome {
     bool timed_out = false;
     std::string image_id;  // sha256:...
     double seconds = 0;
-    int steps = 0;   // steps of the Dockerfile (the n of [i/n])
-    int cached = 0;  // steps answered from the cache
+    int steps = 0;                          // steps of the Dockerfile (the n of [i/n])
+    int cached = 0;                         // steps answered from the cache
     std::string failed_step;                // "[4/8] RUN apt-get update ..."
     std::vector<std::string> failure_tail;  // last lines of the failing step
     std::string error;                      // BuildKit's final error line, or the client's

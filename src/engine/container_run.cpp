@@ -46,7 +46,8 @@ Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRu
             break;
         }
     }
-    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (auto logs = api.container_logs(id.value())) {
         result.out = logs->first;
         result.err = logs->second;

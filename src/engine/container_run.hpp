@@ -22,7 +22,7 @@ struct ContainerRunSpec {
     std::string image;
     std::vector<std::string> cmd;
     std::vector<std::string> binds;  // "host:container:ro"
-    int gpus = 0;  // 0 none, -1 all, N
+    int gpus = 0;                    // 0 none, -1 all, N
     std::chrono::milliseconds timeout{std::chrono::seconds(120)};
     std::string run_label;  // value of io.torchdock.run
 };

@@ -13,7 +13,6 @@ namespace {
 using nlohmann::json;
 constexpr const char* k_api = "/v1.41";
 
-
 // Docker's log stream without a TTY: frames of [stream(1), 0,0,0, size(4, big endian)] + payload.
 std::pair<std::string, std::string> demux(const std::string& raw) {
     std::pair<std::string, std::string> out;
@@ -38,12 +37,15 @@ Result<DockerApi> DockerApi::from_environment() {
     std::string h = host ? host : "";
     if (h.empty()) return DockerApi("/var/run/docker.sock");
     if (!starts_with(h, "unix://"))
-        return Error{ErrorKind::Usage, "DOCKER_HOST=" + h + " is not supported: torchdock talks to unix:// sockets only"};
+        return Error{
+            ErrorKind::Usage,
+            "DOCKER_HOST=" + h + " is not supported: torchdock talks to unix:// sockets only"};
     return DockerApi(h.substr(7));
 }
 
-Result<HttpResponse> DockerApi::call(const std::string& method, const std::string& path, const std::string& body,
-                                     std::chrono::milliseconds timeout, std::vector<std::string> headers) const {
+Result<HttpResponse> DockerApi::call(const std::string& method, const std::string& path,
+                                     const std::string& body, std::chrono::milliseconds timeout,
+                                     std::vector<std::string> headers) const {
     HttpRequest req;
     req.method = method;
     req.url = std::string("http://localhost") + k_api + path;
@@ -75,13 +77,16 @@ Error DockerApi::api_error(const HttpResponse& r, const std::string& what) const
 Status DockerApi::ping() const {
     struct stat st {};
     if (::stat(m_socket.c_str(), &st) != 0)
-        return Error{ErrorKind::Environment,
-                     "no Docker engine: " + m_socket + " does not exist (start dockerd, or set DOCKER_HOST=unix:///path/to/docker.sock)"};
+        return Error{
+            ErrorKind::Environment,
+            "no Docker engine: " + m_socket +
+                " does not exist (start dockerd, or set DOCKER_HOST=unix:///path/to/docker.sock)"};
     if (!S_ISSOCK(st.st_mode))
         return Error{ErrorKind::Environment, "no Docker engine: " + m_socket + " is not a socket"};
     if (::access(m_socket.c_str(), R_OK | W_OK) != 0)
-        return Error{ErrorKind::Environment, "no permission on " + m_socket +
-                                                 " (run as root, or add your user to the docker group and log in again)"};
+        return Error{ErrorKind::Environment,
+                     "no permission on " + m_socket +
+                         " (run as root, or add your user to the docker group and log in again)"};
     HttpRequest req;
     req.url = "http://localhost/_ping";
     req.unix_socket = m_socket;
@@ -89,7 +94,8 @@ Status DockerApi::ping() const {
     req.timeouts.total = std::chrono::seconds(10);
     auto r = http_request(req);
     if (!r)
-        return Error{ErrorKind::Environment, "the Docker engine at " + m_socket + " is not answering (" + r.error().message +
+        return Error{ErrorKind::Environment, "the Docker engine at " + m_socket +
+                                                 " is not answering (" + r.error().message +
                                                  "); is dockerd running?"};
     if (r->status != 200) return api_error(r.value(), "ping");
     return ok_status();
@@ -101,9 +107,11 @@ Result<EngineVersion> DockerApi::version() const {
     if (r->status != 200) return api_error(r.value(), "version");
     try {
         auto j = json::parse(r->body);
-        return EngineVersion{j.value("Version", ""), j.value("ApiVersion", ""), j.value("Os", ""), j.value("Arch", "")};
+        return EngineVersion{j.value("Version", ""), j.value("ApiVersion", ""), j.value("Os", ""),
+                             j.value("Arch", "")};
     } catch (const json::exception& e) {
-        return Error{ErrorKind::Environment, std::string("version: unreadable answer: ") + e.what()};
+        return Error{ErrorKind::Environment,
+                     std::string("version: unreadable answer: ") + e.what()};
     }
 }
 
@@ -132,9 +140,11 @@ Result<std::optional<ImageInfo>> DockerApi::inspect_image(const std::string& ref
         ImageInfo info;
         info.id = j.value("Id", "");
         info.size = j.value("Size", 0LL);
-        if (j.contains("Config") && j["Config"].contains("Labels") && j["Config"]["Labels"].is_object())
+        if (j.contains("Config") && j["Config"].contains("Labels") &&
+            j["Config"]["Labels"].is_object())
             info.labels = j["Config"]["Labels"].get<std::map<std::string, std::string>>();
-        if (j.contains("RepoTags") && j["RepoTags"].is_array()) info.repo_tags = j["RepoTags"].get<std::vector<std::string>>();
+        if (j.contains("RepoTags") && j["RepoTags"].is_array())
+            info.repo_tags = j["RepoTags"].get<std::vector<std::string>>();
         if (j.contains("Config") && j["Config"].contains("Env") && j["Config"]["Env"].is_array())
             info.env = j["Config"]["Env"].get<std::vector<std::string>>();
         return std::optional<ImageInfo>(info);
@@ -150,8 +160,10 @@ Status DockerApi::remove_image(const std::string& ref) const {
     return ok_status();
 }
 
-Status DockerApi::tag_image(const std::string& ref, const std::string& repo, const std::string& tag) const {
-    auto r = call("POST", "/images/" + ref + "/tag?repo=" + url_encode(repo) + "&tag=" + url_encode(tag));
+Status DockerApi::tag_image(const std::string& ref, const std::string& repo,
+                            const std::string& tag) const {
+    auto r = call("POST",
+                  "/images/" + ref + "/tag?repo=" + url_encode(repo) + "&tag=" + url_encode(tag));
     if (!r) return r.error();
     if (r->status != 201) return api_error(r.value(), "tag " + ref);
     return ok_status();
@@ -159,15 +171,17 @@ Status DockerApi::tag_image(const std::string& ref, const std::string& repo, con
 
 Status DockerApi::push_image(const std::string& repo, const std::string& tag) const {
     // X-Registry-Auth is required by the API even for anonymous pushes: base64("{}").
-    auto r = call("POST", "/images/" + repo + "/push?tag=" + url_encode(tag), {}, std::chrono::minutes(30),
-                  {"X-Registry-Auth: e30="});
+    auto r = call("POST", "/images/" + repo + "/push?tag=" + url_encode(tag), {},
+                  std::chrono::minutes(30), {"X-Registry-Auth: e30="});
     if (!r) return r.error();
     if (r->status != 200) return api_error(r.value(), "push " + repo + ":" + tag);
     for (const auto& line : split(r->body, '\n')) {
         if (line.empty()) continue;
         try {
             auto j = json::parse(line);
-            if (j.contains("error")) return Error{ErrorKind::Environment, "push " + repo + ":" + tag + ": " + j["error"].get<std::string>()};
+            if (j.contains("error"))
+                return Error{ErrorKind::Environment,
+                             "push " + repo + ":" + tag + ": " + j["error"].get<std::string>()};
         } catch (const json::exception&) {
         }
     }
@@ -175,29 +189,36 @@ Status DockerApi::push_image(const std::string& repo, const std::string& tag) co
 }
 
 Result<std::string> DockerApi::create_container(const ContainerSpec& spec) const {
-    json body = {{"Image", spec.image}, {"Cmd", spec.cmd}, {"Env", spec.env}, {"Labels", spec.labels},
+    json body = {{"Image", spec.image},
+                 {"Cmd", spec.cmd},
+                 {"Env", spec.env},
+                 {"Labels", spec.labels},
                  {"HostConfig", {{"NetworkMode", spec.network_mode}, {"Binds", spec.binds}}}};
     if (spec.shm_size > 0) body["HostConfig"]["ShmSize"] = spec.shm_size;
     if (spec.gpus != 0)
-        body["HostConfig"]["DeviceRequests"] = json::array({{{"Driver", ""}, {"Count", spec.gpus}, {"Capabilities", {{"gpu"}}}}});
+        body["HostConfig"]["DeviceRequests"] =
+            json::array({{{"Driver", ""}, {"Count", spec.gpus}, {"Capabilities", {{"gpu"}}}}});
     auto r = call("POST", "/containers/create", body.dump());
     if (!r) return r.error();
     if (r->status != 201) return api_error(r.value(), "create container from " + spec.image);
     try {
         return json::parse(r->body).at("Id").get<std::string>();
     } catch (const json::exception& e) {
-        return Error{ErrorKind::Environment, std::string("create container: unreadable answer: ") + e.what()};
+        return Error{ErrorKind::Environment,
+                     std::string("create container: unreadable answer: ") + e.what()};
     }
 }
 
 Status DockerApi::start_container(const std::string& id) const {
     auto r = call("POST", "/containers/" + id + "/start");
     if (!r) return r.error();
-    if (r->status != 204 && r->status != 304) return api_error(r.value(), "start container " + id.substr(0, 12));
+    if (r->status != 204 && r->status != 304)
+        return api_error(r.value(), "start container " + id.substr(0, 12));
     return ok_status();
 }
 
-Result<int> DockerApi::wait_container(const std::string& id, std::chrono::milliseconds timeout) const {
+Result<int> DockerApi::wait_container(const std::string& id,
+                                      std::chrono::milliseconds timeout) const {
     auto r = call("POST", "/containers/" + id + "/wait", {}, timeout);
     if (!r) return r.error();
     if (r->status != 200) return api_error(r.value(), "wait for container " + id.substr(0, 12));
@@ -218,7 +239,8 @@ Result<std::pair<std::string, std::string>> DockerApi::container_logs(const std:
 Status DockerApi::remove_container(const std::string& id) const {
     auto r = call("DELETE", "/containers/" + id + "?force=1&v=1");
     if (!r) return r.error();
-    if (r->status != 204 && r->status != 404) return api_error(r.value(), "remove container " + id.substr(0, 12));
+    if (r->status != 204 && r->status != 404)
+        return api_error(r.value(), "remove container " + id.substr(0, 12));
     return ok_status();
 }
 
@@ -231,7 +253,8 @@ Result<std::vector<std::string>> DockerApi::containers_with_label(const std::str
     try {
         for (const auto& c : json::parse(r->body)) ids.push_back(c.at("Id").get<std::string>());
     } catch (const json::exception& e) {
-        return Error{ErrorKind::Environment, std::string("list containers: unreadable answer: ") + e.what()};
+        return Error{ErrorKind::Environment,
+                     std::string("list containers: unreadable answer: ") + e.what()};
     }
     return ids;
 }

@@ -36,7 +36,7 @@ struct ContainerSpec {
 };
 
 class DockerApi {
-public:
+  public:
     // Resolves the socket from $DOCKER_HOST; Usage error for a non-unix DOCKER_HOST.
     static Result<DockerApi> from_environment();
     explicit DockerApi(std::string socket_path) : m_socket(std::move(socket_path)) {}
@@ -49,7 +49,8 @@ public:
     Result<EngineVersion> version() const;
     // Names of the OCI runtimes the engine offers ("runc", "nvidia", ...).
     Result<std::vector<std::string>> runtimes() const;
-    Result<std::optional<ImageInfo>> inspect_image(const std::string& ref) const;  // nullopt: no such image
+    Result<std::optional<ImageInfo>> inspect_image(
+        const std::string& ref) const;  // nullopt: no such image
     Status remove_image(const std::string& ref) const;
     Status tag_image(const std::string& ref, const std::string& repo, const std::string& tag) const;
     // Pushes repo:tag; the engine's streamed error, if any, becomes the Error.
@@ -57,14 +58,17 @@ public:
 
     Result<std::string> create_container(const ContainerSpec& spec) const;  // container id
     Status start_container(const std::string& id) const;
-    Result<int> wait_container(const std::string& id, std::chrono::milliseconds timeout) const;  // exit code
-    Result<std::pair<std::string, std::string>> container_logs(const std::string& id) const;  // stdout, stderr
+    Result<int> wait_container(const std::string& id,
+                               std::chrono::milliseconds timeout) const;  // exit code
+    Result<std::pair<std::string, std::string>> container_logs(
+        const std::string& id) const;                      // stdout, stderr
     Status remove_container(const std::string& id) const;  // force
     Result<std::vector<std::string>> containers_with_label(const std::string& label) const;
 
-private:
+  private:
     std::string m_socket;
-    Result<HttpResponse> call(const std::string& method, const std::string& path, const std::string& body = {},
+    Result<HttpResponse> call(const std::string& method, const std::string& path,
+                              const std::string& body = {},
                               std::chrono::milliseconds timeout = std::chrono::seconds(30),
                               std::vector<std::string> headers = {}) const;
     Error api_error(const HttpResponse& r, const std::string& what) const;

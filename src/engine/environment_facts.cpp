@@ -38,7 +38,8 @@ std::optional<long long> parse_statfs(const std::string& line) {
 
 }  // namespace
 
-std::optional<long long> shm_bytes_in_image(const DockerApi& api, const std::string& image, const std::string& run_label) {
+std::optional<long long> shm_bytes_in_image(const DockerApi& api, const std::string& image,
+                                            const std::string& run_label) {
     auto out = run_shell_in_image(api, image, "stat -f -c '%b %S' /dev/shm", run_label);
     if (!out) return std::nullopt;
     return parse_statfs(out.value());
@@ -54,15 +55,18 @@ EnvironmentFacts host_facts() {
     f.glibc = gnu_get_libc_version();
     for (char** e = environ; *e; ++e) f.env.emplace_back(*e);
     struct statvfs st {};
-    if (::statvfs("/dev/shm", &st) == 0) f.shm_bytes = static_cast<long long>(st.f_blocks) * static_cast<long long>(st.f_frsize);
+    if (::statvfs("/dev/shm", &st) == 0)
+        f.shm_bytes = static_cast<long long>(st.f_blocks) * static_cast<long long>(st.f_frsize);
     f.container_runtime = detect_container_runtime();
     return f;
 }
 
-Result<EnvironmentFacts> image_facts(const DockerApi& api, const std::string& image, const std::string& run_label) {
+Result<EnvironmentFacts> image_facts(const DockerApi& api, const std::string& image,
+                                     const std::string& run_label) {
     auto info = api.inspect_image(image);
     if (!info) return info.error();
-    if (!info.value()) return Error{ErrorKind::Config, "no such image: " + image + " (build or pull it first)"};
+    if (!info.value())
+        return Error{ErrorKind::Config, "no such image: " + image + " (build or pull it first)"};
     EnvironmentFacts f;
     f.kind = "image";
     f.subject = image;
@@ -70,10 +74,12 @@ Result<EnvironmentFacts> image_facts(const DockerApi& api, const std::string& im
     f.labels = info.value()->labels;
     f.container_runtime = "docker (default run: no --ipc, no --shm-size)";
     // One container for the rest; markers keep the sections apart.
-    auto out = run_shell_in_image(api, image,
-                                  "cat /etc/os-release 2>/dev/null; echo '@@glibc'; (getconf GNU_LIBC_VERSION || ldd --version | head -1) "
-                                  "2>/dev/null; echo '@@shm'; stat -f -c '%b %S' /dev/shm 2>/dev/null",
-                                  run_label);
+    auto out =
+        run_shell_in_image(api, image,
+                           "cat /etc/os-release 2>/dev/null; echo '@@glibc'; (getconf "
+                           "GNU_LIBC_VERSION || ldd --version | head -1) "
+                           "2>/dev/null; echo '@@shm'; stat -f -c '%b %S' /dev/shm 2>/dev/null",
+                           run_label);
     if (!out) return f;  // no shell: facts stay empty, the probes still tell the rest
     const std::string& t = out.value();
     auto glibc_at = t.find("@@glibc"), shm_at = t.find("@@shm");

@@ -38,16 +38,19 @@ Status check_replaceable(const fs::path& target) {
     std::error_code ec;
     if (!fs::exists(target, ec)) return ok_status();
     if (!fs::is_directory(target, ec))
-        return Error{ErrorKind::Config, target.string() + " exists and is not a directory; refusing to replace it"};
+        return Error{ErrorKind::Config,
+                     target.string() + " exists and is not a directory; refusing to replace it"};
     if (fs::is_empty(target, ec)) return ok_status();
     std::ifstream index(target / "index.json");
     std::string head(4096, '\0');
     index.read(head.data(), static_cast<std::streamsize>(head.size()));
     head.resize(static_cast<std::size_t>(index.gcount()));
     if (head.find("\"generator\": \"torchdock\"") == std::string::npos)
-        return Error{ErrorKind::Config, target.string() +
-                                            " is not empty and was not rendered by torchdock (no index.json from torchdock); "
-                                            "refusing to replace it: choose another --out"};
+        return Error{
+            ErrorKind::Config,
+            target.string() +
+                " is not empty and was not rendered by torchdock (no index.json from torchdock); "
+                "refusing to replace it: choose another --out"};
     return ok_status();
 }
 

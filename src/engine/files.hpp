@@ -24,6 +24,7 @@ Status write_tree_atomically(const std::filesystem::path& dir,
                              const std::map<std::string, std::string>& files);
 
 // Writes each file inside `dir` atomically (temp file + rename), leaving other files alone.
-Status write_files(const std::filesystem::path& dir, const std::map<std::string, std::string>& files);
+Status write_files(const std::filesystem::path& dir,
+                   const std::map<std::string, std::string>& files);
 
 }  // namespace td::engine

@@ -29,8 +29,10 @@ struct Sink {
 
 size_t on_body(char* data, size_t size, size_t n, void* user) {
     auto* sink = static_cast<Sink*>(user);
-    if (sink->request->on_data) sink->request->on_data(std::string(data, size * n));
-    else sink->response->body.append(data, size * n);
+    if (sink->request->on_data)
+        sink->request->on_data(std::string(data, size * n));
+    else
+        sink->response->body.append(data, size * n);
     return size * n;
 }
 
@@ -42,7 +44,9 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
         std::string name = to_lower(line.substr(0, colon));
         std::string value = line.substr(colon + 1);
         while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.erase(0, 1);
-        while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.pop_back();
+        while (!value.empty() &&
+               (value.back() == '\r' || value.back() == '\n' || value.back() == ' '))
+            value.pop_back();
         sink->response->headers[name] = value;
     } else if (line.rfind("HTTP/", 0) == 0) {
         sink->response->headers.clear();  // a new response (after a redirect or 100-continue)
@@ -50,7 +54,9 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
     return size * n;
 }
 
-int on_progress(void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) { return interrupted() ? 1 : 0; }
+int on_progress(void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    return interrupted() ? 1 : 0;
+}
 
 }  // namespace
 
@@ -66,7 +72,8 @@ Result<HttpResponse> http_request(const HttpRequest& req) {
     HttpResponse response;
     Sink sink{&response, &req};
     std::unique_ptr<curl_slist, SlistDeleter> headers;
-    for (const auto& h : req.headers) headers.reset(curl_slist_append(headers.release(), h.c_str()));
+    for (const auto& h : req.headers)
+        headers.reset(curl_slist_append(headers.release(), h.c_str()));
     char errbuf[CURL_ERROR_SIZE] = {};
     CURL* c = curl.get();
     curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
@@ -82,7 +89,8 @@ Result<HttpResponse> http_request(const HttpRequest& req) {
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "torchdock/0.1");
     if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
-    if (!req.unix_socket.empty()) curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, req.unix_socket.c_str());
+    if (!req.unix_socket.empty())
+        curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, req.unix_socket.c_str());
     if (req.method == "HEAD") {
         curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
     } else if (req.method != "GET") {

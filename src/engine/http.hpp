@@ -18,8 +18,8 @@ struct HttpTimeouts {
 };
 
 struct HttpRequest {
-    std::string method = "GET";  // GET, HEAD, POST, DELETE
-    std::string url;              // for a UNIX socket: http://localhost/v1.41/...
+    std::string method = "GET";        // GET, HEAD, POST, DELETE
+    std::string url;                   // for a UNIX socket: http://localhost/v1.41/...
     std::vector<std::string> headers;  // "Name: value"
     std::string body;
     std::string unix_socket;  // non-empty: talk to this socket

@@ -24,7 +24,11 @@ std::vector<ProbeSpec> doctor_probes() {
         {"cudnn", "probe-cudnn", {}, false, false},
         {"nccl", "probe-nccl", {"--sizes=1K", "--modes=single"}, false, false},
         // Facts only: no matmul, one process.
-        {"torch", "torch_probe.py", {"--dtypes=none", "--world-size=1", "--timeout=60"}, true, false},
+        {"torch",
+         "torch_probe.py",
+         {"--dtypes=none", "--world-size=1", "--timeout=60"},
+         true,
+         false},
     };
 }
 
@@ -45,19 +49,22 @@ std::string trimmed(std::string s, std::size_t max) {
 
 ProbeRun not_built(const ProbeSpec& p, const fs::path& dir) {
     ProbeRun out;
-    out.reason = "probe " + p.file + " is not built in " + dir.string() + " (CUDA headers missing at build time?)";
+    out.reason = "probe " + p.file + " is not built in " + dir.string() +
+                 " (CUDA headers missing at build time?)";
     return out;
 }
 
 // Turns what a probe process left behind into a ProbeRun.
-ProbeRun judge_run(const ProbeSpec& p, int exit_code, const std::string& out_text, const std::string& err_text,
-                   double seconds) {
+ProbeRun judge_run(const ProbeSpec& p, int exit_code, const std::string& out_text,
+                   const std::string& err_text, double seconds) {
     ProbeRun out;
     if (exit_code == 127 || exit_code == 126 || err_text.find("GLIBC_") != std::string::npos) {
         out.state = ProbeRun::State::Crashed;
-        out.reason = err_text.find("GLIBC_") != std::string::npos
-                         ? "the environment's glibc is older than the probes need: " + trimmed(err_text, 300)
-                         : "could not start (exit " + std::to_string(exit_code) + "): " + trimmed(err_text, 300);
+        out.reason =
+            err_text.find("GLIBC_") != std::string::npos
+                ? "the environment's glibc is older than the probes need: " + trimmed(err_text, 300)
+                : "could not start (exit " + std::to_string(exit_code) +
+                      "): " + trimmed(err_text, 300);
         return out;
     }
     out = parse_probe_output(p.name, out_text, exit_code);
@@ -68,15 +75,19 @@ ProbeRun judge_run(const ProbeSpec& p, int exit_code, const std::string& out_tex
 
 }  // namespace
 
-ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, const ProbeSpec& p, const fs::path& probes_dir,
-                            int gpus, int timeout_s, const std::string& run_label) {
+ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, const ProbeSpec& p,
+                            const fs::path& probes_dir, int gpus, int timeout_s,
+                            const std::string& run_label) {
     if (!fs::exists(probes_dir / p.file)) return not_built(p, probes_dir);
     std::string path = std::string(k_probe_mount) + "/" + p.file;
     ContainerRunSpec spec;
     spec.image = image;
     if (p.python) {
         // The image's own python: the venv's when there is one, else python3.
-        std::string cmd = "py=$(command -v python || command -v python3) || { echo 'no python in the image' >&2; exit 127; }; exec \"$py\" " + path;
+        std::string cmd =
+            "py=$(command -v python || command -v python3) || { echo 'no python in the image' >&2; "
+            "exit 127; }; exec \"$py\" " +
+            path;
         for (const auto& a : p.args) cmd += " " + a;
         spec.cmd = {"/bin/sh", "-c", cmd};
     } else {
@@ -97,17 +108,22 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
     if (r->timed_out || r->interrupted) {
         ProbeRun out;
         out.state = ProbeRun::State::TimedOut;
-        out.reason = r->interrupted ? "interrupted" : "did not finish within " + std::to_string(timeout_s) + " s (hang)";
+        out.reason = r->interrupted
+                         ? "interrupted"
+                         : "did not finish within " + std::to_string(timeout_s) + " s (hang)";
         return out;
     }
     return judge_run(p, r->exit_code, r->out, r->err, r->seconds);
 }
 
-ProbeRun run_probe_on_host(const ProbeSpec& p, const fs::path& probes_dir, int timeout_s, const std::string& python) {
+ProbeRun run_probe_on_host(const ProbeSpec& p, const fs::path& probes_dir, int timeout_s,
+                           const std::string& python) {
     if (!fs::exists(probes_dir / p.file)) return not_built(p, probes_dir);
     ProcessSpec spec;
-    if (p.python) spec.argv = {python.empty() ? "python3" : python, (probes_dir / p.file).string()};
-    else spec.argv = {(probes_dir / p.file).string()};
+    if (p.python)
+        spec.argv = {python.empty() ? "python3" : python, (probes_dir / p.file).string()};
+    else
+        spec.argv = {(probes_dir / p.file).string()};
     spec.argv.insert(spec.argv.end(), p.args.begin(), p.args.end());
     spec.env = environment_with({});
     spec.timeout = std::chrono::seconds(timeout_s);
@@ -118,7 +134,8 @@ ProbeRun run_probe_on_host(const ProbeSpec& p, const fs::path& probes_dir, int t
         out.reason = r.error().message;
         return out;
     }
-    if (r->outcome == ProcessResult::Outcome::TimedOut || r->outcome == ProcessResult::Outcome::Interrupted) {
+    if (r->outcome == ProcessResult::Outcome::TimedOut ||
+        r->outcome == ProcessResult::Outcome::Interrupted) {
         ProbeRun out;
         out.state = ProbeRun::State::TimedOut;
         out.reason = r->describe();
@@ -128,8 +145,8 @@ ProbeRun run_probe_on_host(const ProbeSpec& p, const fs::path& probes_dir, int t
     return judge_run(p, code, r->out, r->err, r->seconds);
 }
 
-Result<std::string> run_shell_in_image(const DockerApi& api, const std::string& image, const std::string& script,
-                                       const std::string& run_label) {
+Result<std::string> run_shell_in_image(const DockerApi& api, const std::string& image,
+                                       const std::string& script, const std::string& run_label) {
     ContainerRunSpec spec;
     spec.image = image;
     spec.cmd = {"/bin/sh", "-c", script};
@@ -137,7 +154,9 @@ Result<std::string> run_shell_in_image(const DockerApi& api, const std::string& 
     spec.run_label = run_label;
     auto r = run_container(api, spec);
     if (!r) return r.error();
-    if (r->exit_code != 0) return Error{ErrorKind::Environment, "shell in " + image + " exited " + std::to_string(r->exit_code)};
+    if (r->exit_code != 0)
+        return Error{ErrorKind::Environment,
+                     "shell in " + image + " exited " + std::to_string(r->exit_code)};
     return r->out;
 }
 

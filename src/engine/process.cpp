@@ -35,7 +35,8 @@ void close_fd(int& fd) {
 }
 
 // Splits newly read bytes into lines for the callback; keeps the partial tail.
-void feed(std::string& pending, const char* data, std::size_t n, bool is_stderr, const ProcessSpec& spec) {
+void feed(std::string& pending, const char* data, std::size_t n, bool is_stderr,
+          const ProcessSpec& spec) {
     if (!spec.on_line) return;
     pending.append(data, n);
     std::size_t start = 0, nl;
@@ -50,20 +51,25 @@ void feed(std::string& pending, const char* data, std::size_t n, bool is_stderr,
 
 std::string ProcessResult::describe() const {
     switch (outcome) {
-        case Outcome::Exited: return "exit code " + std::to_string(exit_code);
-        case Outcome::Signaled: return std::string("killed by signal ") + std::to_string(signal) + " (" + strsignal(signal) + ")";
+        case Outcome::Exited:
+            return "exit code " + std::to_string(exit_code);
+        case Outcome::Signaled:
+            return std::string("killed by signal ") + std::to_string(signal) + " (" +
+                   strsignal(signal) + ")";
         case Outcome::TimedOut: {
             char buf[64];
             std::snprintf(buf, sizeof buf, "timed out after %g s", timeout_seconds);
             return buf;
         }
-        case Outcome::Interrupted: return "interrupted";
+        case Outcome::Interrupted:
+            return "interrupted";
     }
     return "?";
 }
 
 std::string find_program(const std::string& program) {
-    if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0 ? program : "";
+    if (program.find('/') != std::string::npos)
+        return ::access(program.c_str(), X_OK) == 0 ? program : "";
     const char* path = std::getenv("PATH");
     std::string p = path ? path : "/usr/local/bin:/usr/bin:/bin";
     std::size_t start = 0;
@@ -90,7 +96,8 @@ std::vector<std::string> environment_with(const std::map<std::string, std::strin
 
 Result<ProcessResult> run_process(const ProcessSpec& spec) {
     if (spec.argv.empty()) return Error{ErrorKind::Usage, "run_process: empty argv"};
-    if (spec.timeout.count() <= 0) return Error{ErrorKind::Usage, "run_process: a timeout is required"};
+    if (spec.timeout.count() <= 0)
+        return Error{ErrorKind::Usage, "run_process: a timeout is required"};
     std::string program = find_program(spec.argv[0]);
     if (program.empty()) return Error{ErrorKind::Environment, "program not found: " + spec.argv[0]};
 
@@ -135,7 +142,8 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     int exec_errno = 0;
     if (::read(exec_status.fd[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno) {
         ::waitpid(pid, nullptr, 0);
-        return Error{ErrorKind::Environment, "cannot run " + program + ": " + std::strerror(exec_errno)};
+        return Error{ErrorKind::Environment,
+                     "cannot run " + program + ": " + std::strerror(exec_errno)};
     }
 
     ProcessResult result;
@@ -146,7 +154,8 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     auto enforce_deadline = [&] {
         auto now = Clock::now();
         if (!killing && (now - start > spec.timeout || interrupted())) {
-            result.outcome = interrupted() ? ProcessResult::Outcome::Interrupted : ProcessResult::Outcome::TimedOut;
+            result.outcome = interrupted() ? ProcessResult::Outcome::Interrupted
+                                           : ProcessResult::Outcome::TimedOut;
             ::kill(-pid, SIGTERM);
             killing = true;
             kill_sent = now;
@@ -188,7 +197,8 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
                 continue;
             }
             (i == 0 ? result.out : result.err).append(buf, static_cast<std::size_t>(got));
-            feed(i == 0 ? pending_out : pending_err, buf, static_cast<std::size_t>(got), i == 1, spec);
+            feed(i == 0 ? pending_out : pending_err, buf, static_cast<std::size_t>(got), i == 1,
+                 spec);
         }
     }
     if (spec.on_line) {

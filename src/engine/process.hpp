@@ -14,10 +14,10 @@
 namespace td::engine {
 
 struct ProcessSpec {
-    std::vector<std::string> argv;           // argv[0] is looked up in PATH if it has no '/'
-    std::vector<std::string> env;            // complete environment, "NAME=value"
-    std::chrono::milliseconds timeout{0};    // required: > 0
-    std::string cwd;                         // empty: inherit
+    std::vector<std::string> argv;         // argv[0] is looked up in PATH if it has no '/'
+    std::vector<std::string> env;          // complete environment, "NAME=value"
+    std::chrono::milliseconds timeout{0};  // required: > 0
+    std::string cwd;                       // empty: inherit
     // Called with each complete line of output as it arrives (stdout and stderr).
     std::function<void(const std::string& line, bool is_stderr)> on_line;
 };

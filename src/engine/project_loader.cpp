@@ -47,8 +47,7 @@ Result<std::vector<ManifestSource>> load_manifests(const fs::path& dir) {
             paths.push_back(entry.path());
     }
     if (ec) return Error{ErrorKind::Io, "cannot list " + dir.string() + ": " + ec.message()};
-    if (paths.empty())
-        return Error{ErrorKind::Config, "no manifests (*.json) in " + dir.string()};
+    if (paths.empty()) return Error{ErrorKind::Config, "no manifests (*.json) in " + dir.string()};
     std::sort(paths.begin(), paths.end());
     std::vector<ManifestSource> out;
     for (const auto& p : paths) {

@@ -18,7 +18,8 @@ const char* k_accept =
     "application/vnd.docker.distribution.manifest.v2+json, "
     "application/vnd.oci.image.manifest.v1+json";
 
-// WWW-Authenticate: Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="..."
+// WWW-Authenticate: Bearer
+// realm="https://auth.docker.io/token",service="registry.docker.io",scope="..."
 std::map<std::string, std::string> parse_challenge(const std::string& header) {
     std::map<std::string, std::string> out;
     std::size_t i = header.find(' ');
@@ -33,7 +34,8 @@ std::map<std::string, std::string> parse_challenge(const std::string& header) {
         i = eq + 1;
         if (i < header.size() && header[i] == '"') {
             auto end = header.find('"', i + 1);
-            value = header.substr(i + 1, end == std::string::npos ? std::string::npos : end - i - 1);
+            value =
+                header.substr(i + 1, end == std::string::npos ? std::string::npos : end - i - 1);
             i = end == std::string::npos ? header.size() : end + 1;
         } else {
             auto end = header.find(',', i);
@@ -44,7 +46,6 @@ std::map<std::string, std::string> parse_challenge(const std::string& header) {
     }
     return out;
 }
-
 
 // The registry's own words: {"errors":[{"code":"MANIFEST_UNKNOWN","message":"..."}]}.
 std::string registry_message(const HttpResponse& r) {
@@ -58,11 +59,12 @@ std::string registry_message(const HttpResponse& r) {
     }
     std::string body = r.body.substr(0, 200);
     while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
-    return body.empty() ? "HTTP " + std::to_string(r.status) : "HTTP " + std::to_string(r.status) + ": " + body;
+    return body.empty() ? "HTTP " + std::to_string(r.status)
+                        : "HTTP " + std::to_string(r.status) + ": " + body;
 }
 
-Result<HttpResponse> fetch(const std::string& method, const std::string& url, const std::vector<std::string>& headers,
-                           const RegistryTimeouts& t) {
+Result<HttpResponse> fetch(const std::string& method, const std::string& url,
+                           const std::vector<std::string>& headers, const RegistryTimeouts& t) {
     HttpRequest req;
     req.method = method;
     req.url = url;
@@ -72,22 +74,28 @@ Result<HttpResponse> fetch(const std::string& method, const std::string& url, co
     return http_request(req);
 }
 
-Result<std::string> bearer_token(const std::string& challenge, const ImageRef& ref, const RegistryTimeouts& t) {
+Result<std::string> bearer_token(const std::string& challenge, const ImageRef& ref,
+                                 const RegistryTimeouts& t) {
     auto c = parse_challenge(challenge);
     if (c["scheme"] != "bearer" || c["realm"].empty())
-        return Error{ErrorKind::Environment, "registry asks for " + (c["scheme"].empty() ? challenge : c["scheme"]) +
+        return Error{ErrorKind::Environment, "registry asks for " +
+                                                 (c["scheme"].empty() ? challenge : c["scheme"]) +
                                                  " authentication; torchdock pulls anonymously"};
     std::string url = c["realm"] + (c["realm"].find('?') == std::string::npos ? "?" : "&");
     if (!c["service"].empty()) url += "service=" + url_encode(c["service"]) + "&";
-    url += "scope=" + url_encode(c.count("scope") ? c["scope"] : "repository:" + ref.repository + ":pull");
+    url += "scope=" +
+           url_encode(c.count("scope") ? c["scope"] : "repository:" + ref.repository + ":pull");
     auto r = fetch("GET", url, {}, t);
     if (!r) return r.error();
     if (r->status != 200)
-        return Error{ErrorKind::Environment, "token service " + c["realm"] + " refused: " + registry_message(r.value())};
+        return Error{ErrorKind::Environment,
+                     "token service " + c["realm"] + " refused: " + registry_message(r.value())};
     try {
         auto j = json::parse(r->body);
         std::string token = j.value("token", j.value("access_token", ""));
-        if (token.empty()) return Error{ErrorKind::Environment, "token service " + c["realm"] + " returned no token"};
+        if (token.empty())
+            return Error{ErrorKind::Environment,
+                         "token service " + c["realm"] + " returned no token"};
         return token;
     } catch (const json::exception& e) {
         return Error{ErrorKind::Environment, "token service " + c["realm"] + ": unreadable answer"};
@@ -98,8 +106,9 @@ Result<std::string> bearer_token(const std::string& challenge, const ImageRef& r
 
 DigestAnswer resolve_digest(const ImageRef& ref, const RegistryTimeouts& timeouts) {
     DigestAnswer answer;
-    std::string url = std::string(ref.plain_http() ? "http://" : "https://") + ref.api_host() + "/v2/" +
-                      ref.repository + "/manifests/" + (ref.tag.empty() ? ref.digest : ref.tag);
+    std::string url = std::string(ref.plain_http() ? "http://" : "https://") + ref.api_host() +
+                      "/v2/" + ref.repository + "/manifests/" +
+                      (ref.tag.empty() ? ref.digest : ref.tag);
     std::vector<std::string> headers = {k_accept};
     auto fail = [&](const std::string& message) {
         answer.kind = DigestAnswer::Kind::Failed;
@@ -127,13 +136,15 @@ DigestAnswer resolve_digest(const ImageRef& ref, const RegistryTimeouts& timeout
             answer.message = registry_message(g.value());
             return answer;
         }
-        if (g->status == 429) return fail("rate limited (HTTP 429): " + registry_message(g.value()));
+        if (g->status == 429)
+            return fail("rate limited (HTTP 429): " + registry_message(g.value()));
         if (g->status != 200) return fail(registry_message(g.value()));
         digest = g->header("docker-content-digest");
         if (digest.empty()) digest = "sha256:" + sha256_hex(g->body);
         media_type = g->header("content-type");
     }
-    if (!grammar::check_digest(digest).empty()) return fail("registry returned an unusable digest " + quote_value(digest));
+    if (!grammar::check_digest(digest).empty())
+        return fail("registry returned an unusable digest " + quote_value(digest));
     answer.kind = DigestAnswer::Kind::Found;
     answer.digest = digest;
     answer.media_type = media_type.substr(0, media_type.find(';'));

@@ -8,10 +8,14 @@
 namespace td {
 const char* build_result_name(BuildRecord::Result r) {
     switch (r) {
-        case BuildRecord::Result::Built: return "built";
-        case BuildRecord::Result::Failed: return "FAILED";
-        case BuildRecord::Result::Interrupted: return "interrupted";
-        case BuildRecord::Result::Skipped: return "skipped";
+        case BuildRecord::Result::Built:
+            return "built";
+        case BuildRecord::Result::Failed:
+            return "FAILED";
+        case BuildRecord::Result::Interrupted:
+            return "interrupted";
+        case BuildRecord::Result::Skipped:
+            return "skipped";
     }
     return "?";
 }
@@ -23,9 +27,12 @@ std::string human_size(long long bytes) {
     if (bytes <= 0) return "-";
     char buf[32];
     double b = static_cast<double>(bytes);
-    if (b >= 1e9) std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
-    else if (b >= 1e6) std::snprintf(buf, sizeof buf, "%.1f MB", b / 1e6);
-    else std::snprintf(buf, sizeof buf, "%.0f kB", b / 1e3);
+    if (b >= 1e9)
+        std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
+    else if (b >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.1f MB", b / 1e6);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f kB", b / 1e3);
     return buf;
 }
 
@@ -35,10 +42,13 @@ std::string build_table(const std::vector<BuildRecord>& records) {
     for (const auto& r : records) {
         char seconds[32];
         std::snprintf(seconds, sizeof seconds, "%.1f s", r.seconds);
-        std::string id = r.image_id.size() > 19 ? r.image_id.substr(7, 12) : (r.image_id.empty() ? "-" : r.image_id);
-        std::string cache = r.steps > 0 ? std::to_string(r.cached) + "/" + std::to_string(r.steps) : "-";
-        rows.push_back({r.variant, r.pushed_to.empty() ? r.reference : r.pushed_to, id, human_size(r.size_bytes),
-                        r.seconds > 0 ? seconds : "-", cache, build_result_name(r.result)});
+        std::string id = r.image_id.size() > 19 ? r.image_id.substr(7, 12)
+                                                : (r.image_id.empty() ? "-" : r.image_id);
+        std::string cache =
+            r.steps > 0 ? std::to_string(r.cached) + "/" + std::to_string(r.steps) : "-";
+        rows.push_back({r.variant, r.pushed_to.empty() ? r.reference : r.pushed_to, id,
+                        human_size(r.size_bytes), r.seconds > 0 ? seconds : "-", cache,
+                        build_result_name(r.result)});
         built += r.result == BuildRecord::Result::Built;
         failed += r.result == BuildRecord::Result::Failed;
     }

@@ -14,19 +14,31 @@ int count(const ImageValidation& v, const char* status) {
     return n;
 }
 
-std::string clip(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 3) + "..."; }
+std::string clip(const std::string& s, std::size_t n) {
+    return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+}
 
 std::string xml_escape(const std::string& s) {
     std::string out;
     for (unsigned char c : s) {
         switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
             default:
-                if (c < 0x20 && c != '\n' && c != '\t') out += ' ';
-                else out += static_cast<char>(c);
+                if (c < 0x20 && c != '\n' && c != '\t')
+                    out += ' ';
+                else
+                    out += static_cast<char>(c);
         }
     }
     return out;
@@ -35,9 +47,12 @@ std::string xml_escape(const std::string& s) {
 std::string md_escape(const std::string& s) {
     std::string out;
     for (char c : s) {
-        if (c == '|') out += "\\|";
-        else if (c == '\n') out += ' ';
-        else out += c;
+        if (c == '|')
+            out += "\\|";
+        else if (c == '\n')
+            out += ' ';
+        else
+            out += c;
     }
     return out;
 }
@@ -50,16 +65,24 @@ int ImageValidation::skipped() const { return count(*this, "skip"); }
 int ImageValidation::warned() const { return count(*this, "warn"); }
 
 std::string validation_table(const ImageValidation& v) {
-    std::string out = v.image + (v.expectations_source.empty() ? "" : "  (expectations: " + v.expectations_source + ")") + "\n";
+    std::string out =
+        v.image +
+        (v.expectations_source.empty() ? "" : "  (expectations: " + v.expectations_source + ")") +
+        "\n";
     if (!v.error.empty()) return out + "  ERROR: " + v.error + "\n";
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : v.checks) {
-        std::string status = c.status == "pass" ? "pass" : c.status == "fail" ? "FAIL" : c.status == "warn" ? "warn" : "skip";
-        rows.push_back({c.id, c.name, status, clip(c.observed, 40), clip(c.expected, 24), clip(c.message, 90)});
+        std::string status = c.status == "pass"   ? "pass"
+                             : c.status == "fail" ? "FAIL"
+                             : c.status == "warn" ? "warn"
+                                                  : "skip";
+        rows.push_back({c.id, c.name, status, clip(c.observed, 40), clip(c.expected, 24),
+                        clip(c.message, 90)});
     }
     out += format_table({"ID", "CHECK", "RESULT", "OBSERVED", "EXPECTED", "DETAIL"}, rows);
     for (const auto& c : v.checks)
-        if ((c.status == "fail" || c.status == "warn") && !c.fix.empty()) out += "  " + c.id + " fix: " + c.fix + "\n";
+        if ((c.status == "fail" || c.status == "warn") && !c.fix.empty())
+            out += "  " + c.id + " fix: " + c.fix + "\n";
     return out;
 }
 
@@ -71,11 +94,15 @@ std::string validation_summary(const std::vector<ImageValidation>& all) {
         std::snprintf(secs, sizeof secs, "%.1f s", v.seconds);
         bool bad = v.failed() > 0 || (v.passed() + v.warned() == 0);
         failed_images += bad;
-        rows.push_back({v.image, std::to_string(v.passed()), std::to_string(v.failed()), std::to_string(v.warned()),
-                        std::to_string(v.skipped()), secs, !v.error.empty() ? "ERROR" : bad ? "FAIL" : "ok"});
+        rows.push_back({v.image, std::to_string(v.passed()), std::to_string(v.failed()),
+                        std::to_string(v.warned()), std::to_string(v.skipped()), secs,
+                        !v.error.empty() ? "ERROR"
+                        : bad            ? "FAIL"
+                                         : "ok"});
     }
     return format_table({"IMAGE", "PASS", "FAIL", "WARN", "SKIP", "TIME", "RESULT"}, rows) +
-           std::to_string(all.size() - failed_images) + " of " + std::to_string(all.size()) + " images passed\n";
+           std::to_string(all.size() - failed_images) + " of " + std::to_string(all.size()) +
+           " images passed\n";
 }
 
 std::string validation_json(const std::vector<ImageValidation>& all) {
@@ -83,11 +110,23 @@ std::string validation_json(const std::vector<ImageValidation>& all) {
     for (const auto& v : all) {
         nlohmann::json checks = nlohmann::json::array();
         for (const auto& c : v.checks)
-            checks.push_back({{"id", c.id}, {"name", c.name}, {"severity", c.severity}, {"status", c.status},
-                              {"observed", c.observed}, {"expected", c.expected}, {"message", c.message}, {"fix", c.fix}});
-        images.push_back({{"image", v.image}, {"expectations_source", v.expectations_source}, {"error", v.error},
-                          {"seconds", v.seconds}, {"passed", v.passed()}, {"failed", v.failed()},
-                          {"warned", v.warned()}, {"skipped", v.skipped()}, {"checks", checks}});
+            checks.push_back({{"id", c.id},
+                              {"name", c.name},
+                              {"severity", c.severity},
+                              {"status", c.status},
+                              {"observed", c.observed},
+                              {"expected", c.expected},
+                              {"message", c.message},
+                              {"fix", c.fix}});
+        images.push_back({{"image", v.image},
+                          {"expectations_source", v.expectations_source},
+                          {"error", v.error},
+                          {"seconds", v.seconds},
+                          {"passed", v.passed()},
+                          {"failed", v.failed()},
+                          {"warned", v.warned()},
+                          {"skipped", v.skipped()},
+                          {"checks", checks}});
     }
     return nlohmann::json{{"schema", 1}, {"images", images}}.dump(2) + "\n";
 }
@@ -102,18 +141,24 @@ std::string validation_junit(const std::vector<ImageValidation>& all) {
         skipped += v.skipped();
         errors += v.error.empty() ? 0 : 1;
         char head[512];
-        std::snprintf(head, sizeof head, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
-                      xml_escape(v.image).c_str(), t, v.failed() - (v.error.empty() ? 0 : 1), v.error.empty() ? 0 : 1,
-                      v.skipped(), v.seconds);
+        std::snprintf(head, sizeof head,
+                      "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" errors=\"%d\" "
+                      "skipped=\"%d\" time=\"%.3f\">\n",
+                      xml_escape(v.image).c_str(), t, v.failed() - (v.error.empty() ? 0 : 1),
+                      v.error.empty() ? 0 : 1, v.skipped(), v.seconds);
         suites += head;
         if (!v.error.empty())
-            suites += "    <testcase classname=\"" + xml_escape(v.image) + "\" name=\"validate\"><error message=\"" +
-                      xml_escape(v.error) + "\"/></testcase>\n";
+            suites += "    <testcase classname=\"" + xml_escape(v.image) +
+                      "\" name=\"validate\"><error message=\"" + xml_escape(v.error) +
+                      "\"/></testcase>\n";
         for (const auto& c : v.checks) {
-            suites += "    <testcase classname=\"" + xml_escape(v.image) + "\" name=\"" + c.id + " " + c.name + "\">";
+            suites += "    <testcase classname=\"" + xml_escape(v.image) + "\" name=\"" + c.id +
+                      " " + c.name + "\">";
             if (c.status == "fail")
-                suites += "<failure message=\"" + xml_escape(c.message) + "\">observed: " + xml_escape(c.observed) +
-                          "\nexpected: " + xml_escape(c.expected) + "\nfix: " + xml_escape(c.fix) + "</failure>";
+                suites += "<failure message=\"" + xml_escape(c.message) +
+                          "\">observed: " + xml_escape(c.observed) +
+                          "\nexpected: " + xml_escape(c.expected) + "\nfix: " + xml_escape(c.fix) +
+                          "</failure>";
             else if (c.status == "skip")
                 suites += "<skipped message=\"" + xml_escape(c.message) + "\"/>";
             else if (c.status == "warn")
@@ -123,16 +168,21 @@ std::string validation_junit(const std::vector<ImageValidation>& all) {
         suites += "  </testsuite>\n";
     }
     char root[256];
-    std::snprintf(root, sizeof root, "<testsuites name=\"torchdock validate\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\">\n",
+    std::snprintf(root, sizeof root,
+                  "<testsuites name=\"torchdock validate\" tests=\"%d\" failures=\"%d\" "
+                  "errors=\"%d\" skipped=\"%d\">\n",
                   tests, failures, errors, skipped);
-    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + std::string(root) + suites + "</testsuites>\n";
+    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + std::string(root) + suites +
+           "</testsuites>\n";
 }
 
 std::string validation_markdown(const std::vector<ImageValidation>& all) {
-    std::string out = "## torchdock validate\n\n| image | pass | fail | warn | skip |\n|---|---|---|---|---|\n";
+    std::string out =
+        "## torchdock validate\n\n| image | pass | fail | warn | skip |\n|---|---|---|---|---|\n";
     for (const auto& v : all)
-        out += "| `" + md_escape(v.image) + "` | " + std::to_string(v.passed()) + " | " + std::to_string(v.failed()) + " | " +
-               std::to_string(v.warned()) + " | " + std::to_string(v.skipped()) + " |\n";
+        out += "| `" + md_escape(v.image) + "` | " + std::to_string(v.passed()) + " | " +
+               std::to_string(v.failed()) + " | " + std::to_string(v.warned()) + " | " +
+               std::to_string(v.skipped()) + " |\n";
     for (const auto& v : all) {
         out += "\n### `" + md_escape(v.image) + "`\n\n";
         if (!v.error.empty()) {
@@ -141,8 +191,10 @@ std::string validation_markdown(const std::vector<ImageValidation>& all) {
         }
         out += "| check | result | observed | expected | detail |\n|---|---|---|---|---|\n";
         for (const auto& c : v.checks)
-            out += "| " + c.id + " " + c.name + " | " + (c.status == "fail" ? "**FAIL**" : c.status) + " | " +
-                   md_escape(clip(c.observed, 60)) + " | " + md_escape(c.expected) + " | " + md_escape(c.message) +
+            out += "| " + c.id + " " + c.name + " | " +
+                   (c.status == "fail" ? "**FAIL**" : c.status) + " | " +
+                   md_escape(clip(c.observed, 60)) + " | " + md_escape(c.expected) + " | " +
+                   md_escape(c.message) +
                    (c.fix.empty() ? "" : " (fix: " + md_escape(c.fix) + ")") + " |\n";
     }
     return out;

@@ -21,7 +21,7 @@ struct ImageValidation {
     int warned() const;
 };
 
-std::string validation_table(const ImageValidation& v);  // one image, every check
+std::string validation_table(const ImageValidation& v);                   // one image, every check
 std::string validation_summary(const std::vector<ImageValidation>& all);  // one line per image
 std::string validation_json(const std::vector<ImageValidation>& all);
 std::string validation_junit(const std::vector<ImageValidation>& all);

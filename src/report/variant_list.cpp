@@ -12,10 +12,11 @@ std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 std::string variants_table(const std::vector<Variant>& variants) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& v : variants)
-        rows.push_back({v.name, v.manifest->image + ":" + v.tag, v.base_ref + (v.base_digest ? " (locked)" : ""),
-                        v.python, or_dash(v.torch), or_dash(v.cuda), or_dash(v.cudnn), or_dash(v.nccl),
-                        or_dash(v.min_driver)});
-    return format_table({"VARIANT", "IMAGE", "BASE", "PYTHON", "TORCH", "CUDA", "CUDNN", "NCCL", "MIN DRIVER"},
+        rows.push_back({v.name, v.manifest->image + ":" + v.tag,
+                        v.base_ref + (v.base_digest ? " (locked)" : ""), v.python, or_dash(v.torch),
+                        or_dash(v.cuda), or_dash(v.cudnn), or_dash(v.nccl), or_dash(v.min_driver)});
+    return format_table({"VARIANT", "IMAGE", "BASE", "PYTHON", "TORCH", "CUDA", "CUDNN", "NCCL",
+                         "MIN DRIVER"},
                         rows) +
            std::to_string(variants.size()) + " variants\n";
 }
@@ -23,18 +24,19 @@ std::string variants_table(const std::vector<Variant>& variants) {
 std::string variants_json(const std::vector<Variant>& variants) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& v : variants)
-        list.push_back({{"name", v.name},
-                        {"manifest", v.manifest->file},
-                        {"image", v.manifest->image + ":" + v.tag},
-                        {"base", v.base_ref},
-                        {"base_digest", v.base_digest ? nlohmann::json(*v.base_digest) : nlohmann::json()},
-                        {"axes", v.axes},
-                        {"python", v.python},
-                        {"torch", v.torch},
-                        {"cuda", v.cuda},
-                        {"cudnn", v.cudnn},
-                        {"nccl", v.nccl},
-                        {"min_driver", v.min_driver}});
+        list.push_back(
+            {{"name", v.name},
+             {"manifest", v.manifest->file},
+             {"image", v.manifest->image + ":" + v.tag},
+             {"base", v.base_ref},
+             {"base_digest", v.base_digest ? nlohmann::json(*v.base_digest) : nlohmann::json()},
+             {"axes", v.axes},
+             {"python", v.python},
+             {"torch", v.torch},
+             {"cuda", v.cuda},
+             {"cudnn", v.cudnn},
+             {"nccl", v.nccl},
+             {"min_driver", v.min_driver}});
     return list.dump(2) + "\n";
 }
 

@@ -23,7 +23,7 @@ struct Error {
 
 template <typename T>
 class [[nodiscard]] Result {
-public:
+  public:
     Result(T value) : m_v(std::move(value)) {}
     Result(Error error) : m_v(std::move(error)) {}
 
@@ -36,7 +36,7 @@ public:
     T* operator->() { return &value(); }
     const T* operator->() const { return &value(); }
 
-private:
+  private:
     std::variant<T, Error> m_v;
 };
 

@@ -45,8 +45,14 @@ void compress(std::array<std::uint32_t, 8>& h, const unsigned char* block) {
         b = a;
         a = t1 + t2;
     }
-    h[0] += a; h[1] += b; h[2] += c; h[3] += d;
-    h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+    h[5] += f;
+    h[6] += g;
+    h[7] += hh;
 }
 
 }  // namespace
@@ -64,7 +70,8 @@ std::string sha256_hex(std::string_view data) {
     tail[rest] = 0x80;
     std::size_t tail_len = rest + 1 + 8 <= 64 ? 64 : 128;
     std::uint64_t bits = std::uint64_t(data.size()) * 8;
-    for (int i = 0; i < 8; ++i) tail[tail_len - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
+    for (int i = 0; i < 8; ++i)
+        tail[tail_len - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
     compress(h, tail);
     if (tail_len == 128) compress(h, tail + 64);
 

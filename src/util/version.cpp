@@ -52,7 +52,8 @@ std::string cudnn_version_from_int(long long v) {
     if (v <= 0 || v > 10000000) return {};
     long long major = v >= 10000 ? v / 10000 : v / 1000;
     long long rest = v >= 10000 ? v % 10000 : v % 1000;
-    return std::to_string(major) + "." + std::to_string(rest / 100) + "." + std::to_string(rest % 100);
+    return std::to_string(major) + "." + std::to_string(rest / 100) + "." +
+           std::to_string(rest % 100);
 }
 
 }  // namespace td

@@ -8,7 +8,7 @@
 namespace td {
 
 class Version {
-public:
+  public:
     // Accepts 1 to 4 dot-separated decimal components, nothing else.
     static std::optional<Version> parse(std::string_view text);
 
@@ -25,7 +25,7 @@ public:
     friend bool operator<(const Version& a, const Version& b) { return compare(a, b) < 0; }
     friend bool operator<=(const Version& a, const Version& b) { return compare(a, b) <= 0; }
 
-private:
+  private:
     std::vector<int> m_parts;
 };
 

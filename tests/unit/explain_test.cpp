@@ -9,11 +9,11 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
-#include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
 
@@ -68,7 +68,8 @@ void check_rendered(const Explanation& e) {
 }
 
 // Explains `log` and requires exactly the signatures `want` (comma-separated, in order).
-std::vector<Explanation> expect(const std::string& log, const std::string& want, const nlohmann::json* fp = nullptr) {
+std::vector<Explanation> expect(const std::string& log, const std::string& want,
+                                const nlohmann::json* fp = nullptr) {
     auto ex = explain(log, fp);
     REQUIRE(ids(ex) == want);
     for (const auto& e : ex) check_rendered(e);
@@ -97,7 +98,8 @@ const std::string k_cudart_log =
 const std::string k_cudnn_crlf_log =
     "[2023-11-20 08:00:01] epoch 0 starting\r\n"
     "[2023-11-20 08:00:02] building model resnet50\r\n"
-    "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared "
+    "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open "
+    "shared "
     "object file: No such file or directory\r\n"
     "Please make sure libcudnn_cnn_infer.so.8 is in your library path!\r\n"
     "Aborted (core dumped)\r\n";
@@ -107,29 +109,35 @@ const std::string k_cudnn_preload_log =
     "  File \"<string>\", line 1, in <module>\n"
     "  File \"/app/.venv/lib/python3.11/site-packages/torch/__init__.py\", line 290, in <module>\n"
     "    _load_global_deps()\n"
-    "  File \"/app/.venv/lib/python3.11/site-packages/torch/__init__.py\", line 245, in _load_global_deps\n"
+    "  File \"/app/.venv/lib/python3.11/site-packages/torch/__init__.py\", line 245, in "
+    "_load_global_deps\n"
     "    _preload_cuda_deps(lib_folder, lib_name)\n"
-    "  File \"/app/.venv/lib/python3.11/site-packages/torch/__init__.py\", line 211, in _preload_cuda_deps\n"
+    "  File \"/app/.venv/lib/python3.11/site-packages/torch/__init__.py\", line 211, in "
+    "_preload_cuda_deps\n"
     "    raise ValueError(f\"{lib_name} not found in the system path {sys.path}\")\n"
     "ValueError: libcudnn.so.*[0-9] not found in the system path ['', '/usr/lib/python311.zip', "
     "'/app/.venv/lib/python3.11/site-packages']\n";
 
 const std::string k_nccl_log =
     "W0612 09:14:03.118000 140112 torch/distributed/run.py:779] \n"
-    "W0612 09:14:03.118000 140112 torch/distributed/run.py:779] *****************************************\n"
+    "W0612 09:14:03.118000 140112 torch/distributed/run.py:779] "
+    "*****************************************\n"
     "[rank0]: Traceback (most recent call last):\n"
     "[rank0]:   File \"/workspace/train_ddp.py\", line 2, in <module>\n"
     "[rank0]:     import torch\n"
-    "[rank0]:   File \"/opt/conda/lib/python3.11/site-packages/torch/__init__.py\", line 367, in <module>\n"
+    "[rank0]:   File \"/opt/conda/lib/python3.11/site-packages/torch/__init__.py\", line 367, in "
+    "<module>\n"
     "[rank0]:     from torch._C import *  # noqa: F403\n"
     "[rank0]: OSError: libnccl.so.2: cannot open shared object file: No such file or directory\n"
-    "E0612 09:14:04.502000 140112 torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: 1)\n";
+    "E0612 09:14:04.502000 140112 torch/distributed/elastic/multiprocessing/api.py:833] failed "
+    "(exitcode: 1)\n";
 
 const std::string k_cublas_log =
     ">>> import torch\n"
     "Traceback (most recent call last):\n"
     "  File \"<stdin>\", line 1, in <module>\n"
-    "  File \"/home/ci/.local/lib/python3.12/site-packages/torch/__init__.py\", line 405, in <module>\n"
+    "  File \"/home/ci/.local/lib/python3.12/site-packages/torch/__init__.py\", line 405, in "
+    "<module>\n"
     "    from torch._C import *  # noqa: F403\n"
     "ImportError: libcublasLt.so.12: cannot open shared object file: No such file or directory\n"
     ">>> \n";
@@ -152,7 +160,8 @@ const std::string k_no_kernel_log =
     "  File \"/workspace/bench.py\", line 41, in <module>\n"
     "    out = fused_layernorm(x, w, b)\n"
     "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
-    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace "
+    "below might be "
     "incorrect.\n"
     "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
     "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n";
@@ -160,11 +169,15 @@ const std::string k_no_kernel_log =
 // torch's warning (with ANSI colours from a coloured logger), then the first kernel launch failing.
 const std::string k_sm_log =
     "\x1b[32m2025-05-03 12:00:00\x1b[0m | \x1b[1mINFO\x1b[0m | starting ComfyUI\n"
-    "/opt/venv/lib/python3.11/site-packages/torch/cuda/__init__.py:230: \x1b[33mUserWarning\x1b[0m: \n"
-    "NVIDIA GeForce RTX 5090 with CUDA capability \x1b[1msm_120\x1b[0m is not compatible with the current PyTorch "
+    "/opt/venv/lib/python3.11/site-packages/torch/cuda/__init__.py:230: "
+    "\x1b[33mUserWarning\x1b[0m: \n"
+    "NVIDIA GeForce RTX 5090 with CUDA capability \x1b[1msm_120\x1b[0m is not compatible with the "
+    "current PyTorch "
     "installation.\n"
-    "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.\n"
-    "If you want to use the NVIDIA GeForce RTX 5090 GPU with PyTorch, please check the instructions at "
+    "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 "
+    "sm_90.\n"
+    "If you want to use the NVIDIA GeForce RTX 5090 GPU with PyTorch, please check the "
+    "instructions at "
     "https://pytorch.org/get-started/locally/\n"
     "\n"
     "  warnings.warn(\n"
@@ -209,10 +222,14 @@ const std::string k_device_query_log =
 
 const std::string k_too_old_log =
     "PyTorch version: 2.9.0+cu130\n"
-    "/root/.venv/lib/python3.12/site-packages/torch/cuda/__init__.py:180: UserWarning: CUDA initialization: The "
-    "NVIDIA driver on your system is too old (found version 12040). Please update your GPU driver by downloading and "
-    "installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: "
-    "https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver. "
+    "/root/.venv/lib/python3.12/site-packages/torch/cuda/__init__.py:180: UserWarning: CUDA "
+    "initialization: The "
+    "NVIDIA driver on your system is too old (found version 12040). Please update your GPU driver "
+    "by downloading and "
+    "installing a new version from the URL: http://www.nvidia.com/Download/index.aspx "
+    "Alternatively, go to: "
+    "https://pytorch.org to install a PyTorch version that has been compiled with your version of "
+    "the CUDA driver. "
     "(Triggered internally at /pytorch/c10/cuda/CUDAFunctions.cpp:119.)\n"
     "  return torch._C._cuda_getDeviceCount() > 0\n"
     "cuda available: False\n";
@@ -223,20 +240,25 @@ const std::string k_no_driver_log =
     "2024-05-01T10:00:00.1234568Z ##[endgroup]\n"
     "2024-05-01T10:00:02.5554321Z Traceback (most recent call last):\n"
     "2024-05-01T10:00:02.5554322Z   File \"<string>\", line 1, in <module>\n"
-    "2024-05-01T10:00:02.5554323Z   File \"/opt/hostedtoolcache/Python/3.11.9/x64/lib/python3.11/site-packages/torch/"
+    "2024-05-01T10:00:02.5554323Z   File "
+    "\"/opt/hostedtoolcache/Python/3.11.9/x64/lib/python3.11/site-packages/torch/"
     "cuda/__init__.py\", line 314, in _lazy_init\n"
     "2024-05-01T10:00:02.5554324Z     torch._C._cuda_init()\n"
-    "2024-05-01T10:00:02.5554325Z RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
+    "2024-05-01T10:00:02.5554325Z RuntimeError: Found no NVIDIA driver on your system. Please "
+    "check that you have an "
     "NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx\n"
     "2024-05-01T10:00:02.6000000Z ##[error]Process completed with exit code 1.\n";
 
 const std::string k_804_log =
     "INFO 03-26 05:25:01 cuda.py:230] Using Flash Attention backend.\n"
-    "ERROR 03-26 05:25:01 engine.py:389] Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
-    "before calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was "
+    "ERROR 03-26 05:25:01 engine.py:389] Unexpected error from cudaGetDeviceCount(). Did you run "
+    "some cuda functions "
+    "before calling NumCudaDevices() that might have already set an error? Error 804: forward "
+    "compatibility was "
     "attempted on non supported HW\n"
     "ERROR 03-26 05:25:01 engine.py:389] Traceback (most recent call last):\n"
-    "ERROR 03-26 05:25:01 engine.py:389]   File \"/usr/local/lib/python3.10/dist-packages/vllm/engine/"
+    "ERROR 03-26 05:25:01 engine.py:389]   File "
+    "\"/usr/local/lib/python3.10/dist-packages/vllm/engine/"
     "multiprocessing/engine.py\", line 380, in run_mp_engine\n";
 
 // Coloured by the launcher.
@@ -245,8 +267,10 @@ const std::string k_802_log =
     "| NVIDIA-SMI 550.90.07              Driver Version: 550.90.07      CUDA Version: 12.4     |\n"
     "|-----------------------------------------+------------------------+----------------------+\n"
     "[warmup] fabric manager never reported Completed; trying anyway\n"
-    "\x1b[31mRuntimeError\x1b[0m: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
-    "calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized\n"
+    "\x1b[31mRuntimeError\x1b[0m: Unexpected error from cudaGetDeviceCount(). Did you run some "
+    "cuda functions before "
+    "calling NumCudaDevices() that might have already set an error? Error 802: system not yet "
+    "initialized\n"
     "[warmup] cuda probe failed (rc=1); sleep 10s\n";
 
 const std::string k_ptx_log =
@@ -258,18 +282,24 @@ const std::string k_ptx_log =
     "Traceback (most recent call last):\n"
     "  File \"/work/train_gpt.py\", line 512, in <module>\n"
     "    model = torch.compile(model)\n"
-    "torch.AcceleratorError: CUDA error: the provided PTX was compiled with an unsupported toolchain.\n";
+    "torch.AcceleratorError: CUDA error: the provided PTX was compiled with an unsupported "
+    "toolchain.\n";
 
 const std::string k_cudnn_mismatch_log =
     "Traceback (most recent call last):\n"
     "  File \"/home/u/proj/infer.py\", line 20, in <module>\n"
     "    y = model(x)\n"
-    "  File \"/home/u/.conda/envs/p/lib/python3.10/site-packages/torch/backends/cudnn/__init__.py\", line 95, in "
+    "  File "
+    "\"/home/u/.conda/envs/p/lib/python3.10/site-packages/torch/backends/cudnn/__init__.py\", line "
+    "95, in "
     "_init\n"
     "    raise RuntimeError(\n"
-    "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 1, 0) but found runtime version "
-    "(8, 9, 2). PyTorch already comes bundled with cuDNN. One option to resolving this error is to ensure PyTorch can "
-    "find the bundled cuDNN. Looks like your LD_LIBRARY_PATH contains incompatible version of cudnn. Please either "
+    "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 1, 0) but "
+    "found runtime version "
+    "(8, 9, 2). PyTorch already comes bundled with cuDNN. One option to resolving this error is to "
+    "ensure PyTorch can "
+    "find the bundled cuDNN. Looks like your LD_LIBRARY_PATH contains incompatible version of "
+    "cudnn. Please either "
     "remove it from the path or install cudnn (9, 1, 0)\n";
 
 const std::string k_container_cli_log =
@@ -278,23 +308,30 @@ const std::string k_container_cli_log =
     "| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |\n"
     "|-----------------------------------------+----------------------+----------------------+\n"
     "$ docker run --rm --gpus all nvcr.io/nvidia/pytorch:24.05-py3 nvidia-smi\n"
-    "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime "
-    "create failed: runc create failed: unable to start container process: error during container init: error running "
+    "docker: Error response from daemon: failed to create task for container: failed to create "
+    "shim task: OCI runtime "
+    "create failed: runc create failed: unable to start container process: error during container "
+    "init: error running "
     "hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\n"
-    "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a newer "
+    "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update "
+    "your driver to a newer "
     "version, or use an earlier cuda container: unknown.\n";
 
 const std::string k_container_nvml_log =
     "$ docker run --rm --gpus all nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n"
-    "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime "
-    "create failed: runc create failed: unable to start container process: error during container init: error running "
+    "docker: Error response from daemon: failed to create task for container: failed to create "
+    "shim task: OCI runtime "
+    "create failed: runc create failed: unable to start container process: error during container "
+    "init: error running "
     "hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\n"
-    "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object "
+    "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot "
+    "open shared object "
     "file: no such file or directory: unknown.\n";
 
 const std::string k_no_gpu_runtime_log =
     "$ docker run --rm --gpus all ubuntu nvidia-smi\n"
-    "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].\n"
+    "docker: Error response from daemon: could not select device driver \"\" with capabilities: "
+    "[[gpu]].\n"
     "ERRO[0000] error waiting for container: context canceled\n";
 
 const std::string k_nccl_shm_log =
@@ -302,7 +339,8 @@ const std::string k_nccl_shm_log =
     "node1:2451:2451 [0] NCCL INFO NCCL version 2.20.5+cuda12.4\n"
     "node1:2451:2509 [0] NCCL INFO Channel 00/02 :    0   1\n"
     "\n"
-    "node1:2451:2509 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend /dev/shm/nccl-UG3QwZ to 9637892 "
+    "node1:2451:2509 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend "
+    "/dev/shm/nccl-UG3QwZ to 9637892 "
     "bytes\n"
     "\n"
     "node1:2451:2509 [0] misc/shmutils.cc:113 NCCL WARN Error while creating shared memory segment "
@@ -310,15 +348,18 @@ const std::string k_nccl_shm_log =
     "node1:2451:2509 [0] NCCL INFO transport/shm.cc:114 -> 2\n"
     "node1:2451:2509 [0] NCCL INFO init.cc:1089 -> 2\n"
     "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
-    "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
-    "[rank0]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+    "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), "
+    "NCCL version 2.20.5\n"
+    "[rank0]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed "
+    "or device error. \n"
     "[rank0]: Last error:\n"
     "[rank0]: Error while creating shared memory segment /dev/shm/nccl-UG3QwZ (size 9637888)\n";
 
 const std::string k_nccl_fallocate_log =
     "gpu-node-7:118:190 [1] NCCL INFO Channel 00 : 1[1] -> 0[0] via SHM/direct/direct\n"
     "\n"
-    "gpu-node-7:118:190 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device\n"
+    "gpu-node-7:118:190 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space "
+    "left on device\n"
     "gpu-node-7:118:190 [1] NCCL INFO include/shm.h:41 -> 2\n";
 
 const std::string k_nccl_generic_log =
@@ -326,7 +367,8 @@ const std::string k_nccl_generic_log =
     "Traceback (most recent call last):\n"
     "  File \"train.py\", line 88, in <module>\n"
     "    dist.barrier()\n"
-    "RuntimeError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, "
+    "RuntimeError: NCCL error in: "
+    "/opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, "
     "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.14.3\n";
 
 const std::string k_nvml_log =
@@ -343,11 +385,14 @@ const std::string k_undefined_symbol_log =
     ">>> import flash_attn\n"
     "Traceback (most recent call last):\n"
     "  File \"<stdin>\", line 1, in <module>\n"
-    "  File \"/usr/local/lib/python3.10/dist-packages/flash_attn/__init__.py\", line 3, in <module>\n"
+    "  File \"/usr/local/lib/python3.10/dist-packages/flash_attn/__init__.py\", line 3, in "
+    "<module>\n"
     "    from flash_attn.flash_attn_interface import (\n"
-    "  File \"/usr/local/lib/python3.10/dist-packages/flash_attn/flash_attn_interface.py\", line 10, in <module>\n"
+    "  File \"/usr/local/lib/python3.10/dist-packages/flash_attn/flash_attn_interface.py\", line "
+    "10, in <module>\n"
     "    import flash_attn_2_cuda as flash_attn_cuda\n"
-    "ImportError: /usr/local/lib/python3.10/dist-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+    "ImportError: "
+    "/usr/local/lib/python3.10/dist-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
     "undefined symbol: _ZN3c104cuda9SetDeviceEi\n";
 
 const std::string k_nvcc_log =
@@ -358,9 +403,12 @@ const std::string k_nvcc_log =
     "  │ exit code: 1\n"
     "  ╰─> [112 lines of output]\n"
     "      Traceback (most recent call last):\n"
-    "        File \"/tmp/pip-build-env-2kq1/overlay/lib/python3.10/site-packages/torch/utils/cpp_extension.py\", "
+    "        File "
+    "\"/tmp/pip-build-env-2kq1/overlay/lib/python3.10/site-packages/torch/utils/"
+    "cpp_extension.py\", "
     "line 413, in _check_cuda_version\n"
-    "          raise RuntimeError(CUDA_MISMATCH_MESSAGE.format(cuda_str_version, torch.version.cuda))\n"
+    "          raise RuntimeError(CUDA_MISMATCH_MESSAGE.format(cuda_str_version, "
+    "torch.version.cuda))\n"
     "      RuntimeError:\n"
     "      The detected CUDA version (12.4) mismatches the version that was used to compile\n"
     "      PyTorch (11.8). Please make sure to use the same CUDA versions.\n"
@@ -368,8 +416,10 @@ const std::string k_nvcc_log =
     "      [end of output]\n";
 
 const std::string k_device_count_log =
-    "/opt/conda/lib/python3.11/site-packages/torch/cuda/__init__.py:128: UserWarning: CUDA initialization: "
-    "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that "
+    "/opt/conda/lib/python3.11/site-packages/torch/cuda/__init__.py:128: UserWarning: CUDA "
+    "initialization: "
+    "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+    "NumCudaDevices() that "
     "might have already set an error? Error 999: unknown error (Triggered internally at "
     "../c10/cuda/CUDAFunctions.cpp:108.)\n"
     "  return torch._C._cuda_getDeviceCount() > 0\n"
@@ -378,14 +428,30 @@ const std::string k_device_count_log =
 // One sample per signature; the signature it names must come first.
 const std::map<std::string, std::string>& samples() {
     static const std::map<std::string, std::string> m = {
-        {"EX101", k_cudart_log},         {"EX102", k_cudnn_crlf_log},     {"EX103", k_nccl_log},
-        {"EX104", k_cublas_log},         {"EX105", k_libcuda_log},        {"EX110", k_no_kernel_log},
-        {"EX111", k_sm_log},             {"EX112", k_old_gpu_log},        {"EX120", k_insufficient_log},
-        {"EX121", k_too_old_log},        {"EX122", k_no_driver_log},      {"EX123", k_804_log},
-        {"EX124", k_802_log},            {"EX125", k_ptx_log},            {"EX130", k_cudnn_mismatch_log},
-        {"EX140", k_container_cli_log},  {"EX141", k_container_nvml_log}, {"EX142", k_no_gpu_runtime_log},
-        {"EX150", k_nccl_shm_log},       {"EX151", k_nccl_generic_log},   {"EX160", k_nvml_log},
-        {"EX170", k_undefined_symbol_log}, {"EX171", k_nvcc_log},         {"EX190", k_device_count_log},
+        {"EX101", k_cudart_log},
+        {"EX102", k_cudnn_crlf_log},
+        {"EX103", k_nccl_log},
+        {"EX104", k_cublas_log},
+        {"EX105", k_libcuda_log},
+        {"EX110", k_no_kernel_log},
+        {"EX111", k_sm_log},
+        {"EX112", k_old_gpu_log},
+        {"EX120", k_insufficient_log},
+        {"EX121", k_too_old_log},
+        {"EX122", k_no_driver_log},
+        {"EX123", k_804_log},
+        {"EX124", k_802_log},
+        {"EX125", k_ptx_log},
+        {"EX130", k_cudnn_mismatch_log},
+        {"EX140", k_container_cli_log},
+        {"EX141", k_container_nvml_log},
+        {"EX142", k_no_gpu_runtime_log},
+        {"EX150", k_nccl_shm_log},
+        {"EX151", k_nccl_generic_log},
+        {"EX160", k_nvml_log},
+        {"EX170", k_undefined_symbol_log},
+        {"EX171", k_nvcc_log},
+        {"EX190", k_device_count_log},
     };
     return m;
 }
@@ -422,7 +488,8 @@ TEST_CASE("every signature has a sample log that it explains first") {
     }
 }
 
-// ---- missing libraries ----------------------------------------------------------------------------
+// ---- missing libraries
+// ----------------------------------------------------------------------------
 
 TEST_CASE("missing libcudart.so.11.0 names CUDA 11 and the torch wheels built for it") {
     auto ex = expect(k_cudart_log, "EX101");
@@ -434,8 +501,9 @@ TEST_CASE("missing libcudart.so.11.0 names CUDA 11 and the torch wheels built fo
     CHECK_THAT(e.fix, ContainsSubstring("Install the CUDA 11 runtime"));
     CHECK_THAT(e.fix, ContainsSubstring("cu118 (torch 2.0.0 to 2.7.1)"));
     REQUIRE(e.evidence.size() == 1);
-    CHECK(e.evidence[0] == "L10: ImportError: libcudart.so.11.0: cannot open shared object file: No such file or "
-                           "directory");
+    CHECK(e.evidence[0] ==
+          "L10: ImportError: libcudart.so.11.0: cannot open shared object file: No such file or "
+          "directory");
     CHECK(e.verdict.empty());
 }
 
@@ -444,7 +512,8 @@ TEST_CASE("missing libcudart: the fingerprint's unresolved list confirms or rule
                       "unresolved": [{"soname": "libcudart.so.11.0",
                                       "needed_by": "/opt/venv/lib/python3.10/site-packages/amp_C.so"}]})");
     auto ex = expect(k_cudart_log, "EX101", &yes);
-    CHECK_THAT(ex[0].verdict, StartsWith("confirmed: libcudart.so.11.0 is unresolved in the fingerprint"));
+    CHECK_THAT(ex[0].verdict,
+               StartsWith("confirmed: libcudart.so.11.0 is unresolved in the fingerprint"));
     CHECK_THAT(ex[0].verdict, ContainsSubstring("amp_C.so"));
 
     auto no = fp(R"({"driver": {"version": "535.104.05", "cuda": "12.2"}, "unresolved": []})");
@@ -461,13 +530,15 @@ TEST_CASE("missing cuDNN 8 in a CRLF log: soname, major and the torch releases b
     const auto& e = ex[0];
     CHECK(fact(e, "soname") == "libcudnn_cnn_infer.so.8");
     CHECK(fact(e, "major") == "8");
-    CHECK_THAT(e.cause, ContainsSubstring("cuDNN 8 cannot be loaded (libcudnn_cnn_infer.so.8 is not on"));
+    CHECK_THAT(e.cause,
+               ContainsSubstring("cuDNN 8 cannot be loaded (libcudnn_cnn_infer.so.8 is not on"));
     CHECK_THAT(e.fix, ContainsSubstring("torch releases built against cuDNN 8: 1.13.0 to 2.3.1"));
     REQUIRE(e.evidence.size() == 1);
     CHECK_THAT(e.evidence[0], StartsWith("L3: Could not load library libcudnn_cnn_infer.so.8."));
     CHECK_THAT(e.evidence[0], !ContainsSubstring("\r"));
 
-    auto unresolved = fp(R"({"unresolved": [{"soname": "libcudnn_cnn_infer.so.8", "needed_by": "libtorch_cuda.so"}]})");
+    auto unresolved = fp(
+        R"({"unresolved": [{"soname": "libcudnn_cnn_infer.so.8", "needed_by": "libtorch_cuda.so"}]})");
     ex = expect(k_cudnn_crlf_log, "EX102", &unresolved);
     CHECK_THAT(ex[0].verdict, StartsWith("confirmed: libcudnn_cnn_infer.so.8 is unresolved"));
 }
@@ -506,7 +577,8 @@ TEST_CASE("missing libcuda.so.1: no driver visible; the fingerprint's driver dec
     CHECK_THAT(ex[0].cause, ContainsSubstring("GPU-less CI runner"));
     CHECK_THAT(ex[0].fix, ContainsSubstring("--gpus all"));
 
-    auto none = fp(R"({"gpus": [], "unresolved": [{"soname": "libcuda.so.1", "needed_by": "cupy"}]})");
+    auto none =
+        fp(R"({"gpus": [], "unresolved": [{"soname": "libcuda.so.1", "needed_by": "cupy"}]})");
     ex = expect(k_libcuda_log, "EX105", &none);
     CHECK(ex[0].verdict == "confirmed: the fingerprint shows no NVIDIA driver");
 
@@ -515,9 +587,12 @@ TEST_CASE("missing libcuda.so.1: no driver visible; the fingerprint's driver dec
     CHECK(ex[0].verdict == "ruled out: the fingerprint shows NVIDIA driver 550.54.15");
 }
 
-// ---- architectures ----------------------------------------------------------------------------------
+// ---- architectures
+// ----------------------------------------------------------------------------------
 
-TEST_CASE("no kernel image alone: generic architecture mismatch, fingerprint tells torch from extension") {
+TEST_CASE(
+    "no kernel image alone: generic architecture mismatch, fingerprint tells torch from "
+    "extension") {
     auto ex = expect(k_no_kernel_log, "EX110");
     CHECK_THAT(ex[0].cause, ContainsSubstring("TORCH_CUDA_ARCH_LIST"));
     CHECK(ex[0].evidence[0].rfind("L5: RuntimeError: CUDA error: no kernel image", 0) == 0);
@@ -526,29 +601,35 @@ TEST_CASE("no kernel image alone: generic architecture mismatch, fingerprint tel
                             "torch": {"version": "2.4.1+cu121", "cuda": "12.1",
                                       "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}})");
     ex = expect(k_no_kernel_log, "EX110", &uncovered);
-    CHECK_THAT(ex[0].verdict, StartsWith("confirmed: NVIDIA B200 (compute capability 10.0) is not covered"));
+    CHECK_THAT(ex[0].verdict,
+               StartsWith("confirmed: NVIDIA B200 (compute capability 10.0) is not covered"));
 
     auto covered = fp(R"({"gpus": [{"name": "NVIDIA A100-SXM4-80GB"}],
                           "torch": {"arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}})");
     ex = expect(k_no_kernel_log, "EX110", &covered);
-    CHECK_THAT(ex[0].verdict, StartsWith("ruled out: NVIDIA A100-SXM4-80GB (compute capability 8.0) is covered"));
+    CHECK_THAT(ex[0].verdict,
+               StartsWith("ruled out: NVIDIA A100-SXM4-80GB (compute capability 8.0) is covered"));
     CHECK_THAT(ex[0].verdict, ContainsSubstring("comes from an extension"));
 }
 
-TEST_CASE("sm_120 not in the torch build (ANSI colours): names the GPU, the list and fitting wheels") {
+TEST_CASE(
+    "sm_120 not in the torch build (ANSI colours): names the GPU, the list and fitting wheels") {
     auto ex = expect(k_sm_log, "EX111");  // the 'no kernel image' error folds into it
     const auto& e = ex[0];
     CHECK(fact(e, "sm") == "120");
     CHECK(fact(e, "sm_cc") == "12.0");
     CHECK(fact(e, "gpu") == "NVIDIA GeForce RTX 5090");
     CHECK(fact(e, "supported") == "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90");
-    CHECK_THAT(e.cause, ContainsSubstring("not compiled for sm_120 (NVIDIA GeForce RTX 5090); it supports "
-                                          "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90"));
+    CHECK_THAT(e.cause,
+               ContainsSubstring("not compiled for sm_120 (NVIDIA GeForce RTX 5090); it supports "
+                                 "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90"));
     CHECK_THAT(e.fix, ContainsSubstring("cu128 (torch 2.7.0 to 2.11.0)"));
     CHECK_THAT(e.fix, ContainsSubstring("cu129 (torch 2.8.0 to 2.11.0, 2.13.0)"));
     CHECK_THAT(e.fix, !ContainsSubstring("cu126"));
     std::string ev = all_evidence(e);
-    CHECK_THAT(ev, ContainsSubstring("L3: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible"));
+    CHECK_THAT(ev,
+               ContainsSubstring(
+                   "L3: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible"));
     CHECK_THAT(ev, ContainsSubstring("L11: RuntimeError: CUDA error: no kernel image"));
     CHECK_THAT(ev, !ContainsSubstring("\x1b"));
 
@@ -556,25 +637,32 @@ TEST_CASE("sm_120 not in the torch build (ANSI colours): names the GPU, the list
                             "torch": {"version": "2.5.1+cu124",
                                       "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}})");
     ex = expect(k_sm_log, "EX111", &old_torch);
-    CHECK_THAT(ex[0].verdict, StartsWith("confirmed: NVIDIA GeForce RTX 5090 (compute capability 12.0) is not covered "
-                                         "by torch's arch list sm_50"));
+    CHECK_THAT(
+        ex[0].verdict,
+        StartsWith("confirmed: NVIDIA GeForce RTX 5090 (compute capability 12.0) is not covered "
+                   "by torch's arch list sm_50"));
 
     auto new_torch = fp(R"({"gpus": [{"name": "NVIDIA GeForce RTX 5090", "cc": "12.0"}],
                             "torch": {"version": "2.8.0+cu128",
                                       "arch_list": ["sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]}})");
     ex = expect(k_sm_log, "EX111", &new_torch);
-    CHECK_THAT(ex[0].verdict, StartsWith("ruled out: NVIDIA GeForce RTX 5090 (compute capability 12.0) is covered"));
+    CHECK_THAT(
+        ex[0].verdict,
+        StartsWith("ruled out: NVIDIA GeForce RTX 5090 (compute capability 12.0) is covered"));
 
     // Without a torch arch list in the fingerprint the log's own list is used.
     auto gpus_only = fp(R"({"gpus": [{"name": "NVIDIA GeForce RTX 5090"}]})");
     ex = expect(k_sm_log, "EX111", &gpus_only);
-    CHECK_THAT(ex[0].verdict, StartsWith("confirmed: NVIDIA GeForce RTX 5090 (compute capability 12.0)"));
+    CHECK_THAT(ex[0].verdict,
+               StartsWith("confirmed: NVIDIA GeForce RTX 5090 (compute capability 12.0)"));
 }
 
 TEST_CASE("sm warning on one joined line; PTX in an arch list covers newer GPUs") {
     std::string log =
-        "UserWarning: NVIDIA Thor with CUDA capability sm_110 is not compatible with the current PyTorch installation. "
-        "The current PyTorch install supports CUDA capabilities sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 compute_120. "
+        "UserWarning: NVIDIA Thor with CUDA capability sm_110 is not compatible with the current "
+        "PyTorch installation. "
+        "The current PyTorch install supports CUDA capabilities sm_75 sm_80 sm_86 sm_90 sm_100 "
+        "sm_120 compute_120. "
         "If you want to use the NVIDIA Thor GPU with PyTorch, please check the instructions at "
         "https://pytorch.org/get-started/locally/\n";
     auto ex = expect(log, "EX111");
@@ -588,12 +676,15 @@ TEST_CASE("sm warning on one joined line; PTX in an arch list covers newer GPUs"
 TEST_CASE("a GPU no torch wheel covers: build from source") {
     std::string log =
         "UserWarning: \n"
-        "Tesla K40m with CUDA capability sm_35 is not compatible with the current PyTorch installation.\n"
-        "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.\n";
+        "Tesla K40m with CUDA capability sm_35 is not compatible with the current PyTorch "
+        "installation.\n"
+        "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 "
+        "sm_86 sm_90.\n";
     auto ex = expect(log, "EX111");
     CHECK(fact(ex[0], "fits_none") == "3.5");
-    CHECK_THAT(ex[0].fix, ContainsSubstring("No torch wheel torchdock knows covers compute capability 3.5: build "
-                                            "torch from source with TORCH_CUDA_ARCH_LIST=3.5"));
+    CHECK_THAT(ex[0].fix, ContainsSubstring(
+                              "No torch wheel torchdock knows covers compute capability 3.5: build "
+                              "torch from source with TORCH_CUDA_ARCH_LIST=3.5"));
 }
 
 TEST_CASE("GPU too old: K80 and the last wheels that still include it") {
@@ -604,12 +695,15 @@ TEST_CASE("GPU too old: K80 and the last wheels that still include it") {
     CHECK(fact(e, "min_cc") == "5.0");
     CHECK_THAT(e.cause, ContainsSubstring("The GPU Tesla K80 (compute capability 3.7) is older"));
     CHECK_THAT(e.fix, ContainsSubstring("cu118 (torch 2.0.0 to 2.7.1)"));
-    auto k80 = fp(R"({"gpus": [{"name": "Tesla K80"}], "torch": {"arch_list": ["sm_50", "sm_80", "sm_90"]}})");
+    auto k80 = fp(
+        R"({"gpus": [{"name": "Tesla K80"}], "torch": {"arch_list": ["sm_50", "sm_80", "sm_90"]}})");
     ex = expect(k_old_gpu_log, "EX112", &k80);
-    CHECK_THAT(ex[0].verdict, StartsWith("confirmed: Tesla K80 (compute capability 3.7) is not covered"));
+    CHECK_THAT(ex[0].verdict,
+               StartsWith("confirmed: Tesla K80 (compute capability 3.7) is not covered"));
 }
 
-// ---- drivers --------------------------------------------------------------------------------------------
+// ---- drivers
+// --------------------------------------------------------------------------------------------
 
 TEST_CASE("insufficient driver with torch's CUDA in the log names the driver floor") {
     auto ex = expect(k_insufficient_log, "EX120");
@@ -618,20 +712,26 @@ TEST_CASE("insufficient driver with torch's CUDA in the log names the driver flo
     CHECK(fact(e, "torch_version") == "2.5.1+cu124");
     CHECK(fact(e, "need_cuda") == "12.4");
     CHECK(fact(e, "min_driver") == "550.54.15");
-    CHECK(fact(e, "nvcc") == "<none>");  // "CUDA runtime version: Could not collect" is not a version
+    CHECK(fact(e, "nvcc") ==
+          "<none>");  // "CUDA runtime version: Could not collect" is not a version
     CHECK_THAT(e.cause, StartsWith("The CUDA runtime 12.4 reports error 35"));
     CHECK_THAT(e.cause, ContainsSubstring("GPU-less CI runner"));
-    CHECK_THAT(e.fix, ContainsSubstring("update the driver to >= 550.54.15 (the CUDA 12.4 toolkit floor; >= 525.60.13 "
-                                        "is enough under minor-version compatibility)"));
+    CHECK_THAT(e.fix,
+               ContainsSubstring(
+                   "update the driver to >= 550.54.15 (the CUDA 12.4 toolkit floor; >= 525.60.13 "
+                   "is enough under minor-version compatibility)"));
 
-    auto old_driver = fp(R"({"driver": {"version": "470.82.01", "cuda": "11.4"}, "torch": {"cuda": "12.4"}})");
+    auto old_driver =
+        fp(R"({"driver": {"version": "470.82.01", "cuda": "11.4"}, "torch": {"cuda": "12.4"}})");
     ex = expect(k_insufficient_log, "EX120", &old_driver);
-    CHECK(ex[0].verdict == "confirmed: driver 470.82.01 supports CUDA up to 11.4, older than the CUDA 12.4 needed");
+    CHECK(ex[0].verdict ==
+          "confirmed: driver 470.82.01 supports CUDA up to 11.4, older than the CUDA 12.4 needed");
 
     auto minor_compat = fp(R"({"driver": {"version": "535.104.05", "cuda": "12.2"}})");
     ex = expect(k_insufficient_log, "EX120", &minor_compat);
-    CHECK(ex[0].verdict == "ruled out: driver 535.104.05 supports CUDA 12.2, enough for CUDA 12.4 (same major "
-                           "version: minor-version compatibility)");
+    CHECK(ex[0].verdict ==
+          "ruled out: driver 535.104.05 supports CUDA 12.2, enough for CUDA 12.4 (same major "
+          "version: minor-version compatibility)");
 
     auto gpu_less = fp(R"({"gpus": [], "torch": {"version": "2.5.1+cu124", "cuda": "12.4"}})");
     ex = expect(k_insufficient_log, "EX120", &gpu_less);
@@ -643,12 +743,15 @@ TEST_CASE("deviceQuery on a GPU-less runner: error 35 without versions") {
     CHECK(fact(ex[0], "need_cuda") == "<none>");
     CHECK_THAT(ex[0].cause, StartsWith("The CUDA runtime reports error 35"));
     CHECK_THAT(ex[0].fix, StartsWith("Where a GPU is expected: update the driver, or use a build"));
-    CHECK(ex[0].evidence[0] == "L6: -> CUDA driver version is insufficient for CUDA runtime version");
+    CHECK(ex[0].evidence[0] ==
+          "L6: -> CUDA driver version is insufficient for CUDA runtime version");
     // The driver's CUDA version comes from the knowledge base when the fingerprint lacks it.
     auto driver_only = fp(R"({"driver": {"version": "470.82.01"}, "torch": {"cuda": "12.1"}})");
     ex = expect(k_device_query_log, "EX120", &driver_only);
-    CHECK(ex[0].verdict == "confirmed: driver 470.82.01 is older than the driver floor of CUDA 11.8, older than the CUDA "
-                           "12.1 needed");
+    CHECK(ex[0].verdict ==
+          "confirmed: driver 470.82.01 is older than the driver floor of CUDA 11.8, older than the "
+          "CUDA "
+          "12.1 needed");
 }
 
 TEST_CASE("driver too old (found version 12040) for a CUDA 13 torch") {
@@ -660,26 +763,33 @@ TEST_CASE("driver too old (found version 12040) for a CUDA 13 torch") {
     CHECK(fact(e, "min_driver") == "580.95.05");
     CHECK(fact(e, "compat_driver") == "580");
     CHECK(fact(e, "fitting_torch") == "2.7.1+cu118");
-    CHECK_THAT(e.cause, ContainsSubstring("the driver reports CUDA version 12040 (CUDA 12.4), older than the CUDA torch "
-                                          "was built with (CUDA 13.0)"));
+    CHECK_THAT(e.cause,
+               ContainsSubstring(
+                   "the driver reports CUDA version 12040 (CUDA 12.4), older than the CUDA torch "
+                   "was built with (CUDA 13.0)"));
     CHECK_THAT(e.fix, ContainsSubstring("Update the driver to >= 580.95.05"));
-    CHECK_THAT(e.fix, ContainsSubstring("torch==2.7.1+cu118 (the newest wheel built for CUDA <= 12.4)"));
+    CHECK_THAT(e.fix,
+               ContainsSubstring("torch==2.7.1+cu118 (the newest wheel built for CUDA <= 12.4)"));
 
-    auto old_driver = fp(R"({"driver": {"version": "550.54.15", "cuda": "12.4"}, "torch": {"cuda": "13.0"}})");
+    auto old_driver =
+        fp(R"({"driver": {"version": "550.54.15", "cuda": "12.4"}, "torch": {"cuda": "13.0"}})");
     ex = expect(k_too_old_log, "EX121", &old_driver);
     CHECK_THAT(ex[0].verdict, StartsWith("confirmed: driver 550.54.15 supports CUDA up to 12.4"));
-    auto new_driver = fp(R"({"driver": {"version": "580.82.07", "cuda": "13.0"}, "torch": {"cuda": "13.0"}})");
+    auto new_driver =
+        fp(R"({"driver": {"version": "580.82.07", "cuda": "13.0"}, "torch": {"cuda": "13.0"}})");
     ex = expect(k_too_old_log, "EX121", &new_driver);
     CHECK(ex[0].verdict == "ruled out: driver 580.82.07 supports CUDA 13.0, enough for CUDA 13.0");
     auto no_driver = fp(R"({"torch": {"cuda": "13.0"}})");
     ex = expect(k_too_old_log, "EX121", &no_driver);
-    CHECK(ex[0].verdict.empty());  // the log itself shows a driver; an empty fingerprint proves nothing
+    CHECK(ex[0].verdict.empty());  // the log itself shows a driver; an empty fingerprint proves
+                                   // nothing
 }
 
 TEST_CASE("no NVIDIA driver on a CI runner; libcuda and error 35 fold into it") {
     auto ex = expect(k_no_driver_log, "EX122");
     CHECK(ex[0].evidence.size() == 1);
-    CHECK_THAT(ex[0].evidence[0], StartsWith("L7: 2024-05-01T10:00:02.5554325Z RuntimeError: Found no NVIDIA driver"));
+    CHECK_THAT(ex[0].evidence[0],
+               StartsWith("L7: 2024-05-01T10:00:02.5554325Z RuntimeError: Found no NVIDIA driver"));
 
     std::string both = k_libcuda_log + k_no_driver_log + k_device_query_log;
     ex = expect(both, "EX122");
@@ -692,7 +802,8 @@ TEST_CASE("no NVIDIA driver on a CI runner; libcuda and error 35 fold into it") 
     auto none = fp(R"({"gpus": []})");
     ex = expect(k_no_driver_log, "EX122", &none);
     CHECK(ex[0].verdict == "confirmed: the fingerprint shows no NVIDIA driver");
-    auto some = fp(R"({"driver": {"version": "535.104.05", "cuda": "12.2"}, "gpus": [{"name": "NVIDIA L4"}]})");
+    auto some = fp(
+        R"({"driver": {"version": "535.104.05", "cuda": "12.2"}, "gpus": [{"name": "NVIDIA L4"}]})");
     ex = expect(k_no_driver_log, "EX122", &some);
     CHECK(ex[0].verdict == "ruled out: the fingerprint shows NVIDIA driver 535.104.05");
 }
@@ -700,18 +811,21 @@ TEST_CASE("no NVIDIA driver on a CI runner; libcuda and error 35 fold into it") 
 TEST_CASE("error 804 beats the generic cudaGetDeviceCount failure on the same line") {
     auto ex = expect(k_804_log, "EX123");
     CHECK(fact(ex[0], "code") == "804");  // captured by the folded generic signature
-    CHECK_THAT(ex[0].cause, ContainsSubstring("forward compatibility only works on data-center GPUs"));
+    CHECK_THAT(ex[0].cause,
+               ContainsSubstring("forward compatibility only works on data-center GPUs"));
     CHECK_THAT(ex[0].fix, ContainsSubstring("/usr/local/cuda/compat"));
     CHECK(ex[0].evidence.size() == 1);
-    CHECK_THAT(ex[0].evidence[0], StartsWith("L2: ERROR 03-26 05:25:01 engine.py:389] Unexpected error from"));
+    CHECK_THAT(ex[0].evidence[0],
+               StartsWith("L2: ERROR 03-26 05:25:01 engine.py:389] Unexpected error from"));
 
     auto geforce = fp(R"({"driver": {"version": "525.147.05", "cuda": "12.0"},
                           "gpus": [{"name": "NVIDIA GeForce RTX 3090", "cc": "8.6"}],
                           "env": {"LD_LIBRARY_PATH": "/usr/local/cuda/compat/lib:/usr/local/nvidia/lib64"}})");
     ex = expect(k_804_log, "EX123", &geforce);
-    CHECK(ex[0].verdict == "confirmed: NVIDIA GeForce RTX 3090 is not a data-center GPU, and CUDA forward "
-                           "compatibility runs only on data-center GPUs; LD_LIBRARY_PATH holds the compat libraries "
-                           "(/usr/local/cuda/compat/lib:/usr/local/nvidia/lib64)");
+    CHECK(ex[0].verdict ==
+          "confirmed: NVIDIA GeForce RTX 3090 is not a data-center GPU, and CUDA forward "
+          "compatibility runs only on data-center GPUs; LD_LIBRARY_PATH holds the compat libraries "
+          "(/usr/local/cuda/compat/lib:/usr/local/nvidia/lib64)");
     auto h100 = fp(R"({"gpus": [{"name": "NVIDIA H100 80GB HBM3", "cc": "9.0"}]})");
     ex = expect(k_804_log, "EX123", &h100);
     CHECK(ex[0].verdict.empty());
@@ -722,9 +836,11 @@ TEST_CASE("error 802 with ANSI colours names the Fabric Manager and the driver f
     CHECK(fact(ex[0], "driver") == "550.90.07");
     CHECK(fact(ex[0], "driver_cuda") == "12.4");
     CHECK(fact(ex[0], "code") == "802");
-    CHECK_THAT(ex[0].cause, ContainsSubstring("of a different version than the driver (550.90.07)"));
+    CHECK_THAT(ex[0].cause,
+               ContainsSubstring("of a different version than the driver (550.90.07)"));
     CHECK_THAT(ex[0].fix, ContainsSubstring("systemctl enable --now nvidia-fabricmanager"));
-    CHECK_THAT(ex[0].evidence[0], StartsWith("L5: RuntimeError: Unexpected error from cudaGetDeviceCount()"));
+    CHECK_THAT(ex[0].evidence[0],
+               StartsWith("L5: RuntimeError: Unexpected error from cudaGetDeviceCount()"));
 }
 
 TEST_CASE("PTX from a newer toolchain: torch's CUDA from its version, the driver from nvidia-smi") {
@@ -735,17 +851,22 @@ TEST_CASE("PTX from a newer toolchain: torch's CUDA from its version, the driver
     CHECK(fact(e, "min_driver") == "570.124.06");
     CHECK_THAT(e.cause, ContainsSubstring("(the driver supports CUDA 12.4)"));
     CHECK_THAT(e.cause, ContainsSubstring("(CUDA 12.8)"));
-    CHECK_THAT(e.fix, StartsWith("Update the driver to >= 570.124.06 (the CUDA 12.8 toolkit floor)"));
+    CHECK_THAT(e.fix,
+               StartsWith("Update the driver to >= 570.124.06 (the CUDA 12.8 toolkit floor)"));
 
-    auto old_driver = fp(R"({"driver": {"version": "550.163.01", "cuda": "12.4"}, "torch": {"cuda": "12.8"}})");
+    auto old_driver =
+        fp(R"({"driver": {"version": "550.163.01", "cuda": "12.4"}, "torch": {"cuda": "12.8"}})");
     ex = expect(k_ptx_log, "EX125", &old_driver);
-    CHECK(ex[0].verdict == "confirmed: driver 550.163.01 supports CUDA up to 12.4, older than the CUDA 12.8 needed");
-    auto new_driver = fp(R"({"driver": {"version": "570.211.01", "cuda": "12.8"}, "torch": {"cuda": "12.8"}})");
+    CHECK(ex[0].verdict ==
+          "confirmed: driver 550.163.01 supports CUDA up to 12.4, older than the CUDA 12.8 needed");
+    auto new_driver =
+        fp(R"({"driver": {"version": "570.211.01", "cuda": "12.8"}, "torch": {"cuda": "12.8"}})");
     ex = expect(k_ptx_log, "EX125", &new_driver);
     CHECK(ex[0].verdict == "ruled out: driver 570.211.01 supports CUDA 12.8, enough for CUDA 12.8");
 }
 
-// ---- libraries at run time --------------------------------------------------------------------------------
+// ---- libraries at run time
+// --------------------------------------------------------------------------------
 
 TEST_CASE("cuDNN mismatch: both versions from the log, LD_LIBRARY_PATH in the fingerprint") {
     auto ex = expect(k_cudnn_mismatch_log, "EX130");
@@ -753,21 +874,27 @@ TEST_CASE("cuDNN mismatch: both versions from the log, LD_LIBRARY_PATH in the fi
     CHECK(fact(e, "c_major") == "9");
     CHECK(fact(e, "r_major") == "8");
     CHECK(fact(e, "r_minor") == "9");
-    CHECK_THAT(e.cause, StartsWith("torch was compiled against cuDNN 9.1.0 but loaded cuDNN 8.9.2 at run time"));
+    CHECK_THAT(
+        e.cause,
+        StartsWith("torch was compiled against cuDNN 9.1.0 but loaded cuDNN 8.9.2 at run time"));
     CHECK_THAT(e.fix, ContainsSubstring("the system libcudnn8 package"));
     CHECK_THAT(e.fix, ContainsSubstring("torch releases built against cuDNN 8: 1.13.0 to 2.3.1."));
 
     auto shadowed = fp(R"({"torch": {"version": "2.4.1+cu121", "cudnn": 8902},
                            "env": {"LD_LIBRARY_PATH": "/usr/local/cuda-12.1/lib64"}})");
     ex = expect(k_cudnn_mismatch_log, "EX130", &shadowed);
-    CHECK(ex[0].verdict == "confirmed: torch in the fingerprint loads cuDNN 8.9.2, incompatible with the cuDNN 9.1 it "
-                           "was compiled against; LD_LIBRARY_PATH is /usr/local/cuda-12.1/lib64");
+    CHECK(
+        ex[0].verdict ==
+        "confirmed: torch in the fingerprint loads cuDNN 8.9.2, incompatible with the cuDNN 9.1 it "
+        "was compiled against; LD_LIBRARY_PATH is /usr/local/cuda-12.1/lib64");
     auto bundled = fp(R"({"torch": {"version": "2.4.1+cu121", "cudnn": 90100}})");
     ex = expect(k_cudnn_mismatch_log, "EX130", &bundled);
-    CHECK_THAT(ex[0].verdict, StartsWith("ruled out: torch in the fingerprint loads cuDNN 9.1.0, compatible"));
+    CHECK_THAT(ex[0].verdict,
+               StartsWith("ruled out: torch in the fingerprint loads cuDNN 9.1.0, compatible"));
 }
 
-// ---- containers ---------------------------------------------------------------------------------------------
+// ---- containers
+// ---------------------------------------------------------------------------------------------
 
 TEST_CASE("nvidia-container-cli cuda>=12.4 against a 535 driver") {
     auto ex = expect(k_container_cli_log, "EX140");
@@ -776,15 +903,19 @@ TEST_CASE("nvidia-container-cli cuda>=12.4 against a 535 driver") {
     CHECK(fact(e, "driver") == "535.104.05");
     CHECK(fact(e, "driver_cuda") == "12.2");
     CHECK(fact(e, "min_driver") == "550.54.15");
-    CHECK_THAT(e.cause, ContainsSubstring("requires CUDA >= 12.4 (its NVIDIA_REQUIRE_CUDA setting), but the host driver "
-                                          "535.104.05 supports an older CUDA (12.2)"));
-    CHECK_THAT(e.fix, StartsWith("Update the host driver to >= 550.54.15 (the CUDA 12.4 toolkit floor)"));
+    CHECK_THAT(e.cause,
+               ContainsSubstring(
+                   "requires CUDA >= 12.4 (its NVIDIA_REQUIRE_CUDA setting), but the host driver "
+                   "535.104.05 supports an older CUDA (12.2)"));
+    CHECK_THAT(e.fix,
+               StartsWith("Update the host driver to >= 550.54.15 (the CUDA 12.4 toolkit floor)"));
     CHECK_THAT(e.fix, ContainsSubstring("NVIDIA_DISABLE_REQUIRE=1"));
     CHECK_THAT(e.evidence[0], StartsWith("L7: nvidia-container-cli: requirement error"));
 
     auto host_535 = fp(R"({"driver": {"version": "535.104.05", "cuda": "12.2"}})");
     ex = expect(k_container_cli_log, "EX140", &host_535);
-    CHECK(ex[0].verdict == "confirmed: driver 535.104.05 supports CUDA up to 12.2, older than the CUDA 12.4 needed");
+    CHECK(ex[0].verdict ==
+          "confirmed: driver 535.104.05 supports CUDA up to 12.2, older than the CUDA 12.4 needed");
     auto host_550 = fp(R"({"driver": {"version": "550.54.15", "cuda": "12.4"}})");
     ex = expect(k_container_cli_log, "EX140", &host_550);
     CHECK(ex[0].verdict == "ruled out: driver 550.54.15 supports CUDA 12.4, enough for CUDA 12.4");
@@ -792,10 +923,14 @@ TEST_CASE("nvidia-container-cli cuda>=12.4 against a 535 driver") {
 
 TEST_CASE("nvidia-container-cli, old message layout and a CUDA the knowledge base does not know") {
     std::string log =
-        "container_linux.go:265: starting container process caused \"process_linux.go:368: container init caused "
-        "\\\"process_linux.go:351: running prestart hook 1 caused \\\\\\\"error running hook: exit status 1, stdout: , "
-        "stderr: exec command: [/usr/bin/nvidia-container-cli --load-kmods configure --require=cuda>=9.0]\\\\\\\\n"
-        "nvidia-container-cli: requirement error: unsatisfied condition: cuda >= 9.0\\\\\\\\n\\\\\\\"\\\"\"\n";
+        "container_linux.go:265: starting container process caused \"process_linux.go:368: "
+        "container init caused "
+        "\\\"process_linux.go:351: running prestart hook 1 caused \\\\\\\"error running hook: exit "
+        "status 1, stdout: , "
+        "stderr: exec command: [/usr/bin/nvidia-container-cli --load-kmods configure "
+        "--require=cuda>=9.0]\\\\\\\\n"
+        "nvidia-container-cli: requirement error: unsatisfied condition: cuda >= "
+        "9.0\\\\\\\\n\\\\\\\"\\\"\"\n";
     auto ex = expect(log, "EX140");
     CHECK(fact(ex[0], "required") == "9.0");
     CHECK(fact(ex[0], "min_driver") == "<none>");
@@ -807,11 +942,13 @@ TEST_CASE("container toolkit without a host driver, and docker without the toolk
     CHECK_THAT(ex[0].fix, ContainsSubstring("nvidia-ctk runtime configure --runtime=docker"));
     ex = expect(k_no_gpu_runtime_log, "EX142");
     CHECK(ex[0].evidence[0] ==
-          "L2: docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].");
+          "L2: docker: Error response from daemon: could not select device driver \"\" with "
+          "capabilities: [[gpu]].");
     CHECK_THAT(ex[0].fix, ContainsSubstring("nvidia-container-toolkit"));
 }
 
-// ---- NCCL ---------------------------------------------------------------------------------------------------
+// ---- NCCL
+// ---------------------------------------------------------------------------------------------------
 
 TEST_CASE("NCCL shared memory: WARN lines explain torch's unhandled system error") {
     auto ex = expect(k_nccl_shm_log, "EX150");  // the generic NCCL entry folds into it
@@ -819,11 +956,15 @@ TEST_CASE("NCCL shared memory: WARN lines explain torch's unhandled system error
     CHECK(fact(e, "segment") == "nccl-UG3QwZ");
     CHECK(fact(e, "size") == "9637892");
     CHECK(fact(e, "nccl_version") == "2.20.5+cuda12.4");
-    CHECK_THAT(e.cause, StartsWith("NCCL could not create its shared-memory segment /dev/shm/nccl-UG3QwZ (9637892 "
-                                   "bytes): /dev/shm is too small"));
+    CHECK_THAT(
+        e.cause,
+        StartsWith("NCCL could not create its shared-memory segment /dev/shm/nccl-UG3QwZ (9637892 "
+                   "bytes): /dev/shm is too small"));
     CHECK_THAT(e.fix, ContainsSubstring("--shm-size=1g"));
     std::string ev = all_evidence(e);
-    CHECK_THAT(ev, ContainsSubstring("L5: node1:2451:2509 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend"));
+    CHECK_THAT(
+        ev, ContainsSubstring(
+                "L5: node1:2451:2509 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend"));
     CHECK_THAT(ev, ContainsSubstring("L10: [rank0]: torch.distributed.DistBackendError"));
     CHECK_THAT(ev, ContainsSubstring("L11: [rank0]: ncclSystemError"));
 
@@ -838,20 +979,25 @@ TEST_CASE("NCCL shared memory: WARN lines explain torch's unhandled system error
 TEST_CASE("NCCL posix_fallocate failure (older NCCL)") {
     auto ex = expect(k_nccl_fallocate_log, "EX150");
     CHECK(fact(ex[0], "segment") == "<none>");
-    CHECK_THAT(ex[0].cause, StartsWith("NCCL could not create its shared-memory segment: /dev/shm is too small"));
+    CHECK_THAT(
+        ex[0].cause,
+        StartsWith("NCCL could not create its shared-memory segment: /dev/shm is too small"));
 }
 
 TEST_CASE("NCCL unhandled system error without WARN lines: says what is missing, no guess") {
     auto ex = expect(k_nccl_generic_log, "EX151");
     CHECK(fact(ex[0], "nccl_version") == "2.14.3");
-    CHECK_THAT(ex[0].cause, ContainsSubstring("(ncclSystemError) with NCCL 2.14.3; the log does not show which one"));
+    CHECK_THAT(
+        ex[0].cause,
+        ContainsSubstring("(ncclSystemError) with NCCL 2.14.3; the log does not show which one"));
     CHECK_THAT(ex[0].fix, StartsWith("Rerun with NCCL_DEBUG=INFO"));
     auto small = fp(R"({"shm_bytes": 67108864})");
     ex = expect(k_nccl_generic_log, "EX151", &small);
     CHECK(ex[0].verdict.empty());
 }
 
-// ---- host driver state, extensions ---------------------------------------------------------------------------
+// ---- host driver state, extensions
+// ---------------------------------------------------------------------------
 
 TEST_CASE("NVML driver/library mismatch with the dmesg versions") {
     auto ex = expect(k_nvml_log, "EX160");
@@ -859,13 +1005,15 @@ TEST_CASE("NVML driver/library mismatch with the dmesg versions") {
     CHECK(fact(e, "nvml_version") == "535.183");
     CHECK(fact(e, "client_version") == "535.183.01");
     CHECK(fact(e, "kernel_version") == "535.161.08");
-    CHECK_THAT(e.cause, ContainsSubstring("(NVML 535.183) (client 535.183.01) and the loaded kernel module "
-                                          "(535.161.08)"));
+    CHECK_THAT(e.cause,
+               ContainsSubstring("(NVML 535.183) (client 535.183.01) and the loaded kernel module "
+                                 "(535.161.08)"));
     CHECK_THAT(e.fix, StartsWith("Reboot the host"));
     auto later = fp(R"({"driver": {"version": "535.183.01", "cuda": "12.2"}})");
     ex = expect(k_nvml_log, "EX160", &later);
-    CHECK(ex[0].verdict == "ruled out: the fingerprint shows NVIDIA driver 535.183.01; the driver loads in the "
-                           "fingerprinted environment, so a reboot or module reload may already have fixed it");
+    CHECK(ex[0].verdict ==
+          "ruled out: the fingerprint shows NVIDIA driver 535.183.01; the driver loads in the "
+          "fingerprinted environment, so a reboot or module reload may already have fixed it");
     auto none = fp(R"({"gpus": []})");
     ex = expect(k_nvml_log, "EX160", &none);
     CHECK(ex[0].verdict.empty());
@@ -875,16 +1023,18 @@ TEST_CASE("undefined c10 symbol in flash-attn: extension built against another t
     auto ex = expect(k_undefined_symbol_log, "EX170");
     CHECK(fact(ex[0], "library") == "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so");
     CHECK(fact(ex[0], "symbol") == "_ZN3c104cuda9SetDeviceEi");
-    CHECK_THAT(ex[0].cause, StartsWith("flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so needs "
-                                       "_ZN3c104cuda9SetDeviceEi, which the installed torch does not export"));
+    CHECK_THAT(ex[0].cause,
+               StartsWith("flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so needs "
+                          "_ZN3c104cuda9SetDeviceEi, which the installed torch does not export"));
     CHECK_THAT(ex[0].fix, ContainsSubstring("--no-build-isolation"));
     // With collect_env output the torch version appears.
     ex = expect("PyTorch version: 2.3.0+cu121\n" + k_undefined_symbol_log, "EX170");
     CHECK_THAT(ex[0].cause, ContainsSubstring("the installed torch 2.3.0+cu121 does not export"));
     // Another namespace and the const-method form.
-    ex = expect("ImportError: /opt/venv/lib/python3.11/site-packages/vllm/_C.abi3.so: undefined symbol: "
-                "_ZNK3c1010TensorImpl4sizeEl\n",
-                "EX170");
+    ex = expect(
+        "ImportError: /opt/venv/lib/python3.11/site-packages/vllm/_C.abi3.so: undefined symbol: "
+        "_ZNK3c1010TensorImpl4sizeEl\n",
+        "EX170");
     CHECK(fact(ex[0], "library") == "_C.abi3.so");
 }
 
@@ -895,33 +1045,41 @@ TEST_CASE("nvcc 12.4 vs torch 11.8 while building an extension") {
     CHECK(fact(e, "torch_cuda") == "11.8");
     CHECK_THAT(e.cause, ContainsSubstring("is CUDA 12.4, but torch was built with CUDA 11.8"));
     CHECK_THAT(e.fix, ContainsSubstring("/usr/local/cuda-11.8"));
-    CHECK_THAT(e.fix, ContainsSubstring("torch variant built for CUDA 12.4: cu124 (torch 2.4.0 to 2.6.0)"));
+    CHECK_THAT(e.fix, ContainsSubstring(
+                          "torch variant built for CUDA 12.4: cu124 (torch 2.4.0 to 2.6.0)"));
     CHECK(e.evidence.size() == 2);
 
-    auto mismatch = fp(R"({"torch": {"version": "2.1.2+cu118", "cuda": "11.8"}, "cuda_runtime": {"version": "12.4"}})");
+    auto mismatch = fp(
+        R"({"torch": {"version": "2.1.2+cu118", "cuda": "11.8"}, "cuda_runtime": {"version": "12.4"}})");
     ex = expect(k_nvcc_log, "EX171", &mismatch);
     CHECK(ex[0].verdict == "confirmed: CUDA 11.8 and CUDA 12.4 differ in major version");
-    auto fixed = fp(R"({"torch": {"version": "2.4.1+cu124", "cuda": "12.4"}, "cuda_runtime": {"version": "12.4"}})");
+    auto fixed = fp(
+        R"({"torch": {"version": "2.4.1+cu124", "cuda": "12.4"}, "cuda_runtime": {"version": "12.4"}})");
     ex = expect(k_nvcc_log, "EX171", &fixed);
     CHECK(ex[0].verdict == "ruled out: CUDA 12.4 and CUDA 12.4 share major version 12");
 
-    ex = expect("RuntimeError: The detected CUDA version (12.1) mismatches the version that was used to compile "
-                "PyTorch (11.8)\n",
-                "EX171");
+    ex = expect(
+        "RuntimeError: The detected CUDA version (12.1) mismatches the version that was used to "
+        "compile "
+        "PyTorch (11.8)\n",
+        "EX171");
     CHECK(fact(ex[0], "found") == "12.1");
     CHECK(fact(ex[0], "torch_cuda") == "11.8");
     CHECK_THAT(ex[0].fix, ContainsSubstring("cu121 (torch 2.1.0 to 2.5.1)"));
 }
 
-TEST_CASE("cudaGetDeviceCount with an error code no signature knows: says so, names code and message") {
+TEST_CASE(
+    "cudaGetDeviceCount with an error code no signature knows: says so, names code and message") {
     auto ex = expect(k_device_count_log, "EX190");
     CHECK(fact(ex[0], "code") == "999");
     CHECK(fact(ex[0], "message") == "unknown error");
-    CHECK_THAT(ex[0].cause, StartsWith("cudaGetDeviceCount() failed with CUDA error 999 (unknown error)"));
+    CHECK_THAT(ex[0].cause,
+               StartsWith("cudaGetDeviceCount() failed with CUDA error 999 (unknown error)"));
     CHECK_THAT(ex[0].cause, ContainsSubstring("no specific signature"));
 }
 
-// ---- ordering, deduplication, unknown logs, size -------------------------------------------------------------
+// ---- ordering, deduplication, unknown logs, size
+// -------------------------------------------------------------
 
 TEST_CASE("the most root-cause-like signature comes first, whatever the log order") {
     std::string log = k_nccl_generic_log + k_insufficient_log + k_nvml_log;
@@ -931,7 +1089,8 @@ TEST_CASE("the most root-cause-like signature comes first, whatever the log orde
 
 TEST_CASE("a repeated error is one explanation with bounded evidence") {
     std::string log;
-    for (int i = 0; i < 200; ++i) log += "[rank" + std::to_string(i % 8) + "]: " + k_undefined_symbol_log;
+    for (int i = 0; i < 200; ++i)
+        log += "[rank" + std::to_string(i % 8) + "]: " + k_undefined_symbol_log;
     auto ex = expect(log, "EX170");
     CHECK(ex[0].evidence.size() <= 12);
     CHECK_THAT(ex[0].evidence[0], StartsWith("L8: "));
@@ -945,15 +1104,18 @@ TEST_CASE("logs with no known failure give nothing") {
                   "    cfg = CONFIG['lr']\n"
                   "KeyError: 'lr'\n")
               .empty());
-    CHECK(explain("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
+    CHECK(explain("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 "
+                  "has a total capacity "
                   "of 79.10 GiB of which 1.12 GiB is free.\n")
               .empty());
     // An undefined C++ symbol outside torch's namespaces is not claimed.
-    CHECK(explain("elinks: symbol lookup error: /lib64/libk5crypto.so.3: undefined symbol: EVP_KDF_ctrl, version "
+    CHECK(explain("elinks: symbol lookup error: /lib64/libk5crypto.so.3: undefined symbol: "
+                  "EVP_KDF_ctrl, version "
                   "OPENSSL_1_1_1b\n")
               .empty());
     // Someone else's missing library, and a bare mention of cuDNN.
-    CHECK(explain("error while loading shared libraries: libssl.so.1.1: cannot open shared object file: No such file\n"
+    CHECK(explain("error while loading shared libraries: libssl.so.1.1: cannot open shared object "
+                  "file: No such file\n"
                   "INFO using cuDNN 9.1.0 and libcudart.so.12\n")
               .empty());
     // Binary garbage and invalid UTF-8 do not trip the scanner.
@@ -967,12 +1129,14 @@ TEST_CASE("a 20 MB log with one matching line: found, with its line number") {
     log.reserve(21u << 20);
     std::size_t lines = 0;
     const std::string noise =
-        " | train | step {} | loss 2.3456 | lr 3.0e-04 | grad_norm 0.873 | tokens/s 182345.6 | mem 61.2 GiB\n";
+        " | train | step {} | loss 2.3456 | lr 3.0e-04 | grad_norm 0.873 | tokens/s 182345.6 | mem "
+        "61.2 GiB\n";
     while (log.size() < (10u << 20)) {
         log += "2024-06-01 12:00:00,000" + noise;
         ++lines;
     }
-    log += "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory\n";
+    log +=
+        "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory\n";
     std::size_t match_line = ++lines;
     while (log.size() < (20u << 20)) log += "2024-06-01 12:00:01,000" + noise;
     REQUIRE(log.size() >= (20u << 20));
@@ -982,26 +1146,30 @@ TEST_CASE("a 20 MB log with one matching line: found, with its line number") {
     auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     CHECK(seconds < 20.0);
     REQUIRE(ex[0].evidence.size() == 1);
-    CHECK(ex[0].evidence[0] == "L" + std::to_string(match_line) +
-                                   ": ImportError: libcudart.so.12: cannot open shared object file: No such file or "
-                                   "directory");
+    CHECK(ex[0].evidence[0] ==
+          "L" + std::to_string(match_line) +
+              ": ImportError: libcudart.so.12: cannot open shared object file: No such file or "
+              "directory");
     CHECK(fact(ex[0], "major") == "12");
 }
 
 TEST_CASE("a 20 MB single line: only its first 4096 bytes are matched") {
-    std::string head = "OSError: libnccl.so.2: cannot open shared object file: No such file or directory ";
+    std::string head =
+        "OSError: libnccl.so.2: cannot open shared object file: No such file or directory ";
     std::string tail(20u << 20, 'x');
     auto ex = expect(head + tail, "EX103");
     CHECK(ex[0].evidence[0].size() < 400);
     CHECK(explain(tail + head).empty());
 }
 
-// ---- the matcher and the templates ------------------------------------------------------------------------------
+// ---- the matcher and the templates
+// ------------------------------------------------------------------------------
 
 TEST_CASE("line templates: captures, prefixes, numbers, text and blanks") {
     auto t = LineTemplate::compile("{soname=libcudnn}: cannot open shared object file");
     REQUIRE(t);
-    auto m = t->match("OSError: /usr/lib/libcudnn_ops_infer.so.8: cannot open shared object file: x");
+    auto m =
+        t->match("OSError: /usr/lib/libcudnn_ops_infer.so.8: cannot open shared object file: x");
     REQUIRE(m);
     CHECK(m->at("soname") == "libcudnn_ops_infer.so.8");
     CHECK_FALSE(t->match("OSError: libcudart.so.12: cannot open shared object file"));
@@ -1013,12 +1181,14 @@ TEST_CASE("line templates: captures, prefixes, numbers, text and blanks") {
 
     auto greedy = LineTemplate::compile("kernel module has the version {v#}.");
     REQUIRE(greedy);
-    CHECK(greedy->match("NVRM: this kernel module has the version 535.161.08.  Please")->at("v") == "535.161.08");
+    CHECK(greedy->match("NVRM: this kernel module has the version 535.161.08.  Please")->at("v") ==
+          "535.161.08");
 
     auto text = LineTemplate::compile("use the {gpu*} GPU with PyTorch");
     REQUIRE(text);
-    CHECK(text->match("If you want to use the NVIDIA GeForce RTX 3050 Laptop GPU GPU with PyTorch, please")->at("gpu") ==
-          "NVIDIA GeForce RTX 3050 Laptop GPU");
+    CHECK(text->match("If you want to use the NVIDIA GeForce RTX 3050 Laptop GPU GPU with PyTorch, "
+                      "please")
+              ->at("gpu") == "NVIDIA GeForce RTX 3050 Laptop GPU");
 
     auto blanks = LineTemplate::compile("compiled   against\t({a#},");
     REQUIRE(blanks);
@@ -1063,7 +1233,8 @@ TEST_CASE("normalize_log_line strips escapes and control characters and repairs 
     CHECK(normalize_log_line("\x1b[1;31mError\x1b[0m:\tthing  \r") == "Error: thing");
     CHECK(normalize_log_line("\x1b]0;title\x07visible") == "visible");
     CHECK(normalize_log_line("caf\xc3\xa9 \xff ok") == "caf\xc3\xa9 ? ok");
-    CHECK(normalize_log_line("a\x01\x02" "b") == "a b");
+    CHECK(normalize_log_line("a\x01\x02"
+                             "b") == "a b");
     CHECK(normalize_log_line(std::string(5000, 'y')).size() == 4096);
 }
 
@@ -1081,11 +1252,13 @@ TEST_CASE("parse errors name the JSON path") {
     };
     const std::string good_tail =
         R"("cause": "c", "fix": "f", "checks": [], "source": ["https://docs.nvidia.com/x"]})";
-    auto ok = with(R"({"id": "EX900", "title": "t", "rank": 1, "patterns": ["some {v#} text"], )" + good_tail);
+    auto ok = with(R"({"id": "EX900", "title": "t", "rank": 1, "patterns": ["some {v#} text"], )" +
+                   good_tail);
     CHECK(ok);
 
-    auto bad_pattern = with(R"({"id": "EX900", "title": "t", "rank": 1, "patterns": ["ok text", "{a}{b} x"], )" +
-                            good_tail);
+    auto bad_pattern =
+        with(R"({"id": "EX900", "title": "t", "rank": 1, "patterns": ["ok text", "{a}{b} x"], )" +
+             good_tail);
     REQUIRE_FALSE(bad_pattern);
     CHECK_THAT(bad_pattern.error().message, ContainsSubstring("$.signatures[0].patterns[1]"));
 
@@ -1093,7 +1266,8 @@ TEST_CASE("parse errors name the JSON path") {
         R"({"schema": 1, "signatures": [{"id": "EX900", "title": "t", "rank": 1, "patterns": ["text {v#}"],
             "cause": "uses {w}", "fix": "f", "checks": [], "source": ["https://x"]}]})");
     REQUIRE_FALSE(unknown_fact);
-    CHECK_THAT(unknown_fact.error().message, ContainsSubstring("$.signatures[0].cause: unknown fact \"w\""));
+    CHECK_THAT(unknown_fact.error().message,
+               ContainsSubstring("$.signatures[0].cause: unknown fact \"w\""));
 
     auto not_guaranteed = ErrorSignatures::parse(
         R"({"schema": 1, "signatures": [{"id": "EX900", "title": "t", "rank": 1, "patterns": ["text {v#}", "other"],
@@ -1104,17 +1278,21 @@ TEST_CASE("parse errors name the JSON path") {
     auto no_source = with(R"({"id": "EX900", "title": "t", "rank": 1, "patterns": ["some text"],
         "cause": "c", "fix": "f", "checks": [], "source": []})");
     REQUIRE_FALSE(no_source);
-    CHECK_THAT(no_source.error().message, ContainsSubstring("$.signatures[0].source: expected at least one entry"));
+    CHECK_THAT(no_source.error().message,
+               ContainsSubstring("$.signatures[0].source: expected at least one entry"));
 
-    auto typo = with(R"({"id": "EX900", "title": "t", "rank": 1, "patterns": ["some text"], "sources": [], )" +
-                     good_tail);
+    auto typo = with(
+        R"({"id": "EX900", "title": "t", "rank": 1, "patterns": ["some text"], "sources": [], )" +
+        good_tail);
     REQUIRE_FALSE(typo);
-    CHECK_THAT(typo.error().message, ContainsSubstring("$.signatures[0].sources: unknown key, did you mean \"source\"?"));
+    CHECK_THAT(typo.error().message,
+               ContainsSubstring("$.signatures[0].sources: unknown key, did you mean \"source\"?"));
 
     auto bad_check = with(R"({"id": "EX900", "title": "t", "rank": 1, "patterns": ["some text"],
         "cause": "c", "fix": "f", "checks": [{"kind": "shm_max"}], "source": ["https://x"]})");
     REQUIRE_FALSE(bad_check);
-    CHECK_THAT(bad_check.error().message, ContainsSubstring("$.signatures[0].checks[0].kind: unknown check"));
+    CHECK_THAT(bad_check.error().message,
+               ContainsSubstring("$.signatures[0].checks[0].kind: unknown check"));
 
     auto rank_order = ErrorSignatures::parse(
         R"({"schema": 1, "signatures": [
@@ -1123,7 +1301,8 @@ TEST_CASE("parse errors name the JSON path") {
             {"id": "EX901", "title": "t", "rank": 5, "patterns": ["other text"], )" +
         good_tail + "]}");
     REQUIRE_FALSE(rank_order);
-    CHECK_THAT(rank_order.error().message, ContainsSubstring("$.signatures[0].supersedes[0]: EX901 must rank below"));
+    CHECK_THAT(rank_order.error().message,
+               ContainsSubstring("$.signatures[0].supersedes[0]: EX901 must rank below"));
 
     auto schema = ErrorSignatures::parse(R"({"schema": 2, "signatures": []})");
     REQUIRE_FALSE(schema);

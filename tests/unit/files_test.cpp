@@ -1,9 +1,10 @@
+#include "engine/files.hpp"
+
+#include <unistd.h>
+
 #include <catch2/catch_test_macros.hpp>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
-
-#include "engine/files.hpp"
 
 using namespace td;
 namespace fs = std::filesystem;
@@ -24,10 +25,12 @@ TEST_CASE("write_tree_atomically replaces the whole tree") {
     fs::path out = tmp.path / "dockerfiles";
     const std::string index = "{\n  \"schema\": 1,\n  \"generator\": \"torchdock\"\n}\n";
     REQUIRE(engine::write_tree_atomically(out, {{"a/Dockerfile", "A"}, {"index.json", index}}));
-    REQUIRE(engine::write_tree_atomically(out, {{"b/Dockerfile", "B"}, {"index.json", index + " "}}));
+    REQUIRE(
+        engine::write_tree_atomically(out, {{"b/Dockerfile", "B"}, {"index.json", index + " "}}));
     auto tree = engine::read_tree(out);
     REQUIRE(tree);
-    CHECK(tree.value() == std::map<std::string, std::string>{{"b/Dockerfile", "B"}, {"index.json", index + " "}});
+    CHECK(tree.value() ==
+          std::map<std::string, std::string>{{"b/Dockerfile", "B"}, {"index.json", index + " "}});
     // No staging directory is left behind.
     CHECK(std::distance(fs::directory_iterator(tmp.path), fs::directory_iterator()) == 1);
 }
@@ -38,13 +41,15 @@ TEST_CASE("a failed write leaves the previous tree intact") {
     const std::string index = "{\"generator\": \"torchdock\"}";
     REQUIRE(engine::write_tree_atomically(out, {{"a/Dockerfile", "A"}, {"index.json", index}}));
     // "x" is a file, so "x/Dockerfile" cannot be created: the write fails halfway.
-    auto st = engine::write_tree_atomically(out, {{"b/Dockerfile", "B"}, {"x", "file"}, {"x/Dockerfile", "X"}});
+    auto st = engine::write_tree_atomically(
+        out, {{"b/Dockerfile", "B"}, {"x", "file"}, {"x/Dockerfile", "X"}});
     REQUIRE_FALSE(st);
     INFO(st.error().message);
     CHECK(st.error().message.find("/x") != std::string::npos);
     auto tree = engine::read_tree(out);
     REQUIRE(tree);
-    CHECK(tree.value() == std::map<std::string, std::string>{{"a/Dockerfile", "A"}, {"index.json", index}});
+    CHECK(tree.value() ==
+          std::map<std::string, std::string>{{"a/Dockerfile", "A"}, {"index.json", index}});
     CHECK(std::distance(fs::directory_iterator(tmp.path), fs::directory_iterator()) == 1);
 }
 
@@ -63,11 +68,13 @@ TEST_CASE("a directory torchdock did not render, or a file, is never replaced") 
 
 TEST_CASE("write_files updates only the named files") {
     TempDir tmp;
-    REQUIRE(engine::write_tree_atomically(tmp.path / "t", {{"a/Dockerfile", "A"}, {"b/Dockerfile", "B"}}));
+    REQUIRE(engine::write_tree_atomically(tmp.path / "t",
+                                          {{"a/Dockerfile", "A"}, {"b/Dockerfile", "B"}}));
     REQUIRE(engine::write_files(tmp.path / "t", {{"a/Dockerfile", "A2"}}));
     auto tree = engine::read_tree(tmp.path / "t");
     REQUIRE(tree);
-    CHECK(tree.value() == std::map<std::string, std::string>{{"a/Dockerfile", "A2"}, {"b/Dockerfile", "B"}});
+    CHECK(tree.value() ==
+          std::map<std::string, std::string>{{"a/Dockerfile", "A2"}, {"b/Dockerfile", "B"}});
 }
 
 TEST_CASE("reading a missing file is an error that names it") {

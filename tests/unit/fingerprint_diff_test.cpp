@@ -1,9 +1,8 @@
-#include <catch2/catch_test_macros.hpp>
-#include <catch2/matchers/catch_matchers_string.hpp>
+#include "core/fingerprint_diff.hpp"
 
 #include <algorithm>
-
-#include "core/fingerprint_diff.hpp"
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 using namespace td;
 using Catch::Matchers::ContainsSubstring;
@@ -29,8 +28,10 @@ json base_fingerprint() {
     })");
 }
 
-const FingerprintDifference* find(const std::vector<FingerprintDifference>& d, const std::string& path) {
-    auto it = std::find_if(d.begin(), d.end(), [&](const FingerprintDifference& x) { return x.path == path; });
+const FingerprintDifference* find(const std::vector<FingerprintDifference>& d,
+                                  const std::string& path) {
+    auto it = std::find_if(d.begin(), d.end(),
+                           [&](const FingerprintDifference& x) { return x.path == path; });
     return it == d.end() ? nullptr : &*it;
 }
 
@@ -85,8 +86,8 @@ TEST_CASE("a driver change ranks above a cuDNN change above a python change abov
 TEST_CASE("minor-only version changes weigh less than major ones") {
     json a = base_fingerprint();
     json patch = a, major = a, minor_driver = a, major_driver = a, minor_cuda = a, major_cuda = a;
-    patch["torch"]["cudnn"] = 90101;   // 9.1.0 -> 9.1.1
-    major["torch"]["cudnn"] = 8902;    // 9.1.0 -> 8.9.2
+    patch["torch"]["cudnn"] = 90101;  // 9.1.0 -> 9.1.1
+    major["torch"]["cudnn"] = 8902;   // 9.1.0 -> 8.9.2
     minor_driver["driver"]["version"] = "535.183.01";
     major_driver["driver"]["version"] = "550.54.15";
     minor_cuda["cuda_runtime"]["version"] = "12.4";
@@ -109,23 +110,25 @@ TEST_CASE("minor-only version changes weigh less than major ones") {
 
 TEST_CASE("the ranking follows the documented order of categories") {
     json a = base_fingerprint(), b = base_fingerprint();
-    b["driver"]["version"] = "550.54.15";                              // driver
-    b["cuda_runtime"]["version"] = "13.0";                             // cuda runtime major
-    b["torch"]["cudnn"] = 8902;                                        // cudnn
-    b["torch"]["nccl"] = "2.21.5";                                     // nccl
-    b["torch"]["cuda"] = "12.4";                                       // torch CUDA
+    b["driver"]["version"] = "550.54.15";                                  // driver
+    b["cuda_runtime"]["version"] = "13.0";                                 // cuda runtime major
+    b["torch"]["cudnn"] = 8902;                                            // cudnn
+    b["torch"]["nccl"] = "2.21.5";                                         // nccl
+    b["torch"]["cuda"] = "12.4";                                           // torch CUDA
     b["env"]["LD_LIBRARY_PATH"] = "/opt/other/lib:/usr/local/cuda/lib64";  // search path
-    b["gpus"][0]["name"] = "NVIDIA H200";                              // GPU model (same cc)
-    b["torch"]["version"] = "2.5.1+cu124";                             // torch version
-    b["shm_bytes"] = 8589934592LL;                                     // /dev/shm
-    b["env"]["NCCL_P2P_DISABLE"] = "0";                                // NCCL_* env
-    b["os"]["glibc"] = "2.39";                                         // OS
-    b["python"]["version"] = "3.12.3";                                 // python
-    b["gpus"][0]["memory_bytes"] = 150754820096LL;                     // cosmetic
+    b["gpus"][0]["name"] = "NVIDIA H200";                                  // GPU model (same cc)
+    b["torch"]["version"] = "2.5.1+cu124";                                 // torch version
+    b["shm_bytes"] = 8589934592LL;                                         // /dev/shm
+    b["env"]["NCCL_P2P_DISABLE"] = "0";                                    // NCCL_* env
+    b["os"]["glibc"] = "2.39";                                             // OS
+    b["python"]["version"] = "3.12.3";                                     // python
+    b["gpus"][0]["memory_bytes"] = 150754820096LL;                         // cosmetic
     auto d = diff_fingerprints(a, b);
-    std::vector<std::string> order = {"driver.version", "cuda_runtime.version", "torch.cudnn", "torch.nccl", "torch.cuda",
-                                      "env.LD_LIBRARY_PATH", "gpus[0].name", "torch.version", "shm_bytes",
-                                      "env.NCCL_P2P_DISABLE", "os.glibc", "python.version", "gpus[0].memory_bytes"};
+    std::vector<std::string> order = {
+        "driver.version",      "cuda_runtime.version", "torch.cudnn",  "torch.nccl",
+        "torch.cuda",          "env.LD_LIBRARY_PATH",  "gpus[0].name", "torch.version",
+        "shm_bytes",           "env.NCCL_P2P_DISABLE", "os.glibc",     "python.version",
+        "gpus[0].memory_bytes"};
     for (std::size_t i = 1; i < order.size(); ++i) {
         INFO(order[i - 1] << " before " << order[i]);
         CHECK(index_of(d, order[i - 1]) < index_of(d, order[i]));
@@ -136,16 +139,18 @@ TEST_CASE("the ranking follows the documented order of categories") {
     CHECK(find(d, "os.glibc")->category == "os");
     CHECK(find(d, "gpus[0].name")->category == "gpu");
     CHECK(find(d, "torch.version")->category == "torch");
-    CHECK(std::is_sorted(d.begin(), d.end(), [](const FingerprintDifference& x, const FingerprintDifference& y) {
-        return x.weight > y.weight || (x.weight == y.weight && x.path < y.path);
-    }));
+    CHECK(std::is_sorted(
+        d.begin(), d.end(), [](const FingerprintDifference& x, const FingerprintDifference& y) {
+            return x.weight > y.weight || (x.weight == y.weight && x.path < y.path);
+        }));
 }
 
 TEST_CASE("B has an sm_90 GPU that A's torch arch list lacks") {
     json a = base_fingerprint(), b = base_fingerprint();
     a["torch"]["arch_list"] = {"sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86"};
     b["torch"]["arch_list"] = a["torch"]["arch_list"];  // the same image on both hosts
-    a["gpus"][0] = {{"name", "NVIDIA A100-SXM4-80GB"}, {"cc", "8.0"}, {"memory_bytes", 85899345920LL}};
+    a["gpus"][0] = {
+        {"name", "NVIDIA A100-SXM4-80GB"}, {"cc", "8.0"}, {"memory_bytes", 85899345920LL}};
     auto d = diff_fingerprints(a, b);
     const FingerprintDifference* gap = find(d, "torch.arch_list[sm_90]");
     REQUIRE(gap);
@@ -178,7 +183,8 @@ TEST_CASE("libraries, duplicates and unresolved are keyed by name") {
         {"name": "cudnn", "soname": "libcudnn.so.8", "path": "/opt/conda/lib/libcudnn.so.8", "version": "8.9.2"}])");
     b["duplicates"] = json::parse(R"([{"name": "cudnn", "copies": [
         {"path": "/opt/conda/lib/libcudnn.so.8", "version": "8.9.2"}, {"path": "/usr/lib/libcudnn.so.9", "version": "9.1.0"}]}])");
-    b["unresolved"] = json::parse(R"([{"soname": "libcublasLt.so.12", "needed_by": "/usr/lib/libcudnn.so.9"}])");
+    b["unresolved"] =
+        json::parse(R"([{"soname": "libcublasLt.so.12", "needed_by": "/usr/lib/libcudnn.so.9"}])");
     auto d = diff_fingerprints(a, b);
     const FingerprintDifference* cudnn = find(d, "libraries[cudnn]");
     REQUIRE(cudnn);
@@ -204,8 +210,10 @@ TEST_CASE("libraries, duplicates and unresolved are keyed by name") {
 
 TEST_CASE("libraries without a name (the libs probe) are keyed by soname") {
     json a = base_fingerprint(), b = base_fingerprint();
-    a["libraries"] = json::parse(R"([{"soname": "libcudnn.so.9", "path": "/usr/lib/libcudnn.so.9", "found_via": "ldconfig"}])");
-    b["libraries"] = json::parse(R"([{"soname": "libcudnn.so.9", "path": "/opt/conda/lib/libcudnn.so.9", "found_via": "LD_LIBRARY_PATH"}])");
+    a["libraries"] = json::parse(
+        R"([{"soname": "libcudnn.so.9", "path": "/usr/lib/libcudnn.so.9", "found_via": "ldconfig"}])");
+    b["libraries"] = json::parse(
+        R"([{"soname": "libcudnn.so.9", "path": "/opt/conda/lib/libcudnn.so.9", "found_via": "LD_LIBRARY_PATH"}])");
     auto d = diff_fingerprints(a, b);
     const FingerprintDifference* lib = find(d, "libraries[cudnn]");
     REQUIRE(lib);

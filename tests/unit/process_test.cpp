@@ -349,8 +349,7 @@ TEST_CASE("process: a timeout is required and argv must not be empty") {
 // Regression tests for bugs found by these tests and fixed (tag [regression]).
 // ---------------------------------------------------------------------------------------
 
-TEST_CASE("process: a throwing on_line callback does not leave the child running",
-          "[regression]") {
+TEST_CASE("process: a throwing on_line callback does not leave the child running", "[regression]") {
     // run_process has no cleanup on exceptions: when on_line throws (BuildProgress::feed can,
     // see build_progress_test.cpp), the exception leaves run_process while the child and its
     // process group keep running, unreaped.

@@ -1,13 +1,14 @@
+#include "core/source_json.hpp"
+
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
-
-#include "core/source_json.hpp"
 
 using namespace td;
 using Catch::Matchers::ContainsSubstring;
 
 TEST_CASE("values remember their line and column") {
-    auto r = parse_source_json("{\n  // comment\n  \"a\": [1, \"x\"],\n  /* block */ \"b\": true,\n}");
+    auto r =
+        parse_source_json("{\n  // comment\n  \"a\": [1, \"x\"],\n  /* block */ \"b\": true,\n}");
     REQUIRE(r.errors.empty());
     const JsonValue* a = r.value.find("a");
     REQUIRE(a);
@@ -26,11 +27,16 @@ TEST_CASE("syntax errors say where") {
 }
 
 TEST_CASE("duplicate keys, raw control characters and deep nesting are refused") {
-    CHECK_THAT(parse_source_json("{\"a\":1,\"a\":2}").errors.at(0).message, ContainsSubstring("duplicate key"));
-    CHECK_THAT(parse_source_json("[\"a\nb\"]").errors.at(0).message, ContainsSubstring("control character"));
-    CHECK_THAT(parse_source_json(std::string(100, '[')).errors.at(0).message, ContainsSubstring("nesting"));
-    CHECK_THAT(parse_source_json("{\"a\":1} x").errors.at(0).message, ContainsSubstring("after the top-level"));
-    CHECK_THAT(parse_source_json("/* open").errors.at(0).message, ContainsSubstring("unterminated"));
+    CHECK_THAT(parse_source_json("{\"a\":1,\"a\":2}").errors.at(0).message,
+               ContainsSubstring("duplicate key"));
+    CHECK_THAT(parse_source_json("[\"a\nb\"]").errors.at(0).message,
+               ContainsSubstring("control character"));
+    CHECK_THAT(parse_source_json(std::string(100, '[')).errors.at(0).message,
+               ContainsSubstring("nesting"));
+    CHECK_THAT(parse_source_json("{\"a\":1} x").errors.at(0).message,
+               ContainsSubstring("after the top-level"));
+    CHECK_THAT(parse_source_json("/* open").errors.at(0).message,
+               ContainsSubstring("unterminated"));
     CHECK_FALSE(parse_source_json("[1e999]").errors.empty());
 }
 

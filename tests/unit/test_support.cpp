@@ -6,7 +6,9 @@
 
 namespace td::test {
 
-std::string source_path(const std::string& rel) { return std::string(TORCHDOCK_SOURCE_DIR) + "/" + rel; }
+std::string source_path(const std::string& rel) {
+    return std::string(TORCHDOCK_SOURCE_DIR) + "/" + rel;
+}
 
 const KnowledgeBase& real_kb() {
     static const KnowledgeBase kb = [] {
@@ -18,7 +20,8 @@ const KnowledgeBase& real_kb() {
 }
 
 RenderPlan plan_one(const std::string& manifest_text, const std::string& file) {
-    return plan_render({ManifestSource{file, manifest_text, std::nullopt, std::nullopt}}, real_kb());
+    return plan_render({ManifestSource{file, manifest_text, std::nullopt, std::nullopt}},
+                       real_kb());
 }
 
 std::string problems_text(const RenderPlan& plan) {
