@@ -12,8 +12,8 @@ struct FingerprintDifference {
     std::string a, b;  // the values in A and B; "(absent)" where one side lacks it
     std::string category;  // driver | cuda | cudnn | nccl | arch | libraries | search_path | torch
                            // | gpu | os | python | env | cosmetic
-    int weight = 0;   // higher = more likely to break a GPU job
-    std::string why;  // one line: why this difference matters
+    int weight = 0;        // higher = more likely to break a GPU job
+    std::string why;       // one line: why this difference matters
 };
 
 // Every leaf that differs (objects flattened; libraries, duplicates and unresolved keyed by
