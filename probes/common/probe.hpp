@@ -172,6 +172,19 @@ class Library {
     std::string m_error;
 };
 
+// Splits `s` at `sep`; empty pieces are dropped unless `keep_empty`.
+inline std::vector<std::string> split(const std::string& s, char sep, bool keep_empty = true) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (true) {
+        std::size_t p = s.find(sep, start);
+        std::string part = s.substr(start, p == std::string::npos ? std::string::npos : p - start);
+        if (keep_empty || !part.empty()) out.push_back(part);
+        if (p == std::string::npos) return out;
+        start = p + 1;
+    }
+}
+
 // Parses "--name=value" flags; unknown flags are an error the probe reports.
 inline std::map<std::string, std::string> parse_flags(int argc, char** argv) {
     std::map<std::string, std::string> out;

@@ -27,6 +27,10 @@ using namespace ncclprobe;
 
 namespace {
 
+std::vector<std::string> split(const std::string& s, char sep) {
+    return probe::split(s, sep, false);
+}
+
 struct Entry {
     std::string dtype;
     size_t bytes = 0;
@@ -103,19 +107,6 @@ bool parse_size(std::string s, size_t& out) {
     if (!parse_u64(s, v) || v == 0 || v > (1ull << 40) / mult) return false;
     out = static_cast<size_t>(v * mult);
     return true;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    for (;;) {
-        size_t p = s.find(sep, start);
-        std::string part = s.substr(start, p == std::string::npos ? std::string::npos : p - start);
-        if (!part.empty()) out.push_back(part);
-        if (p == std::string::npos) break;
-        start = p + 1;
-    }
-    return out;
 }
 
 // ---- report ------------------------------------------------------------------------------
