@@ -101,34 +101,15 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
                 target.registry != ref->registry ? " (via " + target.registry + ")" : "";
             engine::DigestAnswer a = engine::resolve_digest(target);
             auto prev = previous.find(ref_text);
-            std::string status;
-            if (a.kind == engine::DigestAnswer::Kind::Found) {
+            LockVerdict verdict = judge_lock(
+                a, prev == previous.end() ? std::nullopt : std::optional(prev->second.digest),
+                opts.check);
+            if (a.kind == engine::DigestAnswer::Kind::Found)
                 resolved[ref_text] = {a.digest, a.media_type};
-                if (opts.check) {
-                    if (prev == previous.end())
-                        status = "NOT LOCKED", ++drifted;
-                    else if (prev->second.digest != a.digest)
-                        status =
-                            "CHANGED upstream (locked " + short_digest(prev->second.digest) + ")",
-                        ++drifted;
-                    else
-                        status = "ok";
-                } else {
-                    status = prev == previous.end()            ? "locked"
-                             : prev->second.digest == a.digest ? "unchanged"
-                                                               : "updated";
-                }
-            } else if (a.kind == engine::DigestAnswer::Kind::NotFound) {
-                status = "GONE: the tag no longer exists (" + a.message + ")";
-                if (opts.check)
-                    ++drifted;
-                else
-                    ++failed, file_ok = false;
-            } else {
-                status = "ERROR: " + a.message;
-                ++failed;
-                file_ok = false;
-            }
+            drifted += verdict.drift;
+            failed += verdict.failure;
+            file_ok = file_ok && !verdict.failure;
+            const std::string& status = verdict.status;
             rows.push_back(
                 {ref_text + via, a.digest.empty() ? "-" : short_digest(a.digest), status});
         }

@@ -42,6 +42,31 @@ LockDigests parse_lockfile(std::string_view text, Diagnostics& diags) {
     return out;
 }
 
+LockVerdict judge_lock(const RegistryAnswer& a, const std::optional<std::string>& previous,
+                       bool check) {
+    auto short_digest = [](const std::string& d) { return d.size() > 19 ? d.substr(0, 19) : d; };
+    switch (a.kind) {
+        case RegistryAnswer::Kind::Found:
+            if (check) {
+                if (!previous) return {"NOT LOCKED", true, false};
+                if (*previous != a.digest)
+                    return {"CHANGED upstream (locked " + short_digest(*previous) + ")", true,
+                            false};
+                return {"ok", false, false};
+            }
+            return {!previous               ? "locked"
+                    : *previous == a.digest ? "unchanged"
+                                            : "updated",
+                    false, false};
+        case RegistryAnswer::Kind::NotFound:
+            // An end-of-life tag was deleted: drift for --check, a failure to lock otherwise.
+            return {"GONE: the tag no longer exists (" + a.message + ")", check, !check};
+        case RegistryAnswer::Kind::Failed:
+            break;
+    }
+    return {"ERROR: " + a.message, false, true};
+}
+
 std::string render_lockfile(const std::map<std::string, LockEntry>& entries) {
     nlohmann::json images = nlohmann::json::object();
     for (const auto& [ref, e] : entries) {

@@ -6,15 +6,13 @@
 #include <string>
 
 #include "core/image_ref.hpp"
+#include "core/lockfile.hpp"
 
 namespace td::engine {
 
-struct DigestAnswer {
-    enum class Kind { Found, NotFound, Failed };
-    Kind kind = Kind::Failed;
-    std::string digest;      // Found: "sha256:..."
+// The registry's answer (core/lockfile.hpp judges it) plus the manifest's media type.
+struct DigestAnswer : RegistryAnswer {
     std::string media_type;  // Found: the manifest's media type (index or single manifest)
-    std::string message;     // NotFound/Failed: what the registry (or the network) said
 };
 
 struct RegistryTimeouts {

@@ -637,3 +637,23 @@ TEST_CASE("lock file: a file without \"schema\" or \"images\" is reported, not a
         }));
     }
 }
+
+TEST_CASE("lock verdicts: what a registry answer means for lock and lock --check") {
+    using K = RegistryAnswer::Kind;
+    const std::string a = "sha256:" + std::string(64, 'a'), b = "sha256:" + std::string(64, 'b');
+    CHECK(judge_lock({K::Found, a, ""}, std::nullopt, false).status == "locked");
+    CHECK(judge_lock({K::Found, a, ""}, a, false).status == "unchanged");
+    CHECK(judge_lock({K::Found, b, ""}, a, false).status == "updated");
+    CHECK(judge_lock({K::Found, a, ""}, a, true).status == "ok");
+    auto changed = judge_lock({K::Found, b, ""}, a, true);
+    CHECK(changed.drift);
+    CHECK(changed.status.rfind("CHANGED upstream (locked sha256:aaaaaaaaaaaa)", 0) == 0);
+    CHECK(judge_lock({K::Found, a, ""}, std::nullopt, true).drift);
+    auto gone = judge_lock({K::NotFound, "", "MANIFEST_UNKNOWN: manifest unknown"}, a, true);
+    CHECK(gone.drift);
+    CHECK_FALSE(gone.failure);
+    CHECK(judge_lock({K::NotFound, "", "x"}, a, false).failure);
+    auto err = judge_lock({K::Failed, "", "connection refused"}, a, true);
+    CHECK(err.failure);
+    CHECK(err.status == "ERROR: connection refused");
+}
