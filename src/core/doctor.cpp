@@ -225,7 +225,8 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb) {
     if (loader_cudnn.is_object() && !loader_cudnn.value("cuda", std::string()).empty()) {
         std::string built_for = loader_cudnn["cuda"].get<std::string>();
         std::string major = split(built_for, '.')[0];
-        std::string soname = major == "11" ? "libcudart.so.11.0" : "libcudart.so." + major;
+        std::string soname = kb.cudart_soname(major);
+        if (soname.empty()) soname = "libcudart for CUDA " + major;
         if (runtime.empty() || split(runtime, '.')[0] != major)
             add("DR114", "error", "cuDNN needs a CUDA runtime the environment does not have",
                 "cuDNN " + loader_cudnn.value("version", std::string()) + " was built for CUDA " +

@@ -34,6 +34,7 @@ void load_cuda(const json& doc, std::vector<CudaMinor>& out) {
                 {r.at("version").get<std::string>(), r.at("min_driver_linux").get<std::string>()});
         m.minor_compat_min_driver = c.at("minor_compat_min_driver_linux").get<std::string>();
         m.sm = c.at("sm").get<std::vector<int>>();
+        m.cudart_soname = c.at("cudart_soname").get<std::string>();
         out.push_back(std::move(m));
     }
 }
@@ -234,6 +235,13 @@ const CudaImageRelease* KnowledgeBase::cuda_image(const std::string& major_minor
         if (!best || *Version::parse(best->cuda) < *Version::parse(c.cuda)) best = &c;
     }
     return best;
+}
+
+std::string KnowledgeBase::cudart_soname(const std::string& major) const {
+    std::string m = major.substr(0, major.find('.'));
+    for (const auto& c : m_cuda)
+        if (c.version.substr(0, c.version.find('.')) == m) return c.cudart_soname;
+    return {};
 }
 
 std::string KnowledgeBase::min_driver(const std::string& major_minor) const {

@@ -22,6 +22,7 @@ struct CudaMinor {
     std::vector<CudaRelease> releases;
     std::string minor_compat_min_driver;
     std::vector<int> sm;  // real architectures nvcc can compile for, cc*10
+    std::string cudart_soname;  // "libcudart.so.12" ("libcudart.so.11.0" for CUDA 11)
 };
 
 struct GpuModel {
@@ -90,6 +91,8 @@ class KnowledgeBase {
     // The newest nvidia/cuda release of CUDA x.y that has tags for `os` (with cuDNN if asked).
     const CudaImageRelease* cuda_image(const std::string& major_minor, const std::string& os,
                                        bool cudnn) const;
+    // The SONAME of libcudart for CUDA `major` ("12" or "12.4"); empty when unknown.
+    std::string cudart_soname(const std::string& major) const;
     // Toolkit driver floor of CUDA x.y: that of its newest patch release.
     std::string min_driver(const std::string& major_minor) const;
 

@@ -193,7 +193,8 @@ class Judge {
         std::string runtime = observed_cuda();
         std::string major = split(built_for, '.')[0];
         // cuDNN loads libcudart of its own CUDA major at run time (dlopen, not DT_NEEDED).
-        std::string soname = major == "11" ? "libcudart.so.11.0" : "libcudart.so." + major;
+        std::string soname = m_kb.cudart_soname(major);
+        if (soname.empty()) soname = "libcudart for CUDA " + major;
         if (runtime.empty())
             return add("TD103", "fail", built_for, "a CUDA " + major + " runtime",
                        "cuDNN was built for CUDA " + built_for + " and needs " + soname +
