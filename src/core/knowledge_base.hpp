@@ -21,7 +21,7 @@ struct CudaMinor {
     std::string version;  // "12.4"
     std::vector<CudaRelease> releases;
     std::string minor_compat_min_driver;
-    std::vector<int> sm;  // real architectures nvcc can compile for, cc*10
+    std::vector<int> sm;        // real architectures nvcc can compile for, cc*10
     std::string cudart_soname;  // "libcudart.so.12" ("libcudart.so.11.0" for CUDA 11)
 };
 
