@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/render_plan.hpp"
+#include "core/render/render_plan.hpp"
 #include "engine/project_loader.hpp"
 
 extern char** environ;

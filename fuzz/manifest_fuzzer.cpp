@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/render_plan.hpp"
+#include "core/render/render_plan.hpp"
 #include "engine/project_loader.hpp"
 
 namespace {

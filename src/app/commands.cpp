@@ -4,7 +4,7 @@
 
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
-#include "core/render_plan.hpp"
+#include "core/render/render_plan.hpp"
 #include "engine/files.hpp"
 #include "engine/project_loader.hpp"
 #include "report/variant_list.hpp"

@@ -5,7 +5,7 @@
 #include "app/commands.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
-#include "core/doctor.hpp"
+#include "core/diagnose/doctor.hpp"
 #include "engine/container_run.hpp"
 #include "engine/environment_facts.hpp"
 #include "engine/files.hpp"

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "core/settings.hpp"
+#include "core/build/settings.hpp"
 #include "engine/files.hpp"
 #include "util/strings.hpp"
 

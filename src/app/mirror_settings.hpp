@@ -1,6 +1,6 @@
 #pragma once
 #include "app/commands.hpp"
-#include "core/image_ref.hpp"
+#include "core/build/image_ref.hpp"
 #include "util/result.hpp"
 
 namespace td::app {

@@ -10,7 +10,7 @@
 #include "app/commands.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
-#include "core/validation.hpp"
+#include "core/validate/checks.hpp"
 #include "engine/container_run.hpp"
 #include "engine/docker_api.hpp"
 #include "engine/environment_facts.hpp"

@@ -5,7 +5,7 @@
 #include <map>
 #include <mutex>
 
-#include "core/build_progress.hpp"
+#include "core/build/build_progress.hpp"
 #include "engine/files.hpp"
 #include "engine/process.hpp"
 #include "util/strings.hpp"

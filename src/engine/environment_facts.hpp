@@ -4,7 +4,7 @@
 // an image through a throwaway container.
 #include <string>
 
-#include "core/doctor.hpp"
+#include "core/diagnose/doctor.hpp"
 #include "engine/docker_api.hpp"
 
 namespace td::engine {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/validation.hpp"
+#include "core/validate/checks.hpp"
 #include "engine/docker_api.hpp"
 
 namespace td::engine {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/knowledge_base.hpp"
-#include "core/render_plan.hpp"
+#include "core/knowledge/knowledge_base.hpp"
+#include "core/render/render_plan.hpp"
 #include "util/result.hpp"
 
 namespace td::engine {

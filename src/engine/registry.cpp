@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/grammar.hpp"
+#include "core/render/grammar.hpp"
 #include "engine/http.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"

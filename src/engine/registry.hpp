@@ -5,8 +5,8 @@
 #include <chrono>
 #include <string>
 
-#include "core/image_ref.hpp"
-#include "core/lockfile.hpp"
+#include "core/build/image_ref.hpp"
+#include "core/render/lockfile.hpp"
 
 namespace td::engine {
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "core/build_record.hpp"
+#include "core/build/build_record.hpp"
 
 namespace td::report {
 

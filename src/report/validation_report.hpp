@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/validation.hpp"
+#include "core/validate/checks.hpp"
 
 namespace td::report {
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "core/variant.hpp"
+#include "core/render/variant.hpp"
 
 namespace td::report {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "core/knowledge_base.hpp"
-#include "core/render_plan.hpp"
+#include "core/knowledge/knowledge_base.hpp"
+#include "core/render/render_plan.hpp"
 
 namespace td::test {
 

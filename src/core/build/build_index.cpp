@@ -1,0 +1,74 @@
+#include "core/build/build_index.hpp"
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "core/render/grammar.hpp"
+#include "util/strings.hpp"
+
+namespace td {
+
+Result<std::vector<IndexEntry>> parse_build_index(const std::string& text,
+                                                  const std::string& path) {
+    std::vector<IndexEntry> out;
+    try {
+        auto doc = nlohmann::json::parse(text);
+        if (doc.value("schema", 0) != 1)
+            return Error{ErrorKind::Config, path + ": unsupported index schema"};
+        for (const auto& v : doc.at("variants")) {
+            IndexEntry e;
+            e.name = v.at("name").get<std::string>();
+            e.family = v.at("family").get<std::string>();
+            e.image = v.at("image").get<std::string>();
+            e.tag = v.at("tag").get<std::string>();
+            e.dockerfile = v.at("dockerfile").get<std::string>();
+            e.base = v.at("base").get<std::string>();
+            // The index is an input too: refuse anything that could escape the tree or the CLI.
+            if (!grammar::check_image_reference(e.reference()).empty() ||
+                !grammar::check_variant_name(e.name).empty() ||
+                e.dockerfile != e.name + "/Dockerfile" ||
+                !grammar::check_family_name(e.family).empty())
+                return Error{ErrorKind::Config,
+                             path + ": invalid entry for variant " + quote_value(e.name)};
+            out.push_back(std::move(e));
+        }
+    } catch (const nlohmann::json::exception& e) {
+        return Error{ErrorKind::Config, path + ": " + e.what() + " (re-run `torchdock render`)"};
+    }
+    return out;
+}
+
+std::string rewrite_from_lines(const std::string& dockerfile,
+                               const std::function<std::string(const std::string&)>& rewrite) {
+    std::string out;
+    for (const auto& line : split(dockerfile, '\n')) {
+        std::size_t lead = line.find_first_not_of(" \t");
+        bool is_from = lead != std::string::npos && to_lower(line.substr(lead, 4)) == "from" &&
+                       line.size() > lead + 4 && (line[lead + 4] == ' ' || line[lead + 4] == '\t');
+        if (is_from) {
+            // FROM [--flag=value ...] image [AS name]: rewrite the first word that is not a flag.
+            std::size_t at = lead + 4;
+            while (true) {
+                at = line.find_first_not_of(" \t", at);
+                if (at == std::string::npos || line.compare(at, 2, "--") != 0) break;
+                at = line.find_first_of(" \t", at);
+            }
+            if (at == std::string::npos) {
+                out += line;
+            } else {
+                std::size_t end = line.find_first_of(" \t", at);
+                std::string image =
+                    line.substr(at, end == std::string::npos ? std::string::npos : end - at);
+                out += line.substr(0, at) + rewrite(image) +
+                       (end == std::string::npos ? "" : line.substr(end));
+            }
+        } else {
+            out += line;
+        }
+        out += '\n';
+    }
+    out.pop_back();  // split() gave one more piece than there were newlines
+    return out;
+}
+
+}  // namespace td

@@ -1,0 +1,268 @@
+#include "core/diagnose/doctor.hpp"
+
+#include "util/strings.hpp"
+#include "util/version.hpp"
+
+namespace td {
+namespace {
+
+using nlohmann::json;
+
+bool behaviour_variable(const std::string& name) {
+    for (const char* prefix : {"NVIDIA_", "CUDA_", "NCCL_", "TORCH_", "PYTORCH_", "CUDNN_"})
+        if (starts_with(name, prefix)) return true;
+    return name == "LD_LIBRARY_PATH" || name == "LD_PRELOAD";
+}
+
+const json& data_of(const std::map<std::string, ProbeRun>& probes, const std::string& name) {
+    static const json empty = json::object();
+    auto it = probes.find(name);
+    return it != probes.end() && it->second.usable() ? it->second.data : empty;
+}
+
+json value_or_null(const json& j, const char* key) {
+    return j.is_object() && j.contains(key) ? j[key] : json();
+}
+
+std::string text(const json& j, const char* key) {
+    if (!j.is_object() || !j.contains(key) || j[key].is_null()) return {};
+    if (j[key].is_string()) return j[key].get<std::string>();
+    if (j[key].is_number_integer()) return std::to_string(j[key].get<long long>());
+    return j[key].dump();
+}
+
+std::string cuda_int(const json& v) {
+    return v.is_number_integer() ? cuda_version_from_int(v.get<long long>()) : std::string();
+}
+
+}  // namespace
+
+std::map<std::string, std::string> parse_os_release(const std::string& t) {
+    std::map<std::string, std::string> out;
+    for (auto line : split(t, '\n')) {
+        auto eq = line.find('=');
+        if (eq == std::string::npos) continue;
+        std::string v = line.substr(eq + 1);
+        if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'')) v = v.substr(1, v.size() - 2);
+        out[line.substr(0, eq)] = v;
+    }
+    return out;
+}
+
+json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, ProbeRun>& probes) {
+    json fp = {{"schema", 1}, {"kind", f.kind}, {"subject", f.subject}};
+    auto os = [&](const char* k) {
+        auto it = f.os_release.find(k);
+        return it == f.os_release.end() ? std::string() : it->second;
+    };
+    fp["os"] = {{"id", os("ID")},
+                {"version", os("VERSION_ID")},
+                {"pretty", os("PRETTY_NAME")},
+                {"glibc", f.glibc}};
+
+    const json& t = data_of(probes, "torch");
+    if (t.contains("torch") && t["torch"].is_string()) {
+        fp["python"] = {{"version", text(t, "python")}};
+        fp["torch"] = {{"version", text(t, "torch")},
+                       {"cuda", value_or_null(t, "cuda")},
+                       {"cudnn", value_or_null(t, "cudnn")},
+                       {"nccl", value_or_null(t, "nccl")},
+                       {"arch_list", t.value("arch_list", json::array())},
+                       {"cuda_available", t.value("cuda_available", false)}};
+    } else {
+        fp["torch"] = nullptr;
+        auto it = probes.find("torch");
+        fp["torch_error"] = it == probes.end() ? "not probed" : it->second.reason;
+    }
+    const json& c = data_of(probes, "cuda");
+    fp["driver"] = {
+        {"version", value_or_null(c, "nvidia_driver")},
+        {"cuda", c.contains("driver_version") ? json(cuda_int(c["driver_version"])) : json()}};
+    if (fp["driver"]["cuda"] == "") fp["driver"]["cuda"] = nullptr;
+    fp["gpus"] = json::array();
+    if (c.contains("devices") && c["devices"].is_array())
+        for (const auto& d : c["devices"])
+            fp["gpus"].push_back({{"name", text(d, "name")},
+                                  {"cc", text(d, "cc")},
+                                  {"memory_bytes", value_or_null(d, "memory_bytes")}});
+    fp["cuda_runtime"] = c.contains("runtime_version") && c["runtime_version"].is_number_integer()
+                             ? json{{"version", cuda_int(c["runtime_version"])},
+                                    {"library", text(c, "runtime_library")}}
+                             : json();
+    fp["cuda_error"] = value_or_null(c, "error");
+
+    const json& l = data_of(probes, "libs");
+    fp["libraries"] = json::array();
+    if (l.contains("libraries"))
+        for (const auto& lib : l["libraries"])
+            fp["libraries"].push_back({{"soname", text(lib, "soname")},
+                                       {"path", value_or_null(lib, "path")},
+                                       {"found_via", text(lib, "found_via")}});
+    fp["duplicates"] = l.value("duplicates", json::array());
+    fp["unresolved"] = l.value("unresolved", json::array());
+    const json& dn = data_of(probes, "cudnn");
+    fp["cudnn_loader"] = dn.contains("version_string")
+                             ? json{{"version", text(dn, "version_string")},
+                                    {"cuda", cuda_int(value_or_null(dn, "cudart_version"))},
+                                    {"library", text(dn, "library")}}
+                             : json();
+    const json& nc = data_of(probes, "nccl");
+    fp["nccl_loader"] = nc.contains("version") ? json{{"version", text(nc, "version")},
+                                                      {"library", text(nc, "library")}}
+                                               : json();
+
+    json env = json::object();
+    for (const auto& kv : f.env) {
+        auto eq = kv.find('=');
+        std::string name = kv.substr(0, eq);
+        if (behaviour_variable(name)) env[name] = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    }
+    fp["env"] = env;
+    fp["shm_bytes"] = f.shm_bytes ? json(*f.shm_bytes) : json();
+    fp["container_runtime"] = f.container_runtime;
+    if (!f.labels.empty()) fp["labels"] = f.labels;
+    json probe_status = json::object();
+    for (const auto& [name, run] : probes)
+        probe_status[name] =
+            run.state == ProbeRun::State::Ran ? run.status : "not run: " + run.reason;
+    fp["probes"] = probe_status;
+    return fp;
+}
+
+std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb) {
+    std::vector<Finding> out;
+    auto add = [&](const char* id, const char* severity, std::string title, std::string detail,
+                   std::string fix) {
+        out.push_back({id, severity, std::move(title), std::move(detail), std::move(fix)});
+    };
+    const json& err = fp.value("cuda_error", json());
+    std::string err_class = err.is_object() ? err.value("class", "") : "";
+    std::string runtime =
+        fp["cuda_runtime"].is_object() ? fp["cuda_runtime"].value("version", "") : "";
+    const json& torch = fp["torch"];
+    std::string torch_cuda =
+        torch.is_object() && torch["cuda"].is_string() ? torch["cuda"].get<std::string>() : "";
+
+    if (err_class == "no_driver")
+        add("DR101", "info", "no NVIDIA driver",
+            "libcuda.so.1 is not loadable here: CUDA calls fail with " +
+                err.value("name", std::string("an error")) + "; only the static checks apply",
+            "on a GPU host, install the NVIDIA driver (and nvidia-container-toolkit to give GPUs "
+            "to containers)");
+    if (err_class == "insufficient_driver") {
+        std::string need = !runtime.empty() ? kb.min_driver(runtime) : "";
+        add("DR102", "error", "driver too old for the CUDA runtime",
+            "the driver supports CUDA " + fp["driver"].value("cuda", std::string("?")) +
+                ", the runtime here is CUDA " + runtime,
+            need.empty() ? "upgrade the driver"
+                         : "upgrade the driver to " + need + " or newer (CUDA " + runtime + ")");
+    }
+    if (err_class == "forward_compat_unsupported")
+        add("DR103", "error", "forward compatibility on unsupported hardware (error 804)",
+            "a cuda-compat package is loaded but this GPU is not a data-center GPU",
+            "remove the cuda-compat libraries from the library path, or upgrade the driver");
+    if (fp["unresolved"].is_array() && !fp["unresolved"].empty()) {
+        const json& u = fp["unresolved"][0];
+        add("DR104", "error", "shared libraries that do not resolve",
+            u.value("soname", "?") + " needed by " + u.value("needed_by", "?") +
+                (fp["unresolved"].size() > 1
+                     ? " (and " + std::to_string(fp["unresolved"].size() - 1) + " more)"
+                     : ""),
+            "install what provides it, or fix LD_LIBRARY_PATH");
+    }
+    if (fp["duplicates"].is_array())
+        for (const auto& d : fp["duplicates"]) {
+            std::vector<std::string> versions, copies;
+            for (const auto& c : d.value("copies", json::array())) {
+                std::string v = c.value("version", "");
+                if (std::find(versions.begin(), versions.end(), v) == versions.end())
+                    versions.push_back(v);
+                copies.push_back(c.value("path", "?") + " (" + v + ")");
+            }
+            if (versions.size() > 1)
+                add("DR105", "warning",
+                    "several versions of " + d.value("name", std::string("a library")),
+                    join(copies, ", "),
+                    "make sure the intended copy wins: the loader takes LD_LIBRARY_PATH before "
+                    "RUNPATH and ld.so.cache");
+        }
+    if (!runtime.empty() && !torch_cuda.empty() &&
+        split(runtime, '.')[0] != split(torch_cuda, '.')[0])
+        add("DR106", "warning", "torch and the system CUDA runtime differ in major",
+            "torch was built for CUDA " + torch_cuda + ", the loader finds CUDA " + runtime +
+                " first",
+            "use torch's own CUDA libraries (nvidia-* wheels), or a torch built for CUDA " +
+                split(runtime, '.')[0]);
+    if (torch.is_object() && fp["gpus"].is_array()) {
+        std::vector<std::string> arch;
+        for (const auto& a : torch.value("arch_list", json::array()))
+            arch.push_back(normalize_arch(a.get<std::string>()));
+        for (const auto& g : fp["gpus"])
+            if (!arch.empty() && !arch_list_covers(arch, g.value("cc", "")))
+                add("DR107", "error",
+                    "torch has no kernels for " + g.value("name", std::string("a GPU")),
+                    "compute capability " + g.value("cc", "?") + " is not in torch's arch list " +
+                        join(arch, ";"),
+                    "install a torch build whose arch list covers " + sm_name(g.value("cc", "")) +
+                        " (see `torchdock explain`)");
+        if (torch_cuda.empty() && !fp["gpus"].empty())
+            add("DR108", "warning", "CPU-only torch on a GPU host",
+                "torch " + torch.value("version", "") + " has no CUDA",
+                "install torch from a CUDA wheel index (download.pytorch.org/whl/cuXXX)");
+    }
+    const json& loader_cudnn = fp["cudnn_loader"];
+    if (torch.is_object() && torch["cudnn"].is_number_integer() && loader_cudnn.is_object()) {
+        std::string torch_cudnn = cudnn_version_from_int(torch["cudnn"].get<long long>());
+        torch_cudnn = torch_cudnn.substr(0, torch_cudnn.rfind('.'));  // major.minor
+        std::string loader = loader_cudnn.value("version", "");
+        if (!loader.empty() && !starts_with(loader, torch_cudnn))
+            add("DR109", "info", "torch's cuDNN differs from the one the loader finds",
+                "torch uses cuDNN " + torch_cudnn + ", the loader's default is " + loader + " (" +
+                    loader_cudnn.value("library", "") + ")",
+                "fine while torch loads its own; programs that load cuDNN by name get the other "
+                "one");
+    }
+    if (loader_cudnn.is_object() && !loader_cudnn.value("cuda", std::string()).empty()) {
+        std::string built_for = loader_cudnn["cuda"].get<std::string>();
+        std::string major = split(built_for, '.')[0];
+        std::string soname = kb.cudart_soname(major);
+        if (soname.empty()) soname = "libcudart for CUDA " + major;
+        if (runtime.empty() || split(runtime, '.')[0] != major)
+            add("DR114", "error", "cuDNN needs a CUDA runtime the environment does not have",
+                "cuDNN " + loader_cudnn.value("version", std::string()) + " was built for CUDA " +
+                    built_for + " and loads " + soname +
+                    (runtime.empty() ? ", which is absent"
+                                     : ", but the CUDA runtime here is " + runtime),
+                "install the CUDA " + major + " runtime, or the cuDNN build for the CUDA in use");
+    }
+    if (fp["shm_bytes"].is_number_integer() && fp["shm_bytes"].get<long long>() < (1LL << 30))
+        add("DR110", "warning", "/dev/shm is small",
+            "/dev/shm is " + std::to_string(fp["shm_bytes"].get<long long>() >> 20) +
+                " MiB; NCCL and DataLoader workers need more",
+            "containers: --ipc=host or --shm-size=8g; Kubernetes: an emptyDir with medium: Memory "
+            "at /dev/shm");
+    const json& env = fp["env"];
+    if (env.is_object() && env.contains("CUDA_VISIBLE_DEVICES") &&
+        env["CUDA_VISIBLE_DEVICES"] == "")
+        add("DR111", "warning", "CUDA_VISIBLE_DEVICES is empty",
+            "an empty CUDA_VISIBLE_DEVICES hides every GPU", "unset it, or list the GPUs to use");
+    if (env.is_object() && env.contains("LD_LIBRARY_PATH") && !runtime.empty()) {
+        for (const auto& dir : split(env["LD_LIBRARY_PATH"].get<std::string>(), ':'))
+            if (dir.find("cuda-") != std::string::npos) {
+                std::string ver = dir.substr(dir.find("cuda-") + 5);
+                ver = ver.substr(0, ver.find('/'));
+                if (auto v = Version::parse(ver);
+                    v && !torch_cuda.empty() &&
+                    std::to_string(v->major()) != split(torch_cuda, '.')[0])
+                    add("DR112", "warning", "LD_LIBRARY_PATH points at another CUDA",
+                        dir + " is CUDA " + ver + ", torch uses CUDA " + torch_cuda,
+                        "remove " + dir + " from LD_LIBRARY_PATH");
+            }
+    }
+    if (!torch.is_object() && fp.contains("torch_error"))
+        add("DR113", "info", "no torch", fp["torch_error"].get<std::string>(),
+            "install torch if this environment should run it");
+    return out;
+}
+
+}  // namespace td

@@ -1,0 +1,107 @@
+#pragma once
+// `torchdock explain`: reads a failure log (a Python traceback, a container start failure,
+// NCCL warnings) and names the root cause and the fix, with the versions taken from the log.
+// The error signatures are data (data/error_signatures.json); this file matches them. Pure:
+// the log, the signatures, an optional fingerprint and the knowledge base are handed in.
+//
+// Line templates (signature "patterns", "context" and the top-level "facts") are literal
+// text with captures; no regular expressions, so matching is bounded on any input:
+//   {name}          a run of [A-Za-z0-9._+-] (a version, a soname, a file name)
+//   {name#}         such a run that starts with a digit (a version)
+//   {name=prefix}   such a run that starts with `prefix` (which is part of the value)
+//   {name*}         any text, as short as possible up to the next literal (or line end)
+//   {{ and }}       literal braces
+// Runs of blanks in a template match any run of blanks in the line. Lines are cut to
+// 4096 bytes, stripped of ANSI escape sequences and CR, and their blanks collapsed,
+// before matching.
+//
+// Cause and fix templates use {name} for facts (captures, facts of the whole log,
+// knowledge-base derivations); text inside [[ ... ]] (nestable) is dropped when a fact it
+// names is unknown. A {name} outside [[ ]] must be captured by every trigger pattern.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnose/log_template.hpp"
+#include "core/knowledge/knowledge_base.hpp"
+#include "util/result.hpp"
+
+namespace td {
+
+// How a fingerprint confirms or rules out a signature (closed set of kinds).
+struct SignatureCheck {
+    enum class Kind {
+        UnresolvedSoname,  // `soname` (template) in fingerprint.unresolved[].soname
+        DriverSupports,    // fingerprint driver's CUDA vs the first known of `from`
+        ShmMin,            // fingerprint.shm_bytes vs `min_bytes`
+        GpuArch,           // fingerprint gpus[].cc vs the first known arch list of `from`
+        NoDriver,          // fingerprint has no driver
+        DatacenterGpu,     // fingerprint GPUs the knowledge base knows as not data-center
+        CudnnRuntime,      // fingerprint torch.cudnn vs the compiled cuDNN (`from`: major, minor)
+        MajorDiffers,      // major of the first known of `from` vs of `against`
+    };
+    Kind kind = Kind::NoDriver;
+    std::string soname;                // UnresolvedSoname
+    std::vector<std::string> from;     // fact names, or "fp:a.b" for fingerprint paths
+    std::vector<std::string> against;  // MajorDiffers
+    bool compare_minor = false;        // DriverSupports: major.minor (true) or major only
+    bool absent_confirms = false;      // DriverSupports / NoDriver: no driver -> confirmed
+    bool present_rules_out = true;     // NoDriver: a driver -> ruled out
+    std::int64_t min_bytes = 0;        // ShmMin
+    std::string confirmed_note, ruled_out_note;  // appended to the verdict
+};
+
+// A knowledge-base lookup that adds facts (closed set of kinds; outputs are fixed names).
+struct Derivation {
+    enum class Kind {
+        SonameMajor,           // from soname "libcudart.so.11.0" -> major "11"
+        MinDriverForCuda,      // -> need_cuda, min_driver, compat_driver
+        CudaFromDriverApi,     // 12040 -> found_cuda "12.4"
+        TorchVariantsForSm,    // sm "120" or cc "12.0" -> sm_cc, fits
+        TorchForCudnnMajor,    // cuDNN major -> cudnn_torch
+        TorchVariantsForCuda,  // CUDA version -> cuda_variants (same x.y, else same major)
+        NewestTorchForDriver,  // driver CUDA x.y -> fitting_torch "2.6.0+cu124"
+    };
+    Kind kind = Kind::SonameMajor;
+    std::vector<std::string> from;  // fact names, first known wins
+};
+
+struct ErrorSignature {
+    std::string id, title;
+    int rank = 0;                         // higher = more specific / more root-cause-like
+    std::vector<LineTemplate> patterns;   // any of these lines triggers the signature
+    std::vector<LineTemplate> context;    // once triggered, these lines add evidence and facts
+    std::vector<std::string> supersedes;  // ids dropped (merged into this one) when both match
+    std::vector<Derivation> derive;
+    std::string cause, fix;
+    std::vector<SignatureCheck> checks;
+    std::vector<std::string> source;
+};
+
+struct ErrorSignatures {
+    // Parses data/error_signatures.json (schema 1). Errors name the JSON path.
+    static Result<ErrorSignatures> parse(const std::string& text);
+
+    std::vector<LineTemplate> facts;  // captured anywhere in the log, first value wins
+    std::vector<ErrorSignature> signatures;
+
+    const ErrorSignature* find(std::string_view id) const;
+};
+
+struct Explanation {
+    std::string id, title, cause, fix;
+    std::vector<std::string> evidence;         // the log lines that matched, "L12: ..."
+    std::map<std::string, std::string> facts;  // captured and derived values
+    std::string verdict;                       // "" | "confirmed: ..." | "ruled out: ..."
+};
+
+// Most specific first; one entry per signature; empty when nothing is recognised.
+std::vector<Explanation> explain_log(std::string_view log, const ErrorSignatures& signatures,
+                                     const nlohmann::json* fingerprint, const KnowledgeBase& kb);
+
+}  // namespace td

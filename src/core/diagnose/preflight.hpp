@@ -1,0 +1,66 @@
+#pragma once
+// `torchdock preflight`: "will this image run there?" Judges what an image promises (its
+// CUDA version, driver floors, arch list, NCCL) against a host's driver version and GPU
+// models, with the knowledge base and NVIDIA's forward-compatibility matrix
+// (data/forward_compat.json). Pure: strings in, a verdict out.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/knowledge/knowledge_base.hpp"
+#include "util/result.hpp"
+
+namespace td {
+
+// One driver branch of NVIDIA's CUDA forward-compatibility support matrix.
+struct ForwardCompatBranch {
+    int branch = 0;                 // 535
+    std::string min_driver;         // "535" (any 535.x) or "470.57.02"
+    std::string native_cuda;        // the CUDA version the branch was released with, "12.2"
+    std::vector<std::string> cuda;  // CUDA x.y whose cuda-compat package supports this branch
+    bool end_of_life = false;       // no longer in NVIDIA's matrix: not a supported target
+    bool unconfirmed = false;
+    std::string note;
+};
+
+struct ForwardCompat {
+    std::vector<ForwardCompatBranch> branches;
+    std::string requirement;  // which GPUs forward compatibility works on, in words
+    std::string source;
+
+    // Parses data/forward_compat.json (schema 1). Errors name the JSON path.
+    static Result<ForwardCompat> parse(const std::string& text);
+    // Whether the cuda-compat package of CUDA `cuda_version` ("12.4" or "12.4.1") is a
+    // supported way to run on driver `driver_version` ("535.104.05"): its branch is in the
+    // matrix, not end of life, at least the branch's minimum, and lists that CUDA version.
+    // Says nothing about the GPUs (forward compatibility needs data-center GPUs).
+    bool supports(const std::string& driver_version, const std::string& cuda_version) const;
+    // The matrix entry for the branch of `driver_version` (its first component), if any.
+    const ForwardCompatBranch* branch_of(const std::string& driver_version) const;
+};
+
+struct PreflightTarget {
+    std::string gpu;  // model as given
+    std::string cc;
+    bool ok = false;
+    std::vector<std::string> reasons;
+};
+
+struct PreflightResult {
+    bool ok = false;
+    bool driver_ok = false;
+    std::string driver_verdict;
+    std::vector<PreflightTarget> targets;
+    std::vector<std::string> run_flags;
+    std::vector<std::string> notes;
+};
+
+// `expect` holds the image's promises: "cuda" ("12.4"), "min-driver" ("550.54.15"),
+// "min-driver-compat" ("525.60.13"), "arch-list" ("5.0;6.0;9.0+PTX" or "sm_90 compute_90"),
+// "nccl", "target-gpus" ("H100,A100"). Missing driver floors come from the knowledge base.
+PreflightResult preflight(const std::map<std::string, std::string>& expect,
+                          const std::string& driver_version,
+                          const std::vector<std::string>& gpu_models, const KnowledgeBase& kb,
+                          const ForwardCompat& fc);
+
+}  // namespace td

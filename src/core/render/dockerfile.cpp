@@ -1,0 +1,259 @@
+#include "core/render/dockerfile.hpp"
+
+#include <cstdio>
+
+#include "util/strings.hpp"
+
+namespace td {
+namespace {
+
+// Appends to one string; cheaper than an ostringstream for many small pieces.
+struct Text {
+    std::string s;
+    Text& operator<<(std::string_view x) {
+        s += x;
+        return *this;
+    }
+    Text& operator<<(char c) {
+        s += c;
+        return *this;
+    }
+};
+
+constexpr const char* k_apt_cache_mounts =
+    "RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \\\n"
+    "    --mount=type=cache,target=/var/lib/apt,sharing=locked \\\n";
+// A CA bundle for TLS-intercepting proxies arrives as an optional BuildKit secret
+// (`torchdock build --ca-cert`), so it is used by pip but never stored in a layer.
+constexpr const char* k_pip_mounts =
+    "RUN --mount=type=cache,target=/root/.cache/pip \\\n"
+    "    --mount=type=secret,id=pip-ca,target=/run/secrets/pip-ca \\\n"
+    "    if [ -s /run/secrets/pip-ca ]; then export PIP_CERT=/run/secrets/pip-ca; fi \\\n";
+
+bool uses_venv(const Variant& v) { return !v.system_apt.empty(); }
+bool uses_apt(const Variant& v) {
+    return uses_venv(v) || !v.manifest->apt.empty() || v.manifest->openmpi.has_value();
+}
+
+// "apt-get install" of `pkgs`, one per line, inside a RUN with apt cache mounts.
+void apt_install(Text& out, const std::vector<std::string>& pkgs, const std::string& then = {}) {
+    out << k_apt_cache_mounts << "    apt-get update \\\n"
+        << " && apt-get install -y --no-install-recommends \\\n";
+    for (std::size_t i = 0; i < pkgs.size(); ++i)
+        out << "      " << pkgs[i] << (i + 1 < pkgs.size() || !then.empty() ? " \\\n" : "\n");
+    if (!then.empty()) out << then;
+}
+
+void pip_install(Text& out, const std::vector<std::string>& reqs,
+                 const std::string& index_arg = {}) {
+    out << k_pip_mounts << " && python -m pip install" << index_arg << " \\\n";
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+        // Extras brackets would be a shell glob; the grammar allows no quote inside.
+        bool glob = reqs[i].find('[') != std::string::npos;
+        out << "      " << (glob ? "'" + reqs[i] + "'" : reqs[i])
+            << (i + 1 < reqs.size() ? " \\\n" : "\n");
+    }
+}
+
+bool base_sets_require_cuda(const Variant& v) {
+    BaseKind k = v.manifest->base;
+    return k == BaseKind::NvidiaCuda || k == BaseKind::NvidiaCudaCudnn || k == BaseKind::Ngc;
+}
+
+void header(Text& out, const Variant& v) {
+    const Manifest& m = *v.manifest;
+    // No "# syntax=" line: it makes BuildKit pull a frontend image from Docker Hub, which
+    // air-gapped builders cannot; the engine's built-in frontend supports RUN --mount.
+    out << "# Rendered by torchdock from " << m.file << " (variant " << v.name << ").\n"
+        << "# Do not edit: change the manifest and run `torchdock render`.\n"
+        << "# Needs BuildKit (RUN --mount cache mounts): DOCKER_BUILDKIT=1 or docker buildx.\n";
+    if (v.base_digest)
+        out << "# base: " << v.base_ref << " (locked)\n"
+            << "FROM " << v.base_ref.substr(0, v.base_ref.rfind(':')) << "@" << *v.base_digest
+            << "\n";
+    else
+        out << "# base: " << v.base_ref << " (not locked: `torchdock lock` pins it by digest)\n"
+            << "FROM " << v.base_ref << "\n";
+    out << "\nSHELL [\"/bin/bash\", \"-o\", \"pipefail\", \"-c\"]\n"
+        << "ARG DEBIAN_FRONTEND=noninteractive\n";
+    if (!v.pip_index.empty()) out << "ARG TORCH_INDEX_URL=" << v.pip_index << "\n";
+    out << "ENV PYTHONDONTWRITEBYTECODE=1 \\\n    PYTHONUNBUFFERED=1 \\\n"
+        << "    PIP_DISABLE_PIP_VERSION_CHECK=1 \\\n    PIP_NO_INPUT=1";
+    if (uses_venv(v)) out << " \\\n    VIRTUAL_ENV=/opt/venv \\\n    PATH=/opt/venv/bin:$PATH";
+    out << "\n";
+    if (!v.cuda.empty()) {
+        // nvidia/cuda and NGC images set NVIDIA_REQUIRE_CUDA themselves, with the driver
+        // branches that forward compatibility allows; only bases without it get one.
+        bool base_sets_require = base_sets_require_cuda(v);
+        out << "ENV NVIDIA_VISIBLE_DEVICES=all \\\n"
+            << "    NVIDIA_DRIVER_CAPABILITIES=compute,utility";
+        if (!base_sets_require) out << " \\\n    NVIDIA_REQUIRE_CUDA=\"cuda>=" << v.cuda << "\"";
+        out << "\n";
+    }
+    if (!uses_apt(v)) return;
+    out << "\n# Keep downloaded packages in the BuildKit cache mount, not in the image.\n"
+        << "RUN rm -f /etc/apt/apt.conf.d/docker-clean \\\n"
+        << " && echo 'Binary::apt::APT::Keep-Downloaded-Packages \"true\";' "
+           "> /etc/apt/apt.conf.d/keep-cache\n";
+}
+
+void system_layer(Text& out, const Variant& v) {
+    if (!uses_venv(v)) return;
+    bool distro_torch = v.manifest->base == BaseKind::DebianTorch;
+    out << "\n# Python " << v.python << " from " << v.os_id
+        << (distro_torch ? " with the distribution's torch " + v.torch : std::string())
+        << ", in a virtual environment at /opt/venv.\n";
+    std::string then;
+    if (!v.system_apt_pinned) {
+        out << "# The OS Python is not pinned to a Debian version here: " << v.os_id
+            << "'s updates pocket replaces old\n# versions, so a pin would break the build; "
+               "its minor version is asserted instead.\n"
+            << "# hadolint ignore=DL3008\n";
+        auto mm = split(v.os_python_assert, '.');
+        then = " && python3 -c 'import sys; assert sys.version_info[:2] == (" + mm[0] + ", " +
+               mm[1] + "), sys.version' \\\n";
+    }
+    then += std::string(" && python3 -m venv ") + (distro_torch ? "--system-site-packages " : "") +
+            "/opt/venv\n";
+    apt_install(out, v.system_apt, then);
+}
+
+void torch_layer(Text& out, const Variant& v) {
+    if (v.pip_index.empty()) return;
+    std::string local = "+" + v.wheel_variant;
+    out << "\n# PyTorch " << v.torch << " (" << v.wheel_variant << " wheels";
+    if (!v.cuda.empty())
+        out << ": CUDA " << v.cuda << ", cuDNN " << (v.cudnn.empty() ? "?" : v.cudnn) << ", NCCL "
+            << (v.nccl.empty() ? "?" : v.nccl);
+    out << ").\n";
+    std::vector<std::string> reqs = {"torch==" + v.torch + local};
+    if (!v.torchvision.empty()) reqs.push_back("torchvision==" + v.torchvision + local);
+    if (!v.torchaudio.empty()) reqs.push_back("torchaudio==" + v.torchaudio + local);
+    pip_install(out, reqs, " --index-url \"${TORCH_INDEX_URL}\"");
+}
+
+void extras_layers(Text& out, const Variant& v) {
+    const Manifest& m = *v.manifest;
+    if (!m.apt.empty()) {
+        out << "\n# Extra Debian packages from the manifest.\n";
+        apt_install(out, m.apt);
+    }
+    if (m.openmpi) {
+        out << "\n# OpenMPI " << *m.openmpi << ".\n";
+        apt_install(out, {"libopenmpi-dev=" + *m.openmpi, "openmpi-bin=" + *m.openmpi});
+    }
+    if (!m.pip.empty()) {
+        out << "\n# Extra Python packages from the manifest.\n";
+        pip_install(out, m.pip);
+    }
+    if (m.jupyter) {
+        out << "\n# JupyterLab.\n";
+        pip_install(out, {"jupyterlab==" + *m.jupyter});
+    }
+}
+
+void label(Text& out, const std::string& key, const std::string& value, bool last) {
+    out << "      " << key << "=" << dockerfile_quote(value) << (last ? "\n" : " \\\n");
+}
+
+void footer(Text& out, const Variant& v) {
+    const Manifest& m = *v.manifest;
+    if (m.user) {
+        const UserSpec& u = *m.user;
+        const std::string uid = std::to_string(u.uid), gid = std::to_string(u.gid);
+        // Ubuntu 24.04 based images ship a user "ubuntu" with uid/gid 1000; an account the
+        // base image already has at the manifest's uid/gid is removed so the ids are the
+        // manifest's.
+        out << "\n# Non-root user " << u.name << " (" << uid << ":" << gid << ").\n"
+            << "RUN if getent passwd " << uid << " >/dev/null; then userdel \"$(getent passwd "
+            << uid << " | cut -d: -f1)\"; fi \\\n"
+            << " && if getent group " << gid << " >/dev/null; then groupdel \"$(getent group "
+            << gid << " | cut -d: -f1)\"; fi \\\n"
+            << " && groupadd --gid " << gid << " " << u.name << " \\\n"
+            << " && useradd --uid " << uid << " --gid " << gid
+            << " --create-home --shell /bin/bash " << u.name << "\n"
+            << "USER " << uid << ":" << gid << "\n"
+            << "WORKDIR /home/" << u.name << "\n";
+    }
+    if (!m.env.empty()) {
+        out << "\n";
+        for (std::size_t i = 0; i < m.env.size(); ++i)
+            out << (i ? "    " : "ENV ") << m.env[i].first << "="
+                << dockerfile_quote(m.env[i].second) << (i + 1 < m.env.size() ? " \\\n" : "\n");
+    }
+    std::vector<std::pair<std::string, std::string>> labels = {
+        {"org.opencontainers.image.title", v.name},
+        {"org.opencontainers.image.description", m.description.empty() ? v.name : m.description},
+        {"org.opencontainers.image.version", v.tag},
+        {"org.opencontainers.image.base.name", v.base_ref},
+    };
+    if (v.base_digest) labels.push_back({"org.opencontainers.image.base.digest", *v.base_digest});
+    std::vector<std::pair<std::string, std::string>> td = {
+        {"schema", "1"},
+        {"manifest", m.file},
+        {"manifest-sha256", m.sha256},
+        {"variant", v.name},
+        {"base-kind", base_kind_name(m.base)},
+        {"flavor", v.flavor},
+        {"python", v.python},
+        {"torch", v.torch},
+        {"torchvision", v.torchvision},
+        {"torchaudio", v.torchaudio},
+        {"cuda", v.cuda},
+        {"cudnn", v.cudnn},
+        {"nccl", v.nccl},
+        {"base-cudnn", v.base_cudnn},
+        {"min-driver", v.min_driver},
+        {"min-driver-compat", v.min_driver_compat},
+        {"arch-list", join(v.arch_list, ";")},
+        {"target-gpus", join(v.target_gpus, ",")},
+        {"torch-reports", v.torch_reports},
+    };
+    // Thresholds `torchdock validate` reads back.
+    for (const auto& [precision, tflops] : m.validate.gemm_tflops_min)
+        td.push_back({"validate.gemm-tflops-min." + precision, format_number(tflops)});
+    if (m.validate.allreduce_busbw_min_gbps)
+        td.push_back({"validate.allreduce-busbw-min-gbps",
+                      format_number(*m.validate.allreduce_busbw_min_gbps)});
+    if (m.validate.shm_min_mb)
+        td.push_back({"validate.shm-min-mb", std::to_string(*m.validate.shm_min_mb)});
+    for (const auto& [k, value] : td)
+        if (!value.empty()) labels.push_back({"io.torchdock." + k, value});
+    out << "\nLABEL ";
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+        if (i == 0)
+            out << labels[i].first << "=" << dockerfile_quote(labels[i].second) << " \\\n";
+        else
+            label(out, labels[i].first, labels[i].second, i + 1 == labels.size());
+    }
+}
+
+}  // namespace
+
+std::string format_number(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return buf;
+}
+
+std::string dockerfile_quote(const std::string& value) {
+    std::string out = "\"";
+    for (char c : value) {
+        if (c == '"' || c == '\\' || c == '$') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+std::string render_dockerfile(const Variant& v) {
+    Text out;
+    out.s.reserve(4096);
+    header(out, v);
+    system_layer(out, v);
+    torch_layer(out, v);
+    extras_layers(out, v);
+    footer(out, v);
+    return std::move(out.s);
+}
+
+}  // namespace td

@@ -1,0 +1,332 @@
+#include "core/render/grammar.hpp"
+
+#include "util/strings.hpp"
+
+namespace td::grammar {
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
+bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+bool is_alnum(char c) { return is_digit(c) || is_lower(c) || is_upper(c); }
+bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); }
+
+bool all_digits(std::string_view s) {
+    if (s.empty()) return false;
+    for (char c : s)
+        if (!is_digit(c)) return false;
+    return true;
+}
+
+// Finds the first byte that is not printable ASCII, for messages.
+std::string first_bad_char(std::string_view s, bool (*allowed)(char)) {
+    for (char c : s)
+        if (!allowed(c)) return quote_value(std::string(1, c));
+    return {};
+}
+
+// PEP 440 release segment + optional pre/post/dev, lowercase canonical spellings only.
+bool pep440_public(std::string_view s) {
+    std::size_t i = 0;
+    auto number = [&] {
+        std::size_t start = i;
+        while (i < s.size() && is_digit(s[i])) ++i;
+        return i > start;
+    };
+    if (s.size() > 2 && s[0] >= '0' && s[0] <= '9') {
+        // optional epoch N!
+        std::size_t bang = s.find('!');
+        if (bang != std::string_view::npos) {
+            if (!all_digits(s.substr(0, bang))) return false;
+            i = bang + 1;
+        }
+    }
+    if (!number()) return false;
+    while (i + 1 < s.size() && s[i] == '.' && is_digit(s[i + 1])) {
+        ++i;
+        number();
+    }
+    // 0: tag absent; 1: tag and its number; -1: tag without a number.
+    auto suffix = [&](std::string_view tag) {
+        if (s.substr(i, tag.size()) != tag) return 0;
+        i += tag.size();
+        return number() ? 1 : -1;
+    };
+    if (i < s.size() && s[i] != '.') {
+        int pre = suffix("rc");
+        if (pre == 0) pre = suffix("a");
+        if (pre == 0) pre = suffix("b");
+        if (pre <= 0) return false;
+    }
+    if (i < s.size() && s.substr(i, 5) == ".post") {
+        i += 1;
+        if (suffix("post") <= 0) return false;
+    }
+    if (i < s.size() && s.substr(i, 4) == ".dev") {
+        i += 1;
+        if (suffix("dev") <= 0) return false;
+    }
+    return i == s.size();
+}
+
+bool local_label(std::string_view s) {
+    if (s.empty()) return false;
+    for (const auto& part : split(s, '.')) {
+        if (part.empty()) return false;
+        for (char c : part)
+            if (!is_lower(c) && !is_digit(c)) return false;
+    }
+    return true;
+}
+
+bool registry_host(std::string_view s) {
+    // host[:port], host made of dot-separated alnum/dash labels, or "localhost".
+    auto colon = s.find(':');
+    std::string_view host = s.substr(0, colon);
+    if (colon != std::string_view::npos && !all_digits(s.substr(colon + 1))) return false;
+    if (host.empty()) return false;
+    for (const auto& label : split(host, '.')) {
+        if (label.empty() || label.front() == '-' || label.back() == '-') return false;
+        for (char c : label)
+            if (!is_alnum(c) && c != '-') return false;
+    }
+    return true;
+}
+
+bool path_component(std::string_view s) {
+    // [a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*
+    if (s.empty() || !(is_lower(s.front()) || is_digit(s.front()))) return false;
+    if (!(is_lower(s.back()) || is_digit(s.back()))) return false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        char c = s[i];
+        if (is_lower(c) || is_digit(c) || c == '-') continue;
+        if (c == '.' || c == '_') {
+            bool double_underscore = c == '_' && i + 1 < s.size() && s[i + 1] == '_';
+            std::size_t next = i + (double_underscore ? 2 : 1);
+            if (next >= s.size() || !(is_lower(s[next]) || is_digit(s[next]))) return false;
+            i = next - 1;
+            continue;
+        }
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::string check_pip_name(std::string_view s) {
+    if (s.empty()) return "empty package name";
+    if (s.size() > 100) return "package name longer than 100 characters";
+    if (!is_alnum(s.front()) || !is_alnum(s.back()))
+        return "a PEP 508 name starts and ends with a letter or digit";
+    for (char c : s)
+        if (!is_alnum(c) && c != '.' && c != '_' && c != '-')
+            return "character " + quote_value(std::string(1, c)) +
+                   " is not allowed in a PEP 508 name (letters, digits, '.', '_', '-')";
+    return {};
+}
+
+std::string check_pep440_version(std::string_view s) {
+    if (s.empty()) return "empty version";
+    if (s.size() > 64) return "version longer than 64 characters";
+    auto plus = s.find('+');
+    std::string_view pub = s.substr(0, plus);
+    if (!pep440_public(pub))
+        return "version " + quote_value(s) +
+               " is not an exact PEP 440 version (like 1.26.4, 2.0rc1, 1.0.post1, or 2.4.1+cu121)";
+    if (plus != std::string_view::npos && !local_label(s.substr(plus + 1)))
+        return "local version label in " + quote_value(s) + " must be lowercase letters and digits";
+    return {};
+}
+
+std::string check_pip_requirement(std::string_view s) {
+    const std::string expected = "expected NAME==VERSION, for example \"numpy==1.26.4\"";
+    auto eq = s.find("==");
+    if (eq == std::string_view::npos) {
+        for (std::string_view op : {">=", "<=", "~=", "!=", ">", "<", "@"})
+            if (s.find(op) != std::string_view::npos)
+                return "only exact pins are accepted, found " + std::string(op) + " in " +
+                       quote_value(s) + "; " + expected;
+        return "missing exact version pin in " + quote_value(s) + "; " + expected;
+    }
+    std::string_view name = s.substr(0, eq);
+    std::string_view version = s.substr(eq + 2);
+    if (!version.empty() && version.front() == '=')
+        return "arbitrary equality (===) is not accepted in " + quote_value(s) + "; " + expected;
+    auto bracket = name.find('[');
+    if (bracket != std::string_view::npos) {
+        if (name.back() != ']') return "malformed extras in " + quote_value(s);
+        for (const auto& extra : split(name.substr(bracket + 1, name.size() - bracket - 2), ',')) {
+            if (auto e = check_pip_name(extra); !e.empty())
+                return "bad extra " + quote_value(extra) + " in " + quote_value(s) + ": " + e;
+        }
+        name = name.substr(0, bracket);
+    }
+    if (auto e = check_pip_name(name); !e.empty())
+        return e + " in " + quote_value(s) + "; " + expected;
+    if (auto e = check_pep440_version(version); !e.empty()) return e + "; " + expected;
+    return {};
+}
+
+std::string check_debian_version(std::string_view s) {
+    const std::string expected =
+        " (a Debian version: [epoch:]upstream[-revision], like 2.34.1-1ubuntu1.11 or "
+        "1:2.39.5-0+deb12u1)";
+    if (s.empty()) return "empty version" + expected;
+    if (s.size() > 100) return "version longer than 100 characters";
+    std::string_view rest = s;
+    auto colon = rest.find(':');
+    if (colon != std::string_view::npos) {
+        if (!all_digits(rest.substr(0, colon))) return "bad epoch in " + quote_value(s) + expected;
+        rest = rest.substr(colon + 1);
+    }
+    std::string_view upstream = rest, revision;
+    auto dash = rest.rfind('-');
+    if (dash != std::string_view::npos) {
+        upstream = rest.substr(0, dash);
+        revision = rest.substr(dash + 1);
+        if (revision.empty()) return "empty Debian revision in " + quote_value(s) + expected;
+    }
+    if (upstream.empty() || !is_digit(upstream.front()))
+        return "upstream version must start with a digit in " + quote_value(s) + expected;
+    for (char c : upstream)
+        if (!is_alnum(c) && c != '.' && c != '+' && c != '~' && c != '-')
+            return "character " + quote_value(std::string(1, c)) + " not allowed in " +
+                   quote_value(s) + expected;
+    for (char c : revision)
+        if (!is_alnum(c) && c != '.' && c != '+' && c != '~')
+            return "character " + quote_value(std::string(1, c)) + " not allowed in " +
+                   quote_value(s) + expected;
+    return {};
+}
+
+std::string check_apt_requirement(std::string_view s) {
+    const std::string expected = "; expected NAME=VERSION, for example \"git=1:2.39.5-0+deb12u1\"";
+    auto eq = s.find('=');
+    if (eq == std::string_view::npos)
+        return "missing exact version in " + quote_value(s) + expected;
+    std::string_view name = s.substr(0, eq);
+    if (name.size() < 2 || name.size() > 100)
+        return "bad package name in " + quote_value(s) + expected;
+    if (!is_lower(name.front()) && !is_digit(name.front()))
+        return "a Debian package name starts with a lowercase letter or digit: " + quote_value(s) +
+               expected;
+    for (char c : name)
+        if (!is_lower(c) && !is_digit(c) && c != '+' && c != '-' && c != '.')
+            return "character " + quote_value(std::string(1, c)) +
+                   " not allowed in a Debian package name in " + quote_value(s) + expected;
+    if (auto e = check_debian_version(s.substr(eq + 1)); !e.empty()) return e;
+    return {};
+}
+
+std::string check_digest(std::string_view s) {
+    if (!s.starts_with("sha256:") || s.size() != 7 + 64)
+        return "digest " + quote_value(s) + " is not sha256: followed by 64 hex digits";
+    for (char c : s.substr(7))
+        if (!is_hex(c)) return "digest " + quote_value(s) + " has a non-lowercase-hex character";
+    return {};
+}
+
+std::string check_image_repository(std::string_view s) {
+    const std::string expected =
+        " (expected [registry[:port]/]path, lowercase, like nvidia/cuda or 127.0.0.1:5000/debian)";
+    if (s.empty() || s.size() > 255) return "image repository must be 1 to 255 characters";
+    auto parts = split(s, '/');
+    std::size_t first = 0;
+    if (parts.size() > 1 &&
+        (parts[0].find_first_of(".:") != std::string::npos || parts[0] == "localhost")) {
+        if (!registry_host(parts[0]))
+            return "bad registry host " + quote_value(parts[0]) + " in " + quote_value(s) +
+                   expected;
+        first = 1;
+    }
+    for (std::size_t i = first; i < parts.size(); ++i)
+        if (!path_component(parts[i]))
+            return "bad path component " + quote_value(parts[i]) + " in " + quote_value(s) +
+                   expected;
+    return {};
+}
+
+std::string check_image_reference(std::string_view s) {
+    std::string_view rest = s;
+    auto at = rest.find('@');
+    if (at != std::string_view::npos) {
+        if (auto e = check_digest(rest.substr(at + 1)); !e.empty()) return e;
+        rest = rest.substr(0, at);
+    }
+    auto slash = rest.rfind('/');
+    auto colon = rest.rfind(':');
+    if (colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash)) {
+        std::string_view tag = rest.substr(colon + 1);
+        if (tag.empty() || tag.size() > 128 || tag.front() == '.' || tag.front() == '-')
+            return "bad tag " + quote_value(tag) + " in " + quote_value(s);
+        for (char c : tag)
+            if (!is_alnum(c) && c != '_' && c != '.' && c != '-')
+                return "character " + quote_value(std::string(1, c)) + " not allowed in tag of " +
+                       quote_value(s);
+        rest = rest.substr(0, colon);
+    }
+    return check_image_repository(rest);
+}
+
+std::string check_env_name(std::string_view s) {
+    if (s.empty() || s.size() > 128) return "environment name must be 1 to 128 characters";
+    if (is_digit(s.front()))
+        return "environment name " + quote_value(s) +
+               " starts with a digit ([A-Za-z_][A-Za-z0-9_]*)";
+    for (char c : s)
+        if (!is_alnum(c) && c != '_')
+            return "character " + quote_value(std::string(1, c)) +
+                   " not allowed in environment name " + quote_value(s) +
+                   " ([A-Za-z_][A-Za-z0-9_]*)";
+    return {};
+}
+
+std::string check_plain_text(std::string_view s, std::size_t max) {
+    if (s.size() > max) return "longer than " + std::to_string(max) + " bytes";
+    auto bad = first_bad_char(s, [](char c) {
+        auto u = static_cast<unsigned char>(c);
+        return u >= 0x20 && u != 0x7f;
+    });
+    if (!bad.empty())
+        return "control character " + bad + " in " + quote_value(s) +
+               " (only printable text on one line is accepted)";
+    return {};
+}
+
+std::string check_user_name(std::string_view s) {
+    const std::string expected = " (expected [a-z_][a-z0-9_-]{0,31}, like \"trainer\")";
+    if (s.empty() || s.size() > 32) return "user name must be 1 to 32 characters" + expected;
+    if (!is_lower(s.front()) && s.front() != '_')
+        return "bad user name " + quote_value(s) + expected;
+    for (char c : s)
+        if (!is_lower(c) && !is_digit(c) && c != '_' && c != '-')
+            return "bad user name " + quote_value(s) + expected;
+    if (s == "root") return "user \"root\" is not a non-root user; leave \"user\" out instead";
+    return {};
+}
+
+std::string check_variant_name(std::string_view s) {
+    if (s.empty() || s.size() > 200) return "variant name must be 1 to 200 characters";
+    if (!is_lower(s.front()) && !is_digit(s.front())) return "bad variant name " + quote_value(s);
+    for (char c : s)
+        if (!is_lower(c) && !is_digit(c) && c != '.' && c != '-')
+            return "bad variant name " + quote_value(s);
+    if (s.find("..") != std::string_view::npos) return "bad variant name " + quote_value(s);
+    return {};
+}
+
+std::string check_family_name(std::string_view s) {
+    const std::string expected = " (expected [a-z0-9][a-z0-9-]{0,39}, like \"cuda-pip\")";
+    if (s.empty() || s.size() > 40) return "name must be 1 to 40 characters" + expected;
+    if (!is_lower(s.front()) && !is_digit(s.front()))
+        return "bad name " + quote_value(s) + expected;
+    for (char c : s)
+        if (!is_lower(c) && !is_digit(c) && c != '-')
+            return "bad name " + quote_value(s) + expected;
+    if (s.back() == '-' || s.find("--") != std::string_view::npos)
+        return "bad name " + quote_value(s) + expected;
+    return {};
+}
+
+}  // namespace td::grammar

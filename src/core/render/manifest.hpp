@@ -1,0 +1,81 @@
+#pragma once
+// The manifest model (schema 1) and its strict parser. A manifest describes one family
+// of images; see README.md "Manifest format" for every key. Parsing reports every
+// problem in the file in one pass; values that reach a Dockerfile are grammar-checked
+// here, combinations are checked against the knowledge base in matrix.cpp.
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/json/diagnostics.hpp"
+
+namespace td {
+
+enum class BaseKind {
+    NvidiaCuda,       // nvidia/cuda:<cuda>-<flavor>-<os> + torch pip wheels
+    NvidiaCudaCudnn,  // nvidia/cuda:<cuda>-cudnn-<flavor>-<os> + torch pip wheels
+    Pytorch,          // pytorch/pytorch:<torch>-cuda<x.y>-cudnn<N>-<flavor>
+    Ngc,              // nvcr.io/nvidia/pytorch:<yy.mm>-py3
+    OsPip,            // plain ubuntu/debian + torch pip wheels (CUDA from nvidia-* wheels)
+    DebianTorch,      // Debian with the distribution's python3-torch (CPU only)
+};
+
+const char* base_kind_name(BaseKind kind);
+const std::vector<std::string>& base_kind_names();
+
+struct UserSpec {
+    std::string name;
+    int uid = 1000;
+    int gid = 1000;
+};
+
+struct ValidateThresholds {
+    std::map<std::string, double> gemm_tflops_min;  // precision -> TFLOP/s
+    std::optional<double> allreduce_busbw_min_gbps;
+    std::optional<int> shm_min_mb;
+};
+
+struct MatrixExclude {
+    std::map<std::string, std::string> fields;  // axis -> value
+};
+
+struct Manifest {
+    std::string file;    // the path used in messages and in the io.torchdock.manifest label
+    std::string sha256;  // of the file's bytes
+    int schema = 1;
+    std::string name;
+    std::string description;
+    std::string image;  // repository for built images
+    BaseKind base = BaseKind::OsPip;
+
+    // Matrix axes; an axis that does not apply to the base kind is empty.
+    std::vector<std::string> torch, cuda, flavor, os, ngc;
+    std::vector<MatrixExclude> exclude;
+
+    std::optional<std::string> python;
+    bool torchvision = true;
+    bool torchaudio = true;
+    std::vector<std::string> pip;
+    std::vector<std::string> apt;
+    std::optional<std::string> openmpi;  // Debian version of openmpi-bin and libopenmpi-dev
+    std::optional<std::string> jupyter;  // jupyterlab version
+    std::optional<UserSpec> user;
+    std::vector<std::pair<std::string, std::string>> env;
+    std::vector<std::string> target_gpus;
+    std::optional<int> expect_cudnn_major;
+    std::optional<std::string> expect_nccl;
+    ValidateThresholds validate;
+
+    // Where each JSON path was written, for messages about combinations.
+    std::map<std::string, SourcePos> positions;
+    SourcePos pos_of(const std::string& path) const;
+};
+
+// Parses and validates one manifest. `file` is used in messages; `text` is its content.
+// Returns the manifest when `diags` stays empty.
+std::optional<Manifest> parse_manifest(const std::string& file, std::string_view text,
+                                       Diagnostics& diags);
+
+}  // namespace td

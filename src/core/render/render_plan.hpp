@@ -1,0 +1,41 @@
+#pragma once
+// From manifest texts to the full set of files `render` writes, and the comparison
+// `render --check` makes. Pure: texts in, texts out.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json/diagnostics.hpp"
+#include "core/knowledge/knowledge_base.hpp"
+#include "core/render/variant.hpp"
+
+namespace td {
+
+struct ManifestSource {
+    std::string path;  // as shown in messages and labels, e.g. "manifests/cuda-pip.json"
+    std::string text;
+    std::optional<std::string> lock_path, lock_text;  // the manifest's lock file, if present
+};
+
+struct RenderPlan {
+    std::vector<Variant> variants;             // sorted by name
+    std::map<std::string, std::string> files;  // relative path -> content
+    std::vector<Diagnostic> problems;          // non-empty: nothing may be written
+    std::vector<Diagnostic> warnings;          // printed, not fatal (a lock that does not fit)
+};
+
+RenderPlan plan_render(const std::vector<ManifestSource>& sources, const KnowledgeBase& kb);
+
+// Keeps only the variants whose name matches the glob `pattern` (and the index).
+void restrict_plan(RenderPlan& plan, const std::string& pattern);
+
+struct TreeDiff {
+    std::vector<std::string> missing, changed, extra;
+    bool empty() const { return missing.empty() && changed.empty() && extra.empty(); }
+};
+
+TreeDiff diff_tree(const std::map<std::string, std::string>& want,
+                   const std::map<std::string, std::string>& have);
+
+}  // namespace td

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Fails on an #include that crosses a layer or a core domain the wrong way.
+
+The allowed arrows are ARCHITECTURE.md's tables; this file is their executable copy.
+Layers: util <- core <- report/engine <- app. Inside core, each domain folder may include
+only the domains listed for it. core also must not include headers that do I/O or read
+the clock or environment.
+"""
+import pathlib
+import re
+import sys
+
+LAYERS = {
+    "util": set(),
+    "core": {"util"},
+    "report": {"util", "core"},
+    "engine": {"util", "core"},
+    "app": {"util", "core", "report", "engine"},
+}
+CORE_DOMAINS = {
+    "json": set(),
+    "knowledge": set(),
+    "render": {"json", "knowledge"},
+    "build": {"json", "knowledge", "render"},
+    "validate": {"json", "knowledge"},
+    "diagnose": {"json", "knowledge", "validate"},
+}
+# System headers that would mean I/O, processes, the clock or the environment in core.
+CORE_FORBIDDEN = re.compile(
+    r"^(fstream|filesystem|chrono|thread|ctime|iostream|curl/.*|unistd\.h|fcntl\.h|sys/.*|CLI/.*)$")
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+
+
+def main() -> int:
+    root = pathlib.Path(__file__).resolve().parents[2]
+    src = root / "src"
+    problems = []
+    for path in sorted(src.rglob("*")):
+        if path.suffix not in (".cpp", ".hpp"):
+            continue
+        rel = path.relative_to(src)
+        layer = rel.parts[0]
+        if layer not in LAYERS:
+            problems.append(f"{rel}: not in a known layer ({', '.join(LAYERS)})")
+            continue
+        domain = None
+        if layer == "core":
+            if len(rel.parts) < 3:
+                problems.append(f"src/{rel}: core files live in a domain folder")
+                continue
+            domain = rel.parts[1]
+            if domain not in CORE_DOMAINS:
+                problems.append(f"src/{rel}: unknown core domain {domain!r}")
+                continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            kind, header = m.groups()
+            where = f"src/{rel}:{n}"
+            if kind == "<":
+                if layer == "core" and CORE_FORBIDDEN.match(header):
+                    problems.append(f"{where}: core is pure, but includes <{header}>")
+                if header.startswith("CLI/") and layer != "app":
+                    problems.append(f"{where}: CLI11 belongs to app only")
+                continue
+            target = header.split("/")
+            if target[0] not in LAYERS:
+                continue
+            if target[0] != layer and target[0] not in LAYERS[layer]:
+                problems.append(f"{where}: {layer} must not include {header}")
+            if layer == "core" and target[0] == "core":
+                if len(target) < 3:
+                    problems.append(f"{where}: {header} is not in a core domain")
+                    continue
+                other = target[1]
+                if other != domain and other not in CORE_DOMAINS[domain]:
+                    allowed = ", ".join(sorted(CORE_DOMAINS[domain])) or "no other domain"
+                    problems.append(f"{where}: core/{domain} must not include {header} "
+                                    f"(it may use: {allowed})")
+    for p in problems:
+        print(p)
+    checked = sum(1 for p in src.rglob("*") if p.suffix in (".cpp", ".hpp"))
+    if checked == 0:
+        print("layering_check: no sources found")
+        return 1
+    print(f"layering_check: {checked} files, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

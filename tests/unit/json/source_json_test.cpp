@@ -1,0 +1,57 @@
+#include "core/json/source_json.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+using namespace td;
+using Catch::Matchers::ContainsSubstring;
+
+TEST_CASE("values remember their line and column") {
+    auto r =
+        parse_source_json("{\n  // comment\n  \"a\": [1, \"x\"],\n  /* block */ \"b\": true,\n}");
+    REQUIRE(r.errors.empty());
+    const JsonValue* a = r.value.find("a");
+    REQUIRE(a);
+    CHECK(a->pos.line == 3);
+    CHECK(a->pos.col == 8);
+    CHECK(a->items[1].pos.col == 12);
+    CHECK(r.value.members[1].key_pos.line == 4);
+    CHECK(r.value.find("b")->boolean);
+}
+
+TEST_CASE("syntax errors say where") {
+    auto r = parse_source_json("{\n  \"a\": 1\n  \"b\": 2\n}");
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].pos.line == 3);
+    CHECK_THAT(r.errors[0].message, ContainsSubstring("expected ',' or '}'"));
+}
+
+TEST_CASE("duplicate keys, raw control characters and deep nesting are refused") {
+    CHECK_THAT(parse_source_json("{\"a\":1,\"a\":2}").errors.at(0).message,
+               ContainsSubstring("duplicate key"));
+    CHECK_THAT(parse_source_json("[\"a\nb\"]").errors.at(0).message,
+               ContainsSubstring("control character"));
+    CHECK_THAT(parse_source_json(std::string(100, '[')).errors.at(0).message,
+               ContainsSubstring("nesting"));
+    CHECK_THAT(parse_source_json("{\"a\":1} x").errors.at(0).message,
+               ContainsSubstring("after the top-level"));
+    CHECK_THAT(parse_source_json("/* open").errors.at(0).message,
+               ContainsSubstring("unterminated"));
+    CHECK_FALSE(parse_source_json("[1e999]").errors.empty());
+}
+
+TEST_CASE("escapes decode, including surrogate pairs") {
+    auto r = parse_source_json(R"(["\u00e9\n\ud83d\ude00"])");
+    REQUIRE(r.errors.empty());
+    CHECK(r.value.items[0].text == "\xc3\xa9\n\xf0\x9f\x98\x80");
+    CHECK_FALSE(parse_source_json(R"(["\ud83d"])").errors.empty());
+}
+
+TEST_CASE("integers are told apart from fractions") {
+    auto r = parse_source_json("[1000, 1.5, 2e3, -3]");
+    REQUIRE(r.errors.empty());
+    CHECK(r.value.items[0].is_integer());
+    CHECK_FALSE(r.value.items[1].is_integer());
+    CHECK_FALSE(r.value.items[2].is_integer());
+    CHECK(r.value.items[3].number == -3);
+}

@@ -1,0 +1,69 @@
+#include "core/render/grammar.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+using namespace td::grammar;
+using Catch::Matchers::ContainsSubstring;
+
+TEST_CASE("pip requirements: exact PEP 440 pins only") {
+    for (const char* ok :
+         {"numpy==1.26.4", "jax[cuda12]==0.4.30", "torch==2.4.1+cu121", "a==1.0rc1",
+          "zope.interface==6.0.post1", "x_y-z==2!1.0.dev3", "Pillow==10.4.0"})
+        CHECK(check_pip_requirement(ok).empty());
+    CHECK_THAT(check_pip_requirement("numpy>=1.26"), ContainsSubstring("only exact pins"));
+    CHECK_THAT(check_pip_requirement("numpy"), ContainsSubstring("missing exact version"));
+    CHECK_THAT(check_pip_requirement("numpy===1.0"), ContainsSubstring("arbitrary equality"));
+    for (const char* bad :
+         {"a==1rc", "a==1ab2", "a==1.0.post", "a==1.0.dev", "a==1.", "a==.1", "a==1..2"})
+        CHECK_FALSE(check_pip_requirement(bad).empty());
+    CHECK_THAT(check_pip_requirement("pkg @ https://x/y.whl"),
+               ContainsSubstring("only exact pins"));
+}
+
+TEST_CASE("pip injection attempts are refused") {
+    for (const char* bad :
+         {"numpy==1.26; curl x|sh", "numpy==1.26\nRUN curl x", "numpy==1.26 && rm -rf /",
+          "numpy==$(id)", "numpy==1.26`id`", "-e git+https://x", "numpy==1.26 ",
+          "--index-url=http://evil numpy==1", "numpy==1.26;python_version<'3.9'"})
+        CHECK_FALSE(check_pip_requirement(bad).empty());
+}
+
+TEST_CASE("apt requirements: Debian names and versions") {
+    for (const char* ok :
+         {"git=1:2.39.5-0+deb12u1", "procps=2:4.0.2-3", "libopenmpi-dev=4.1.4-3+b1",
+          "g++=4:12.2.0-3", "python3=3.11.2-1+b1", "libfoo=1.0~rc1"})
+        CHECK(check_apt_requirement(ok).empty());
+    for (const char* bad : {"git", "Git=1.0", "git=latest", "git=1.0; rm -rf /", "git=1.0\n",
+                            "git=1.0 curl", "git=1.0-", "git=a:1.0", "git=$(id)"})
+        CHECK_FALSE(check_apt_requirement(bad).empty());
+}
+
+TEST_CASE("image references") {
+    for (const char* ok :
+         {"nvidia/cuda:12.4.1-runtime-ubuntu22.04", "127.0.0.1:5000/debian:bookworm",
+          "nvcr.io/nvidia/pytorch:24.05-py3", "debian",
+          "ubuntu@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+          "localhost/a__b/c-d.e:tag"})
+        CHECK(check_image_reference(ok).empty());
+    for (const char* bad : {"Nvidia/cuda", "nvidia/cuda:", "a b", "x:tag;rm", "ubuntu@sha256:abc",
+                            "a//b", "-a/b", "a/b:-tag"})
+        CHECK_FALSE(check_image_reference(bad).empty());
+    CHECK(check_image_repository("torchdock/cuda13").empty());
+    CHECK_FALSE(check_image_repository("torchdock/cuda13:tag").empty());
+}
+
+TEST_CASE("environment names, plain text, user and family names") {
+    CHECK(check_env_name("NCCL_DEBUG").empty());
+    CHECK_FALSE(check_env_name("1X").empty());
+    CHECK_FALSE(check_env_name("A-B").empty());
+    CHECK_FALSE(check_env_name("A B").empty());
+    CHECK(check_plain_text("it's \"fine\" $HOME", 100).empty());
+    CHECK_THAT(check_plain_text("line\nbreak", 100), ContainsSubstring("control character"));
+    CHECK(check_user_name("trainer").empty());
+    CHECK_FALSE(check_user_name("root").empty());
+    CHECK_FALSE(check_user_name("Trainer").empty());
+    CHECK(check_family_name("cuda13").empty());
+    CHECK_FALSE(check_family_name("cuda--13").empty());
+    CHECK_FALSE(check_family_name("../x").empty());
+}

@@ -1,0 +1,119 @@
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <cstdlib>
+#include <fstream>
+
+#include "core/render/dockerfile.hpp"
+#include "engine/files.hpp"
+#include "test_support.hpp"
+
+using namespace td;
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+RenderPlan golden_plan() {
+    auto text = engine::read_text_file(test::source_path("tests/data/golden.json"));
+    auto lock = engine::read_text_file(test::source_path("tests/data/golden.lock.json"));
+    REQUIRE(text);
+    REQUIRE(lock);
+    return plan_render({ManifestSource{"tests/data/golden.json", text.value(),
+                                       "tests/data/golden.lock.json", lock.value()}},
+                       test::real_kb());
+}
+
+}  // namespace
+
+// Set TORCHDOCK_UPDATE_GOLDEN=1 to rewrite tests/golden/ after an intended change.
+TEST_CASE("rendered output matches the golden files byte for byte") {
+    RenderPlan plan = golden_plan();
+    REQUIRE(test::problems_text(plan).empty());
+    REQUIRE(plan.files.size() == 2);
+    bool update = std::getenv("TORCHDOCK_UPDATE_GOLDEN") != nullptr;
+    for (const auto& [path, text] : plan.files) {
+        std::string name =
+            path == "index.json" ? "index.json" : path.substr(0, path.find('/')) + ".Dockerfile";
+        std::string golden_path = test::source_path("tests/golden/" + name);
+        if (update) std::ofstream(golden_path, std::ios::binary) << text;
+        auto golden = engine::read_text_file(golden_path);
+        REQUIRE(golden);
+        CHECK(golden.value() == text);
+    }
+}
+
+TEST_CASE("rendering is deterministic") { CHECK(golden_plan().files == golden_plan().files); }
+
+TEST_CASE("a locked base is pinned by digest with the tag kept in a comment") {
+    RenderPlan plan = golden_plan();
+    const std::string& df = plan.files.at("golden-2.4.1-cu124-devel-ubuntu22.04/Dockerfile");
+    CHECK_THAT(
+        df, ContainsSubstring(
+                "# base: nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04 (locked)\n"
+                "FROM "
+                "nvidia/"
+                "cuda@sha256:1111111111111111111111111111111111111111111111111111111111111111\n"));
+    CHECK_THAT(df, ContainsSubstring("org.opencontainers.image.base.digest=\"sha256:1111"));
+}
+
+TEST_CASE("torch is installed before the extra packages so changing them keeps the torch layer") {
+    const std::string df =
+        golden_plan().files.at("golden-2.4.1-cu124-devel-ubuntu22.04/Dockerfile");
+    auto torch = df.find("torch==2.4.1+cu124");
+    for (const char* s :
+         {"torch==2.4.1+cu124", "git=1:2.34.1-1ubuntu1.11", "numpy==1.26.4", "LABEL"})
+        REQUIRE(df.find(s) != std::string::npos);
+    CHECK(torch < df.find("git=1:2.34.1-1ubuntu1.11"));
+    CHECK(torch < df.find("numpy==1.26.4"));
+    CHECK(df.find("numpy==1.26.4") < df.find("LABEL"));
+    CHECK(df.find("torchaudio") == std::string::npos);
+}
+
+TEST_CASE("label and env values are literal in the Dockerfile") {
+    CHECK(dockerfile_quote("a \"b\" $HOME \\x") == "\"a \\\"b\\\" \\$HOME \\\\x\"");
+}
+
+TEST_CASE("a bad lock file is reported with its path") {
+    auto text = engine::read_text_file(test::source_path("tests/data/golden.json"));
+    REQUIRE(text);
+    auto plan = plan_render(
+        {ManifestSource{"m.json", text.value(), "m.lock.json",
+                        R"({"schema": 1, "images": {"nvidia/cuda:x": {"digest": "sha256:xyz"}}})"}},
+        test::real_kb());
+    CHECK_THAT(test::problems_text(plan),
+               ContainsSubstring(
+                   "m.lock.json:1:54: $.images[\"nvidia/cuda:x\"].digest: digest \"sha256:xyz\""));
+    CHECK(plan.files.empty());
+}
+
+TEST_CASE("the same family name in two manifests is refused") {
+    const char* m =
+        R"({"schema":1,"name":"same","image":"a/b","base":"ngc","matrix":{"ngc":["24.05"]}})";
+    auto plan =
+        plan_render({ManifestSource{"a.json", m, {}, {}}, ManifestSource{"b.json", m, {}, {}}},
+                    test::real_kb());
+    CHECK_THAT(
+        test::problems_text(plan),
+        ContainsSubstring("b.json:1:20: $.name: family name \"same\" is already used by a.json"));
+}
+
+TEST_CASE("tree diff names missing, stale and extra files") {
+    auto d = diff_tree({{"a", "1"}, {"b", "2"}}, {{"b", "3"}, {"c", "4"}});
+    CHECK(d.missing == std::vector<std::string>{"a"});
+    CHECK(d.changed == std::vector<std::string>{"b"});
+    CHECK(d.extra == std::vector<std::string>{"c"});
+}
+
+TEST_CASE("a lock file that no longer fits its manifest is warned about, not ignored") {
+    auto text = engine::read_text_file(test::source_path("tests/data/golden.json"));
+    REQUIRE(text);
+    auto plan = plan_render(
+        {ManifestSource{"m.json", text.value(), "m.lock.json",
+                        R"({"schema": 1, "images": {"debian:trixie": {"digest": "sha256:)" +
+                            std::string(64, 'a') + R"("}}})"}},
+        test::real_kb());
+    REQUIRE(plan.problems.empty());
+    std::string all;
+    for (const auto& w : plan.warnings) all += format_diagnostic(w) + "\n";
+    CHECK_THAT(all, ContainsSubstring("does not pin nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04"));
+    CHECK_THAT(all, ContainsSubstring("pins debian:trixie, which no variant uses any more"));
+}
