@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/knowledge/knowledge_base.hpp"
-#include "core/validate/checks.hpp"
+#include "core/validate/probe_run.hpp"
 
 namespace td {
 

@@ -9,44 +9,11 @@
 #include <vector>
 
 #include "core/knowledge/knowledge_base.hpp"
+#include "core/validate/expectations.hpp"
+#include "core/validate/probe_run.hpp"
 #include "util/result.hpp"
 
 namespace td {
-
-struct ProbeRun {
-    enum class State { Ran, NotRun, Crashed, TimedOut };
-    State state = State::NotRun;
-    std::string status;  // pass | fail | waived | error (from the probe's JSON line)
-    std::string reason;  // the probe's reason, or why it did not run
-    nlohmann::json data;
-    int exit_code = -1;
-    std::string stderr_tail;
-    double seconds = 0;
-    bool usable() const { return state == State::Ran && data.is_object(); }
-};
-
-// Parses a probe's stdout: its last non-empty line must be the schema-1 JSON object.
-ProbeRun parse_probe_output(const std::string& probe, const std::string& stdout_text,
-                            int exit_code);
-
-// What the image promises: key -> value. Keys are the io.torchdock.* label names without
-// the prefix (cuda, cudnn, nccl, torch, torch-reports, python, min-driver, arch-list,
-// target-gpus, validate.gemm-tflops-min.bf16, validate.allreduce-busbw-min-gbps,
-// validate.shm-min-mb), plus "source" (where they came from).
-using Expectations = std::map<std::string, std::string>;
-
-// Expectations from image labels and environment (nvidia/cuda's CUDA_VERSION,
-// NV_CUDNN_VERSION and NCCL_VERSION when there are no torchdock labels), then the knowledge base
-// for well-known images (NGC PyTorch by tag), then `overrides` (--expect key=value).
-Expectations gather_expectations(const std::string& image_ref,
-                                 const std::map<std::string, std::string>& labels,
-                                 const std::vector<std::string>& env, const KnowledgeBase& kb,
-                                 const std::map<std::string, std::string>& overrides);
-
-// Parses --expect key=value flags. Keys are the expectation keys above; an unknown key or
-// a missing '=' is a Usage error with a did-you-mean.
-Result<std::map<std::string, std::string>> parse_expect_overrides(
-    const std::vector<std::string>& flags);
 
 struct ValidationInput {
     std::string image;
@@ -66,10 +33,6 @@ struct CheckResult {
 };
 
 std::vector<CheckResult> evaluate(const ValidationInput& input, const KnowledgeBase& kb);
-
-// "--peak-tflops=bf16:989,fp16:989,..." for the first GPU the cuda probe saw (gpus.json
-// datasheet peaks of the GEMM dtypes), or nullopt when the GPU or its peaks are unknown.
-std::optional<std::string> gemm_peak_flag(const ProbeRun& cuda, const KnowledgeBase& kb);
 
 // Every check ID with its name and what it means (the README's "Checks" table).
 struct CheckInfo {

@@ -1,54 +1,13 @@
-// The inputs of `validate`: probe results parsed from their output, the expectations an
-// image carries (labels, environment, knowledge base, --expect), and probe flags derived
-// from the knowledge base. Judging them is validation.cpp.
-#include <algorithm>
-#include <cstdio>
+// The expectations an image carries (labels, environment, knowledge base, --expect).
+// Judging what the probes observed against them is checks.cpp.
+#include "core/validate/expectations.hpp"
 
-#include "core/validate/checks.hpp"
+#include <algorithm>
+
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
 namespace td {
-
-using nlohmann::json;
-
-ProbeRun parse_probe_output(const std::string& probe, const std::string& stdout_text,
-                            int exit_code) {
-    ProbeRun run;
-    run.state = ProbeRun::State::Ran;
-    run.exit_code = exit_code;
-    auto lines = split(stdout_text, '\n');
-    while (!lines.empty() && lines.back().find_first_not_of(" \r\t") == std::string::npos)
-        lines.pop_back();
-    if (lines.empty()) {
-        run.status = "error";
-        run.reason = "no output (exit code " + std::to_string(exit_code) + ")";
-        return run;
-    }
-    try {
-        json j = json::parse(lines.back());
-        if (!j.is_object() || j.value("schema", 0) != 1 || j.value("probe", "") != probe)
-            throw std::invalid_argument("not a schema-1 result of probe " + probe);
-        run.status = j.value("status", "error");
-        run.reason = j.value("reason", "");
-        run.data = j.contains("data") ? j["data"] : json::object();
-        static const std::map<std::string, int> codes = {
-            {"pass", 0}, {"fail", 1}, {"waived", 2}, {"error", 3}};
-        auto it = codes.find(run.status);
-        if (it == codes.end() || it->second != exit_code) {
-            run.reason = "status \"" + run.status + "\" disagrees with exit code " +
-                         std::to_string(exit_code) +
-                         (run.reason.empty() ? "" : " (" + run.reason + ")");
-            run.status = "error";
-        }
-    } catch (const std::exception& e) {
-        run.status = "error";
-        run.reason = "unreadable result line (" + std::string(e.what()) +
-                     "): " + lines.back().substr(0, 200);
-        run.data = json();
-    }
-    return run;
-}
 
 Expectations gather_expectations(const std::string& image_ref,
                                  const std::map<std::string, std::string>& labels,
@@ -127,25 +86,6 @@ Result<std::map<std::string, std::string>> parse_expect_overrides(
         out[key] = f.substr(eq + 1);
     }
     return out;
-}
-
-// "--peak-tflops=bf16:989,fp16:989,..." for the first GPU the cuda probe saw, from gpus.json.
-std::optional<std::string> gemm_peak_flag(const ProbeRun& cuda, const KnowledgeBase& kb) {
-    if (!cuda.usable() || !cuda.data.contains("devices") || cuda.data["devices"].empty())
-        return std::nullopt;
-    const GpuModel* g = kb.gpu(cuda.data["devices"][0].value("name", ""));
-    if (!g) return std::nullopt;
-    std::vector<std::string> parts;
-    for (const auto& [dtype, tflops] : g->peak_tflops) {
-        if (dtype != "fp32" && dtype != "tf32" && dtype != "fp16" && dtype != "bf16" &&
-            dtype != "fp8")
-            continue;  // GEMM dtypes only
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%s:%g", dtype.c_str(), tflops);
-        parts.push_back(buf);
-    }
-    if (parts.empty()) return std::nullopt;
-    return "--peak-tflops=" + join(parts, ",");
 }
 
 }  // namespace td

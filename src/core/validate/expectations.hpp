@@ -1,0 +1,32 @@
+#pragma once
+// What an image promises, gathered from its labels, its environment, the knowledge base and
+// --expect flags. Pure.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/knowledge/knowledge_base.hpp"
+#include "util/result.hpp"
+
+namespace td {
+
+// What the image promises: key -> value. Keys are the io.torchdock.* label names without
+// the prefix (cuda, cudnn, nccl, torch, torch-reports, python, min-driver, arch-list,
+// target-gpus, validate.gemm-tflops-min.bf16, validate.allreduce-busbw-min-gbps,
+// validate.shm-min-mb), plus "source" (where they came from).
+using Expectations = std::map<std::string, std::string>;
+
+// Expectations from image labels and environment (nvidia/cuda's CUDA_VERSION,
+// NV_CUDNN_VERSION and NCCL_VERSION when there are no torchdock labels), then the knowledge base
+// for well-known images (NGC PyTorch by tag), then `overrides` (--expect key=value).
+Expectations gather_expectations(const std::string& image_ref,
+                                 const std::map<std::string, std::string>& labels,
+                                 const std::vector<std::string>& env, const KnowledgeBase& kb,
+                                 const std::map<std::string, std::string>& overrides);
+
+// Parses --expect key=value flags. Keys are the expectation keys above; an unknown key or
+// a missing '=' is a Usage error with a did-you-mean.
+Result<std::map<std::string, std::string>> parse_expect_overrides(
+    const std::vector<std::string>& flags);
+
+}  // namespace td
