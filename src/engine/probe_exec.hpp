@@ -1,6 +1,6 @@
 #pragma once
 // Running the probes (probes/README.md): inside an image through a throwaway container, or
-// natively on this host. Both return the parsed result (core/validation.hpp ProbeRun).
+// natively on this host. Both return the parsed result (core/validate/probe_run.hpp ProbeRun).
 #include <filesystem>
 #include <string>
 #include <vector>

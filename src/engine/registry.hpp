@@ -10,7 +10,7 @@
 
 namespace td::engine {
 
-// The registry's answer (core/lockfile.hpp judges it) plus the manifest's media type.
+// The registry's answer (core/render/lockfile.hpp judges it) plus the manifest's media type.
 struct DigestAnswer : RegistryAnswer {
     std::string media_type;  // Found: the manifest's media type (index or single manifest)
 };

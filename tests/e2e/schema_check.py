@@ -4,7 +4,7 @@
 Every manifests/*.json (except *.lock.json) must validate; a set of manifests built
 here, each with one mistake the C++ parser refuses, must be rejected, and a few
 unusual but valid ones must be accepted. Manifests are JSON with // and /* */
-comments and trailing commas (see src/core/source_json.hpp), so those are removed
+comments and trailing commas (see src/core/json/source_json.hpp), so those are removed
 before json.loads. Prints one line per case and "N passed, M failed".
 
 Usage: python3 tests/e2e/schema_check.py [MANIFEST.json ...]
