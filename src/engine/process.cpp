@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +30,13 @@ struct Pipe {
             if (f >= 0) ::close(f);
     }
 };
+
+// Descriptors a forked child may have inherited (for closing them all).
+int open_fd_limit() {
+    struct rlimit rl {};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 4096;
+    return static_cast<int>(std::min<rlim_t>(rl.rlim_cur, 65536));
+}
 
 void close_fd(int& fd) {
     if (fd >= 0) ::close(fd);
@@ -145,6 +154,48 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
         return Error{ErrorKind::Environment,
                      "cannot run " + program + ": " + std::strerror(exec_errno)};
     }
+
+    // The guard: a second child in the same process group that waits for us to go away. If
+    // torchdock itself is SIGKILLed (a CI job's time-out), nothing else would stop the
+    // group, and an orphaned `docker build` would tag an image minutes later; the guard
+    // sees its pipe reach end-of-file (the kernel closes our end when we die) and kills
+    // the whole group, grandchildren included. On a normal return we kill the guard first.
+    Pipe guard_pipe;
+    pid_t guard = -1;
+    const int max_fd = open_fd_limit();
+    if (::pipe2(guard_pipe.fd, O_CLOEXEC) == 0) {
+        // The guard must not run our signal handlers (a test framework's, the interrupt
+        // flag's): block signals across the fork, give the guard default dispositions.
+        sigset_t all, previous;
+        ::sigfillset(&all);
+        ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+        guard = ::fork();
+        if (guard == 0) {
+            for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
+            ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+            ::setpgid(0, pid);
+            // Hold no other descriptor: another thread's child pipes must see end-of-file.
+            for (int fd = 0; fd < max_fd; ++fd)
+                if (fd != guard_pipe.fd[0]) ::close(fd);
+            char byte = 0;
+            ssize_t n;
+            while ((n = ::read(guard_pipe.fd[0], &byte, 1)) < 0 && errno == EINTR) {
+            }
+            ::kill(-pid, SIGKILL);
+            ::_exit(0);
+        }
+        ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        if (guard > 0) ::setpgid(guard, pid);
+        close_fd(guard_pipe.fd[0]);
+    }
+    struct GuardRelease {
+        pid_t guard;
+        ~GuardRelease() {
+            if (guard <= 0) return;
+            ::kill(guard, SIGKILL);
+            ::waitpid(guard, nullptr, 0);
+        }
+    } guard_release{guard};
 
     ProcessResult result;
     std::string pending_out, pending_err;

@@ -368,3 +368,38 @@ TEST_CASE("process: a throwing on_line callback does not leave the child running
     }
     CHECK(gone);
 }
+
+TEST_CASE("process: when the caller is SIGKILLed, its child and grandchildren die with it",
+          "[regression]") {
+    // A stand-in for torchdock killed by a CI job's time-out (adversarial report D8): a
+    // forked process runs a child that starts a grandchild and records both pids, then is
+    // SIGKILLed. Nothing may outlive it.
+    char dir_template[] = "/tmp/td-orphan-XXXXXX";
+    REQUIRE(::mkdtemp(dir_template));
+    std::string pids = std::string(dir_template) + "/pids";
+    pid_t caller = ::fork();
+    REQUIRE(caller >= 0);
+    if (caller == 0) {
+        ProcessSpec spec = shell("sleep 300 & echo $! > " + pids + ".tmp; echo $$ >> " + pids +
+                                     ".tmp; mv " + pids + ".tmp " + pids + "; wait",
+                                 300s);
+        (void)run_process(spec);
+        ::_exit(0);
+    }
+    auto start = std::chrono::steady_clock::now();
+    while (!std::ifstream(pids) && seconds_since(start) < 10) ::usleep(20000);
+    std::ifstream in(pids);
+    long grandchild = 0, child = 0;
+    in >> grandchild >> child;
+    REQUIRE(grandchild > 0);
+    REQUIRE(child > 0);
+    ::kill(caller, SIGKILL);
+    ::waitpid(caller, nullptr, 0);
+    start = std::chrono::steady_clock::now();
+    while ((!process_gone_now(child) || !process_gone_now(grandchild)) && seconds_since(start) < 5)
+        ::usleep(20000);
+    CHECK(process_gone_now(child));
+    CHECK(process_gone_now(grandchild));
+    std::remove(pids.c_str());
+    ::rmdir(dir_template);
+}
