@@ -47,7 +47,8 @@ BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
     BuildRecord rec;
     rec.variant = entry.name;
     rec.reference = entry.reference();
-    auto text = engine::read_text_file(fs::path(ctx.opts.dockerfiles_dir) / entry.dockerfile);
+    // Variant directories must be real directories inside the tree, not symlinks out of it.
+    auto text = engine::read_file_in_tree(ctx.opts.dockerfiles_dir, entry.dockerfile);
     if (!text) {
         rec.result = BuildRecord::Result::Failed;
         rec.error = text.error().message;
@@ -57,7 +58,7 @@ BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
     req.variant = entry.name;
     req.dockerfile_text = mirrored_dockerfile(text.value(), ctx.mirrors);
     req.reference = rec.reference;
-    req.work_dir = (fs::path(ctx.opts.work_dir) / entry.name).string();
+    req.work_root = ctx.opts.work_dir;
     req.no_cache = ctx.opts.no_cache;
     req.ca_cert = ctx.ca_cert;
     req.timeout = std::chrono::minutes(ctx.opts.timeout_minutes);

@@ -95,7 +95,7 @@ int run_render(const CommonOptions& common, const RenderOptions& opts) {
         std::cout << opts.out_dir << " is up to date (" << p->variants.size() << " variants)\n";
         return k_exit_ok;
     }
-    auto written = opts.only ? engine::write_files(opts.out_dir, p->files)
+    auto written = opts.only ? engine::write_into_rendered_tree(opts.out_dir, p->files)
                              : engine::write_tree_atomically(opts.out_dir, p->files);
     if (!written) return fail(written.error());
     std::cout << "rendered " << p->variants.size() << " variant"

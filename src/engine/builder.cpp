@@ -1,7 +1,6 @@
 #include "engine/builder.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -48,21 +47,40 @@ Result<BuildBackend> detect_build_backend() {
                                              "or point $TORCHDOCK_DOCKER at one"};
 }
 
+namespace {
+
+// Where a variant's build files go: (root, path below it). A relative --work-dir is taken
+// below the current directory, so no component of it may be a symlink either.
+std::pair<fs::path, std::string> work_location(const BuildRequest& request) {
+    fs::path root = fs::path(request.work_root).lexically_normal();
+    bool climbs = false;
+    for (const auto& part : root) climbs = climbs || part == "..";
+    if (root.is_relative() && !climbs) return {".", (root / request.variant).generic_string()};
+    return {fs::absolute(root), request.variant};
+}
+
+}  // namespace
+
 BuildOutcome run_build(const BuildBackend& backend, const BuildRequest& request) {
     BuildOutcome outcome;
-    std::error_code ec;
-    fs::create_directories(request.work_dir, ec);
-    fs::path dockerfile = fs::path(request.work_dir) / "Dockerfile";
-    outcome.log_path = (fs::path(request.work_dir) / "build.log").string();
-    fs::path iidfile = fs::path(request.work_dir) / "image-id";
-    fs::remove(iidfile, ec);
-    std::ofstream staged(dockerfile, std::ios::binary);
-    staged << request.dockerfile_text;
-    staged.close();
-    if (!staged) {
-        outcome.error = "cannot write " + dockerfile.string() + " (is --work-dir writable?)";
+    auto [root, rel] = work_location(request);
+    fs::path work_dir = root == "." ? fs::path(rel) : root / rel;
+    fs::path dockerfile = work_dir / "Dockerfile";
+    fs::path iidfile = work_dir / "image-id";
+    if (auto st =
+            write_files(root, {{rel + "/Dockerfile", request.dockerfile_text}}, MissingDir::Create);
+        !st) {
+        outcome.error = st.error().message + " (is --work-dir writable?)";
         return outcome;
     }
+    std::error_code ec;
+    fs::remove(iidfile, ec);
+    auto log = OutputFile::create(root, rel + "/build.log");
+    if (!log) {
+        outcome.error = log.error().message;
+        return outcome;
+    }
+    outcome.log_path = log->path();
 
     std::vector<std::string> argv = {backend.client};
     if (backend.buildx)
@@ -74,13 +92,9 @@ BuildOutcome run_build(const BuildBackend& backend, const BuildRequest& request)
     if (request.no_cache) argv.push_back("--no-cache");
     if (!request.ca_cert.empty())
         argv.insert(argv.end(), {"--secret", "id=pip-ca,src=" + request.ca_cert});
-    argv.push_back(request.work_dir);  // context: only the Dockerfile (rendered files copy nothing)
+    // The context: only the Dockerfile (rendered files copy nothing).
+    argv.push_back(work_dir.string());
 
-    std::ofstream log(outcome.log_path, std::ios::binary);
-    if (!log) {
-        outcome.error = "cannot write the build log " + outcome.log_path;
-        return outcome;
-    }
     BuildProgress progress;
     std::mutex log_mutex;
     ProcessSpec spec;
@@ -89,12 +103,11 @@ BuildOutcome run_build(const BuildBackend& backend, const BuildRequest& request)
     spec.timeout = request.timeout;
     spec.on_line = [&](const std::string& line, bool) {
         std::lock_guard lock(log_mutex);
-        log << line << '\n';
+        (void)log->write(line + '\n');
         if (auto started = progress.feed(line); started && request.on_step)
             request.on_step(*started);
     };
     auto result = run_process(spec);
-    log.flush();
     if (!result) {
         outcome.error = result.error().message;
         return outcome;

@@ -26,7 +26,9 @@ struct BuildRequest {
     std::string variant;
     std::string dockerfile_text;  // what to build (mirrors already applied)
     std::string reference;        // image:tag to produce
-    std::string work_dir;         // holds the Dockerfile and the log
+    // --work-dir: <work_root>/<variant>/ holds the staged Dockerfile and build.log, created
+    // without following symlinks (below the current directory when work_root is relative).
+    std::string work_root;
     bool no_cache = false;
     std::string ca_cert;  // CA bundle handed to pip as the BuildKit secret "pip-ca"; empty: none
     std::chrono::milliseconds timeout{std::chrono::hours(2)};

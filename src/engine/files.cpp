@@ -2,50 +2,185 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "util/strings.hpp"
 
 namespace td::engine {
 namespace fs = std::filesystem;
 
 namespace {
 
+// `rel` below `root` as a person would write it ("a/b", not "./a/b").
+fs::path below(const fs::path& root, const std::string& rel) {
+    return root.empty() || root == "." ? fs::path(rel) : root / rel;
+}
+
 Error io_error(const std::string& what, const fs::path& path, const std::string& reason) {
     return Error{ErrorKind::Io, "cannot " + what + " " + path.string() + ": " + reason};
 }
 
-Status write_file(const fs::path& path, const std::string& content) {
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    if (ec) return io_error("create directory", path.parent_path(), ec.message());
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) return io_error("open for writing", path, std::strerror(errno));
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.close();
-    if (!out) return io_error("write", path, std::strerror(errno));
+struct Fd {
+    int fd = -1;
+    explicit Fd(int f = -1) : fd(f) {}
+    Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
+    Fd& operator=(Fd&& o) noexcept {
+        std::swap(fd, o.fd);
+        return *this;
+    }
+    Fd(const Fd&) = delete;
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+std::string kind_of(mode_t mode) {
+    if (S_ISDIR(mode)) return "it is a directory";
+    if (S_ISFIFO(mode)) return "it is a FIFO, not a regular file";
+    if (S_ISSOCK(mode)) return "it is a socket, not a regular file";
+    if (S_ISCHR(mode) || S_ISBLK(mode)) return "it is a device, not a regular file";
+    if (S_ISLNK(mode)) return "it is a symlink, and torchdock does not follow symlinks there";
+    return "it is not a regular file";
+}
+
+// Reads an open regular file up to `max` bytes; refuses anything else without blocking.
+Result<std::string> read_open_file(int fd, const fs::path& shown, std::size_t max) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return io_error("read", shown, std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return io_error("read", shown, kind_of(st.st_mode));
+    if (static_cast<unsigned long long>(st.st_size) > max)
+        return io_error("read", shown,
+                        "it is " + std::to_string(st.st_size) + " bytes, over the limit of " +
+                            std::to_string(max) + " bytes");
+    // O_NONBLOCK only mattered for opening; a regular file reads normally.
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    std::string out;
+    char buf[65536];
+    while (true) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return io_error("read", shown, std::strerror(errno));
+        }
+        if (n == 0) break;
+        out.append(buf, static_cast<std::size_t>(n));
+        // /proc and growing files report another size than they have.
+        if (out.size() > max)
+            return io_error("read", shown,
+                            "it is over the limit of " + std::to_string(max) + " bytes");
+    }
+    return out;
+}
+
+// The components of a relative path; refuses absolute paths and "", ".", "..".
+Result<std::vector<std::string>> components(const std::string& rel) {
+    auto parts = split(rel, '/');
+    for (const auto& p : parts)
+        if (p.empty() || p == "." || p == "..")
+            return Error{ErrorKind::Io, "refusing the path " + quote_value(rel) +
+                                            ": only plain names below the tree are allowed"};
+    return parts;
+}
+
+// Opens the directory `parts` below the open directory `base`, never through a symlink;
+// creates missing ones when `create`.
+Result<Fd> open_dir_below(Fd base, const fs::path& root, const std::vector<std::string>& parts,
+                          bool create) {
+    fs::path shown = root == "." ? fs::path() : root;
+    for (const auto& part : parts) {
+        shown /= part;
+        if (create && ::mkdirat(base.fd, part.c_str(), 0755) != 0 && errno != EEXIST)
+            return io_error("create directory", shown, std::strerror(errno));
+        Fd next(::openat(base.fd, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (next.fd < 0) {
+            struct stat st {};
+            if (::fstatat(base.fd, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+                return io_error("use", shown, kind_of(st.st_mode));
+            return io_error("open", shown, std::strerror(errno));
+        }
+        base = std::move(next);
+    }
+    return base;
+}
+
+Result<Fd> open_root(const fs::path& root, MissingDir missing) {
+    fs::path dir = root.empty() ? fs::path(".") : root;
+    if (missing == MissingDir::Create) {
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        if (ec) return io_error("create directory", dir, ec.message());
+    }
+    Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (fd.fd < 0)
+        return io_error("open directory", dir,
+                        errno == ENOENT ? "it does not exist" : std::strerror(errno));
+    return fd;
+}
+
+// The directory that holds `rel`, opened below `root`; `name` is set to rel's last part.
+Result<Fd> parent_below(const fs::path& root, const std::string& rel, bool create,
+                        MissingDir missing, std::string& name) {
+    auto parts = components(rel);
+    if (!parts) return parts.error();
+    name = parts->back();
+    parts->pop_back();
+    auto base = open_root(root, missing);
+    if (!base) return base.error();
+    return open_dir_below(std::move(base.value()), root, parts.value(), create);
+}
+
+Status write_all(int fd, const std::string& text, const fs::path& shown) {
+    std::size_t done = 0;
+    while (done < text.size()) {
+        ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return io_error("write", shown, std::strerror(errno));
+        }
+        done += static_cast<std::size_t>(n);
+    }
     return ok_status();
+}
+
+std::string temp_name(const std::string& name) {
+    static std::atomic<unsigned> counter{0};
+    return "." + name + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+// Writes one file in the open directory `dir`: a fresh temp file, then rename over `name`.
+Status write_in_dir(const Fd& dir, const std::string& name, const std::string& text,
+                    const fs::path& shown) {
+    std::string temp = temp_name(name);
+    Fd out(
+        ::openat(dir.fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (out.fd < 0) return io_error("create", shown, std::strerror(errno));
+    Status written = write_all(out.fd, text, shown);
+    if (written && ::close(std::exchange(out.fd, -1)) != 0)
+        written = io_error("write", shown, std::strerror(errno));
+    if (written && ::renameat(dir.fd, temp.c_str(), dir.fd, name.c_str()) != 0)
+        written = io_error("move into place", shown, std::strerror(errno));
+    if (!written) ::unlinkat(dir.fd, temp.c_str(), 0);
+    return written;
 }
 
 std::string temp_suffix() { return ".tmp-" + std::to_string(::getpid()); }
 
 // Only a missing path, an empty directory, or a tree torchdock rendered (its index.json
-// says so) may be replaced: `render --out` must never delete someone's files.
+// says so) may be replaced or written into: `render --out` must never touch someone's files.
 Status check_replaceable(const fs::path& target) {
     std::error_code ec;
-    if (!fs::exists(target, ec)) return ok_status();
+    if (!fs::exists(fs::symlink_status(target, ec))) return ok_status();
     if (!fs::is_directory(target, ec))
         return Error{ErrorKind::Config,
                      target.string() + " exists and is not a directory; refusing to replace it"};
     if (fs::is_empty(target, ec)) return ok_status();
-    std::ifstream index(target / "index.json");
-    std::string head(4096, '\0');
-    index.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<std::size_t>(index.gcount()));
-    if (head.find("\"generator\": \"torchdock\"") == std::string::npos)
+    auto index = read_file_in_tree(target, "index.json");
+    if (!index || index->find("\"generator\": \"torchdock\"") == std::string::npos)
         return Error{
             ErrorKind::Config,
             target.string() +
@@ -56,15 +191,31 @@ Status check_replaceable(const fs::path& target) {
 
 }  // namespace
 
-Result<std::string> read_text_file(const fs::path& path) {
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) return io_error("read", path, "it is a directory");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return io_error("read", path, std::strerror(errno));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) return io_error("read", path, std::strerror(errno));
-    return ss.str();
+Result<std::string> read_text_file(const fs::path& path, std::size_t max_bytes) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    if (fd.fd < 0) {
+        std::error_code ec;
+        if (errno == ENOENT && fs::is_symlink(fs::symlink_status(path, ec)))
+            return io_error("read", path, "it is a symlink to nothing");
+        return io_error("read", path, std::strerror(errno));
+    }
+    return read_open_file(fd.fd, path, max_bytes);
+}
+
+Result<std::string> read_file_in_tree(const fs::path& root, const std::string& rel,
+                                      std::size_t max_bytes) {
+    std::string name;
+    auto dir = parent_below(root, rel, false, MissingDir::Refuse, name);
+    if (!dir) return dir.error();
+    fs::path shown = below(root, rel);
+    Fd fd(::openat(dir->fd, name.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+    if (fd.fd < 0) {
+        struct stat st {};
+        if (::fstatat(dir->fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+            return io_error("read", shown, kind_of(st.st_mode));
+        return io_error("read", shown, std::strerror(errno));
+    }
+    return read_open_file(fd.fd, shown, max_bytes);
 }
 
 Result<std::map<std::string, std::string>> read_tree(const fs::path& dir) {
@@ -80,10 +231,11 @@ Result<std::map<std::string, std::string>> read_tree(const fs::path& dir) {
             if (it->is_directory()) it.disable_recursion_pending();
             continue;
         }
-        if (!it->is_regular_file()) continue;
-        auto text = read_text_file(it->path());
+        if (it->is_directory() || !it->is_regular_file(ec)) continue;
+        std::string rel = fs::relative(it->path(), dir).generic_string();
+        auto text = read_file_in_tree(dir, rel);
         if (!text) return text.error();
-        out[fs::relative(it->path(), dir).generic_string()] = std::move(text.value());
+        out[rel] = std::move(text.value());
     }
     return out;
 }
@@ -102,9 +254,8 @@ Status write_tree_atomically(const fs::path& dir, const std::map<std::string, st
         fs::remove_all(staging, ignore);
         return e;
     };
-    for (const auto& [rel, content] : files)
-        if (auto st = write_file(staging / rel, content); !st) return discard(st.error());
-    if (fs::exists(target, ec)) {
+    if (auto st = write_files(staging, files, MissingDir::Create); !st) return discard(st.error());
+    if (fs::exists(fs::symlink_status(target, ec))) {
         if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) != 0)
             return discard(io_error("swap in", target, std::strerror(errno)));
         // `staging` now holds the previous tree.
@@ -116,19 +267,59 @@ Status write_tree_atomically(const fs::path& dir, const std::map<std::string, st
     return ok_status();
 }
 
-Status write_files(const fs::path& dir, const std::map<std::string, std::string>& files) {
+Status write_into_rendered_tree(const fs::path& dir,
+                                const std::map<std::string, std::string>& files) {
+    if (auto st = check_replaceable(dir); !st) return st;
+    std::error_code ec;
+    if (fs::is_symlink(fs::symlink_status(dir, ec)))
+        return Error{ErrorKind::Config, dir.string() +
+                                            " is a symlink; refusing to write through it: name "
+                                            "the directory itself with --out"};
+    return write_files(dir, files, MissingDir::Create);
+}
+
+Status write_files(const fs::path& dir, const std::map<std::string, std::string>& files,
+                   MissingDir missing) {
     for (const auto& [rel, content] : files) {
-        fs::path final_path = dir / rel;
-        fs::path temp = final_path;
-        temp += temp_suffix();
-        if (auto st = write_file(temp, content); !st) return st;
-        if (::rename(temp.c_str(), final_path.c_str()) != 0) {
-            std::error_code ignore;
-            fs::remove(temp, ignore);
-            return io_error("move into place", final_path, std::strerror(errno));
-        }
+        std::string name;
+        auto parent = parent_below(dir, rel, true, missing, name);
+        if (!parent) return parent.error();
+        if (auto st = write_in_dir(parent.value(), name, content, below(dir, rel)); !st)
+            return st;
     }
     return ok_status();
 }
+
+Status check_output_file(const std::string& flag, const std::string& path) {
+    if (path.empty()) return Error{ErrorKind::Usage, flag + " needs a file name"};
+    fs::path p = path;
+    std::error_code ec;
+    if (fs::is_directory(p, ec))
+        return Error{ErrorKind::Usage, flag + " " + path + " is a directory; name a file"};
+    fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+    if (!fs::is_directory(dir, ec))
+        return Error{ErrorKind::Usage,
+                     flag + " " + path + ": the directory " + dir.string() + " does not exist"};
+    return ok_status();
+}
+
+Result<OutputFile> OutputFile::create(const fs::path& root, const std::string& rel) {
+    std::string name;
+    auto dir = parent_below(root, rel, true, MissingDir::Create, name);
+    if (!dir) return dir.error();
+    fs::path shown = below(root, rel);
+    if (::unlinkat(dir->fd, name.c_str(), 0) != 0 && errno != ENOENT)
+        return io_error("replace", shown, std::strerror(errno));
+    int fd =
+        ::openat(dir->fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return io_error("create", shown, std::strerror(errno));
+    return OutputFile(fd, shown.string());
+}
+
+OutputFile::~OutputFile() {
+    if (m_fd >= 0) ::close(m_fd);
+}
+
+Status OutputFile::write(const std::string& text) { return write_all(m_fd, text, m_path); }
 
 }  // namespace td::engine

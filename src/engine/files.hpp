@@ -1,5 +1,11 @@
 #pragma once
 // File-system I/O. Every failure is a value (Result) carrying the path and the OS reason.
+//
+// Only what is meant is read or written: inputs must be regular files under a size cap (a
+// FIFO, device or directory named like an input is refused, never waited on), and nothing
+// below a tree root is reached through a symlink: a tree (the rendered Dockerfiles, the
+// build work dir, a report's directory) can contain a committed symlink pointing anywhere.
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -9,7 +15,21 @@
 
 namespace td::engine {
 
-Result<std::string> read_text_file(const std::filesystem::path& path);
+// The cap on a JSON input (manifest, lock, settings, index, fingerprint, knowledge base
+// file) and on a rendered Dockerfile read back: far above any real one.
+inline constexpr std::size_t k_max_input_bytes = std::size_t{16} << 20;
+
+// Reads a regular file (a symlink to one is followed) of at most `max_bytes`. A directory,
+// FIFO, socket or device is refused (Io, naming what it is) without blocking on it; so is a
+// file over the cap (naming both sizes).
+Result<std::string> read_text_file(const std::filesystem::path& path,
+                                   std::size_t max_bytes = k_max_input_bytes);
+
+// Reads `rel` (a relative path with '/' separators) below `root` without following a
+// symlink anywhere below `root`: a symlinked directory or file there is refused (Io). The
+// same checks as read_text_file otherwise.
+Result<std::string> read_file_in_tree(const std::filesystem::path& root, const std::string& rel,
+                                      std::size_t max_bytes = k_max_input_bytes);
 
 // Every regular file under `dir` (recursively), keyed by its path relative to `dir` with
 // '/' separators. Hidden entries (starting with '.') are skipped. A missing dir is empty.
@@ -23,8 +43,43 @@ Result<std::map<std::string, std::string>> read_tree(const std::filesystem::path
 Status write_tree_atomically(const std::filesystem::path& dir,
                              const std::map<std::string, std::string>& files);
 
-// Writes each file inside `dir` atomically (temp file + rename), leaving other files alone.
+// Writes `files` into the tree at `dir` (render --only), leaving its other files alone;
+// the same refusal as write_tree_atomically for a tree torchdock did not render, and the
+// no-symlink rule of write_files.
+Status write_into_rendered_tree(const std::filesystem::path& dir,
+                                const std::map<std::string, std::string>& files);
+
+enum class MissingDir { Create, Refuse };
+
+// Writes each file below `dir` atomically (a new temp file, then rename over the name),
+// leaving other files alone. Missing subdirectories are created; `dir` itself is created
+// or refused as `missing` says. Never follows a symlink below `dir` (refused, Io); a
+// symlink at a file's own name is replaced, not written through.
 Status write_files(const std::filesystem::path& dir,
-                   const std::map<std::string, std::string>& files);
+                   const std::map<std::string, std::string>& files,
+                   MissingDir missing = MissingDir::Refuse);
+
+// A report file that will be written at the end of a run: refused now (Usage) when the
+// path is empty, is a directory, or its directory does not exist, so no work is wasted.
+Status check_output_file(const std::string& flag, const std::string& path);
+
+// A file created fresh for streaming writes (a build log) below `root`: whatever was at
+// `rel` (a file or a symlink) is replaced, directories below `root` are created and never
+// followed when they are symlinks. Closed when destroyed.
+class OutputFile {
+  public:
+    static Result<OutputFile> create(const std::filesystem::path& root, const std::string& rel);
+    OutputFile(OutputFile&& o) noexcept : m_fd(o.m_fd), m_path(std::move(o.m_path)) { o.m_fd = -1; }
+    OutputFile& operator=(OutputFile&&) = delete;
+    OutputFile(const OutputFile&) = delete;
+    ~OutputFile();
+    Status write(const std::string& text);
+    const std::string& path() const { return m_path; }
+
+  private:
+    OutputFile(int fd, std::string path) : m_fd(fd), m_path(std::move(path)) {}
+    int m_fd = -1;
+    std::string m_path;
+};
 
 }  // namespace td::engine
