@@ -135,8 +135,16 @@ class Library {
                 break;
             }
             const char* e = ::dlerror();
+            std::string why = e ? e : name;
+            // "libcudnn.so.9: cannot open shared object file: No such file or directory" names
+            // the library itself: it is not there. Anything else (a dependency missing, a wrong
+            // ELF class) means it is there but does not load.
+            m_absent = m_absent && why.rfind(std::string(name) +
+                                                 ": cannot open shared object "
+                                                 "file: No such file",
+                                             0) == 0;
             if (!m_error.empty()) m_error += "; ";
-            m_error += e ? e : name;
+            m_error += why;
         }
     }
     Library(const Library&) = delete;
@@ -146,11 +154,15 @@ class Library {
         std::swap(m_handle, o.m_handle);
         m_soname.swap(o.m_soname);
         m_error.swap(o.m_error);
+        std::swap(m_absent, o.m_absent);
         return *this;
     }
     // Libraries stay loaded until exit: CUDA libraries do not like being unloaded.
 
     bool ok() const { return m_handle != nullptr; }
+    // None of the sonames exists for the loader (as opposed to one that exists but fails
+    // to load): the library is simply not in this environment.
+    bool absent() const { return !m_handle && m_absent; }
     const std::string& soname() const { return m_soname; }
     const std::string& error() const { return m_error; }
     // The file the loader picked for this library.
@@ -170,6 +182,7 @@ class Library {
     void* m_handle = nullptr;
     std::string m_soname;
     std::string m_error;
+    bool m_absent = true;
 };
 
 // Splits `s` at `sep`; empty pieces are dropped unless `keep_empty`.

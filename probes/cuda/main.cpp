@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
         data.set("device_count", 0);
         data.set("devices", Json::array());
         data.set("error", Json());
-        return probe::finish(kName, probe::kError, why, data);
+        // No CUDA runtime at all is an observation (a CPU image), not a failure of the probe.
+        return probe::finish(kName, rt.lib.absent() ? probe::kWaived : probe::kError, why, data);
     }
 
     int runtime_version = 0, driver_version = 0;

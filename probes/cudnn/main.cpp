@@ -291,7 +291,7 @@ int main(int argc, char** argv) {
         std::string why = dnn.lib.ok() ? "libcudnn lacks " + dnn.missing
                                        : "no libcudnn loads: " + dnn.lib.error();
         std::printf("cudnn: %s\n", why.c_str());
-        return probe::finish(kName, probe::kError, why, data);
+        return probe::finish(kName, dnn.lib.absent() ? probe::kWaived : probe::kError, why, data);
     }
     std::printf(
         "cudnn: %s (%zu) from %s, built for CUDA runtime %zu; probe built with cuDNN headers %d\n",
@@ -304,7 +304,8 @@ int main(int argc, char** argv) {
         std::string why = rt.lib.ok() ? "libcudart has no " + rt.missing
                                       : "no libcudart loads: " + rt.lib.error();
         std::printf("cudnn: %s\n", why.c_str());
-        return probe::finish(kName, probe::kError, why, data);
+        // The versions are known; without a runtime there is no convolution to run.
+        return probe::finish(kName, rt.lib.absent() ? probe::kWaived : probe::kError, why, data);
     }
     probe::cuda::Gpus gpus = probe::cuda::query_gpus(rt);
     if (!gpus.usable()) {

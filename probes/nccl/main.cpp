@@ -649,7 +649,9 @@ int main(int argc, char** argv) {
 
     Api api;
     std::string err;
-    if (!api.nccl.load(err)) return finish(probe::kError, err);
+    // No NCCL at all is an observation (a CPU image), not a failure of the probe.
+    if (!api.nccl.load(err))
+        return finish(api.nccl.lib.absent() ? probe::kWaived : probe::kError, err);
     g_state.soname = api.nccl.lib.soname();
     g_state.library = api.nccl.lib.path();
     int code = 0;
@@ -673,7 +675,9 @@ int main(int argc, char** argv) {
         }
     }
 
-    if (!api.cuda.load(err)) return finish(probe::kError, err);
+    // The version is known; without a runtime there is no all-reduce to run.
+    if (!api.cuda.load(err))
+        return finish(api.cuda.lib.absent() ? probe::kWaived : probe::kError, err);
     g_state.cudart_library = api.cuda.lib.path();
 
     ::signal(SIGPIPE, SIG_IGN);

@@ -96,6 +96,11 @@ def to_bool(raw):
 
 
 
+def first_line(e):
+    text = str(e).strip()
+    return text.splitlines()[0] if text else ""
+
+
 def number(x):
     """An integral float as an int, so checksums read exactly in JSON."""
     if x is None:
@@ -480,14 +485,27 @@ def main(argv):
 
     data = {"torch": None, "cuda": None, "cudnn": None, "nccl": None, "arch_list": [], "cuda_available": False,
             "devices": [], "matmul": None, "distributed": None, "notes": []}
+    data["python"] = sys.version.split()[0]
+    data["python_executable"] = sys.executable
+    # No torch at all is an observation (waived); a torch that is there but does not import
+    # is a finding (fail) whose error text is the evidence.
     try:
+        import importlib.util
+        spec = importlib.util.find_spec("torch")
+    except BaseException as e:  # noqa: B902 - a broken package can raise anything here
+        spec, data["import_error"] = None, "%s: %s" % (type(e).__name__, first_line(e))
+    if spec is None and "import_error" not in data:
+        log("no torch module for python %s (%s)" % (data["python"], sys.executable))
+        return finish("waived", "no torch module for python %s (%s)" % (data["python"], sys.executable), data)
+    try:
+        if "import_error" in data:
+            raise ImportError(data["import_error"])
         import torch
     except BaseException as e:  # noqa: B902 - ImportError, OSError from a missing .so, anything
-        msg = "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0] if str(e).strip() else "")
+        msg = data.get("import_error") or "%s: %s" % (type(e).__name__, first_line(e))
+        data["import_error"] = msg
         log("import torch failed: " + msg)
-        data["python"] = sys.version.split()[0]
-        data["python_executable"] = sys.executable
-        return finish("error", "import torch failed: " + msg, data)
+        return finish("fail", "import torch failed: " + msg, data)
 
     data.update(describe(torch))
     log("python %s (%s)" % (sys.version.split()[0], sys.executable))

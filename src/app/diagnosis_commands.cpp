@@ -9,6 +9,7 @@
 #include "core/diagnose/explain.hpp"
 #include "core/diagnose/fingerprint_diff.hpp"
 #include "core/diagnose/preflight.hpp"
+#include "core/json/json_text.hpp"
 #include "core/validate/checks.hpp"
 #include "engine/docker_api.hpp"
 #include "engine/files.hpp"
@@ -53,12 +54,8 @@ int run_diff(const DiffOptions& opts) {
                            {"category", d.category},
                            {"weight", d.weight},
                            {"why", d.why}});
-        std::cout << nlohmann::json{{"schema", 1},
-                                    {"a", opts.a},
-                                    {"b", opts.b},
-                                    {"differences", out}}
-                         .dump(2)
-                  << "\n";
+        std::cout << json_text(
+            nlohmann::json{{"schema", 1}, {"a", opts.a}, {"b", opts.b}, {"differences", out}});
     } else if (diffs.empty()) {
         std::cout << "no differences\n";
     } else {
@@ -131,17 +128,15 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
         nlohmann::json targets = nlohmann::json::array();
         for (const auto& t : r.targets)
             targets.push_back({{"gpu", t.gpu}, {"cc", t.cc}, {"ok", t.ok}, {"reasons", t.reasons}});
-        std::cout << nlohmann::json{{"schema", 1},
-                                    {"image", opts.image},
-                                    {"driver", driver},
-                                    {"ok", r.ok},
-                                    {"driver_ok", r.driver_ok},
-                                    {"driver_verdict", r.driver_verdict},
-                                    {"targets", targets},
-                                    {"run_flags", r.run_flags},
-                                    {"notes", r.notes}}
-                         .dump(2)
-                  << "\n";
+        std::cout << json_text(nlohmann::json{{"schema", 1},
+                                              {"image", opts.image},
+                                              {"driver", driver},
+                                              {"ok", r.ok},
+                                              {"driver_ok", r.driver_ok},
+                                              {"driver_verdict", r.driver_verdict},
+                                              {"targets", targets},
+                                              {"run_flags", r.run_flags},
+                                              {"notes", r.notes}});
     } else {
         std::cout << opts.image << " on driver " << driver << ": " << (r.ok ? "YES" : "NO") << "\n";
         std::cout << "  driver: " << (r.driver_ok ? "yes" : "no") << " - " << r.driver_verdict
@@ -196,7 +191,7 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
                            {"evidence", e.evidence},
                            {"facts", e.facts},
                            {"verdict", e.verdict}});
-        std::cout << nlohmann::json{{"schema", 1}, {"explanations", out}}.dump(2) << "\n";
+        std::cout << json_text(nlohmann::json{{"schema", 1}, {"explanations", out}});
     } else {
         for (const auto& e : found) {
             std::cout << e.id << "  " << e.title << "\n";

@@ -6,6 +6,7 @@
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
 #include "core/diagnose/doctor.hpp"
+#include "core/json/json_text.hpp"
 #include "engine/container_run.hpp"
 #include "engine/environment_facts.hpp"
 #include "engine/files.hpp"
@@ -113,7 +114,7 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
                                        {"fix", f.fix}});
         fs::path p = *opts.json;
         auto st = engine::write_files(p.parent_path().empty() ? "." : p.parent_path(),
-                                      {{p.filename().string(), out.dump(2) + "\n"}});
+                                      {{p.filename().string(), json_text(out)}});
         if (!st) return fail(st.error());
     }
     for (const auto& f : findings)

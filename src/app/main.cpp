@@ -49,14 +49,18 @@ int main(int argc, char** argv) {
     build_cmd->add_option("variants", build.patterns, "variant names or globs (default: all)");
     build_cmd->add_option("--dockerfiles", build.dockerfiles_dir, "rendered tree to build from")
         ->capture_default_str();
-    build_cmd->add_option("-j,--jobs", build.jobs, "builds at a time")->capture_default_str();
+    build_cmd->add_option("-j,--jobs", build.jobs, "builds at a time (1 to 64)")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
     build_cmd->add_flag("--no-cache", build.no_cache, "do not use the build cache");
     build_cmd->add_option("--push", build.push, "push each built image to this registry host");
     build_cmd->add_flag("--json", build.json, "print the summary as JSON");
     build_cmd
         ->add_option("--work-dir", build.work_dir, "where build logs and staged Dockerfiles go")
         ->capture_default_str();
-    build_cmd->add_option("--timeout", build.timeout_minutes, "minutes one build may take")
+    build_cmd
+        ->add_option("--timeout", build.timeout_minutes, "minutes one build may take (1 to 10080)")
+        ->check(CLI::Range(1, 10080))
         ->capture_default_str();
     build_cmd->add_option("--ca-cert", build.ca_cert,
                           "CA bundle for pip, passed as a build secret (default: $PIP_CERT, "
@@ -89,10 +93,13 @@ int main(int argc, char** argv) {
                              "key=value expectation (overrides labels), repeatable");
     validate_cmd->add_option("--probes", validate.probes_dir,
                              "probe directory (default: $TORCHDOCK_PROBES or beside the binary)");
-    validate_cmd->add_option("-j,--jobs", validate.jobs, "images validated at a time")
+    validate_cmd->add_option("-j,--jobs", validate.jobs, "images validated at a time (1 to 64)")
+        ->check(CLI::Range(1, 64))
         ->capture_default_str();
     validate_cmd
-        ->add_option("--probe-timeout", validate.probe_timeout_s, "seconds one probe may run")
+        ->add_option("--probe-timeout", validate.probe_timeout_s,
+                     "seconds one probe may run (1 to 86400)")
+        ->check(CLI::Range(1, 86400))
         ->capture_default_str();
 
     DoctorOptions doctor;

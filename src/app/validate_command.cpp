@@ -1,6 +1,4 @@
 // `torchdock validate`: run the probes inside images and judge what they see.
-#include <unistd.h>
-
 #include <atomic>
 #include <filesystem>
 #include <iostream>
@@ -24,26 +22,143 @@
 namespace td::app {
 namespace fs = std::filesystem;
 
-namespace {}  // namespace
+namespace {
+
+// Everything the flags say, checked before any work: exit 2 on the first problem.
+Status check_flags(const ValidateOptions& opts, int& gpu_count) {
+    for (const auto& image : opts.images)
+        if (image.empty() || !is_valid_utf8(image) ||
+            image.find_first_of(" \t\r\n") != std::string::npos)
+            return Error{ErrorKind::Usage,
+                         "image " + quote_value(image) + " is not an image reference"};
+    for (const auto& [flag, path] :
+         {std::pair{"--json", opts.json}, std::pair{"--junit", opts.junit},
+          std::pair{"--markdown", opts.markdown}})
+        if (path)
+            if (auto st = engine::check_output_file(flag, *path); !st) return st;
+    // auto/all: every GPU (when the engine can give any); none; or a count N.
+    gpu_count = -1;
+    if (opts.gpus == "none") {
+        gpu_count = 0;
+    } else if (opts.gpus != "auto" && opts.gpus != "all") {
+        bool digits = !opts.gpus.empty() && opts.gpus.size() < 4 &&
+                      opts.gpus.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits)
+            return Error{ErrorKind::Usage, "--gpus " + quote_value(opts.gpus) +
+                                               " is not auto, all, none or a number of GPUs"};
+        gpu_count = std::stoi(opts.gpus);
+    }
+    return ok_status();
+}
+
+// Whether the engine can give GPUs to containers; `reason` says why not.
+bool gpu_tier_available(const engine::DockerApi& api, const ValidateOptions& opts, int gpu_count,
+                        std::string& reason) {
+    if (gpu_count == 0) {
+        reason = "--gpus " + opts.gpus;
+        return false;
+    }
+    auto runtimes = api.runtimes();
+    if (runtimes && std::find(runtimes->begin(), runtimes->end(), "nvidia") != runtimes->end())
+        return true;
+    reason =
+        "the engine has no NVIDIA runtime (nvidia-container-toolkit), so no GPU can be given to a "
+        "container";
+    return false;
+}
+
+struct Run {
+    const ValidateOptions& opts;
+    const KnowledgeBase& kb;
+    const engine::DockerApi& api;
+    const std::map<std::string, std::string>& overrides;
+    fs::path probes_dir;
+    bool gpu_tier = false;
+    int gpus = 0;
+    std::string gpu_reason;
+    std::string run_label;
+    std::atomic<bool> engine_lost{false};
+};
+
+void validate_one(Run& run, report::ImageValidation& v) {
+    auto info = run.api.inspect_image(v.image);
+    if (!info) {
+        v.error = info.error().message;
+        return;
+    }
+    if (!info.value()) {
+        v.error = "no such image: " + v.image + " (build or pull it first)";
+        v.missing_image = true;
+        return;
+    }
+    ValidationInput in;
+    in.image = v.image;
+    in.expect = gather_expectations(v.image, info.value()->labels, info.value()->env, run.kb,
+                                    run.overrides);
+    v.expectations_source = in.expect.count("source") ? in.expect["source"] : "none found";
+    in.gpu_tier = run.gpu_tier;
+    in.gpu_skip_reason = run.gpu_reason;
+    for (auto p : engine::validation_probes(run.gpu_tier)) {
+        if (engine::interrupted()) return;
+        if (p.gpu_only && !run.gpu_tier) continue;
+        // The GEMM probe reports the fraction of the GPU's datasheet peak.
+        if (p.name == "gemm")
+            if (auto peak = gemm_peak_flag(in.probes["cuda"], run.kb)) p.args.push_back(*peak);
+        in.probes[p.name] = engine::run_probe_in_image(run.api, v.image, p, run.probes_dir,
+                                                       run.gpu_tier ? run.gpus : 0,
+                                                       run.opts.probe_timeout_s, run.run_label);
+    }
+    if (auto shm = engine::shm_bytes_in_image(run.api, v.image, run.run_label))
+        in.shm_bytes = shm.value();
+    else
+        in.shm_error = shm.error().message;
+    v.checks = evaluate(in, run.kb);
+    // Probes that could not reach the engine are errors already; say why once, and exit 3.
+    if (auto alive = run.api.ping(); !alive) {
+        v.error = "the Docker engine went away during validation: " + alive.error().message;
+        run.engine_lost = true;
+    }
+}
+
+// After Ctrl-C: remove this run's containers and say truthfully whether that worked.
+int stop_interrupted(const engine::DockerApi& api, const std::string& run_label) {
+    engine::remove_run_containers(api, run_label);
+    auto left = api.containers_with_label("io.torchdock.run=" + run_label);
+    if (!left)
+        print_error("interrupted; could not check that the probe containers were removed (" +
+                    left.error().message + ")");
+    else if (!left->empty())
+        print_error(
+            "interrupted; " + std::to_string(left->size()) +
+            " probe container(s) could not be removed (label io.torchdock.run=" + run_label + ")");
+    else
+        print_error("interrupted; the probe containers were removed");
+    return k_exit_interrupted;
+}
+
+Status write_reports(const ValidateOptions& opts,
+                     const std::vector<report::ImageValidation>& results) {
+    auto write = [](const std::optional<std::string>& path, const std::string& text) -> Status {
+        if (!path) return ok_status();
+        fs::path p = *path;
+        return engine::write_files(p.parent_path().empty() ? "." : p.parent_path(),
+                                   {{p.filename().string(), text}});
+    };
+    for (auto st : {write(opts.json, report::validation_json(results)),
+                    write(opts.junit, report::validation_junit(results)),
+                    write(opts.markdown, report::validation_markdown(results))})
+        if (!st) return st;
+    return ok_status();
+}
+
+}  // namespace
 
 int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     engine::install_interrupt_handlers();
+    int gpu_count = -1;
+    if (auto st = check_flags(opts, gpu_count); !st) return fail(st.error());
     auto overrides = parse_expect_overrides(opts.expect);
     if (!overrides) return fail(overrides.error());
-    // auto/all: every GPU (when the engine can give any); none; or a count N.
-    int gpu_count = -1;
-    if (opts.gpus == "none")
-        gpu_count = 0;
-    else if (opts.gpus != "auto" && opts.gpus != "all") {
-        bool digits = !opts.gpus.empty() && opts.gpus.size() < 4 &&
-                      opts.gpus.find_first_not_of("0123456789") == std::string::npos;
-        if (!digits) {
-            print_error("--gpus " + quote_value(opts.gpus) +
-                        " is not auto, all, none or a number of GPUs");
-            return k_exit_config;
-        }
-        gpu_count = std::stoi(opts.gpus);
-    }
     auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
     if (!kb) return fail(kb.error());
     fs::path probes_dir =
@@ -56,93 +171,44 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     auto api = engine::DockerApi::from_environment();
     if (!api) return fail(api.error());
     if (auto st = api->ping(); !st) return fail(st.error());
+    if (int swept = engine::sweep_dead_runs(api.value()); swept > 0)
+        std::cerr << "torchdock: removed " << swept
+                  << " probe container(s) left by an earlier torchdock that was killed\n";
 
-    bool gpu_tier = false;
     std::string gpu_reason;
-    if (gpu_count == 0) {
-        gpu_reason = "--gpus " + opts.gpus;
-    } else {
-        auto runtimes = api->runtimes();
-        bool nvidia =
-            runtimes && std::find(runtimes->begin(), runtimes->end(), "nvidia") != runtimes->end();
-        if (nvidia)
-            gpu_tier = true;
-        else
-            gpu_reason =
-                "the engine has no NVIDIA runtime (nvidia-container-toolkit), so no GPU can be "
-                "given to a container";
-    }
-    if (!gpu_tier && opts.require_gpu) {
-        print_error("--require-gpu: " + gpu_reason);
+    bool gpu_tier = gpu_tier_available(api.value(), opts, gpu_count, gpu_reason);
+    Run run{opts,     kb.value(), api.value(), overrides.value(),      probes_dir,
+            gpu_tier, gpu_count,  gpu_reason,  engine::new_run_label()};
+    if (!run.gpu_tier && opts.require_gpu) {
+        print_error("--require-gpu: " + run.gpu_reason);
         return k_exit_environment;
     }
 
-    const std::string run_label = engine::new_run_label();
     std::vector<report::ImageValidation> results(opts.images.size());
     std::atomic<std::size_t> next{0};
     std::mutex print_mutex;
     auto worker = [&] {
         for (std::size_t i; (i = next++) < opts.images.size();) {
+            if (engine::interrupted()) return;
             auto start = std::chrono::steady_clock::now();
             report::ImageValidation& v = results[i];
             v.image = opts.images[i];
-            auto info = api->inspect_image(v.image);
-            if (!info)
-                v.error = info.error().message;
-            else if (!info.value()) {
-                v.error = "no such image: " + v.image + " (build or pull it first)";
-                v.missing_image = true;
-            }
-            if (v.error.empty() && !engine::interrupted()) {
-                ValidationInput in;
-                in.image = v.image;
-                in.expect = gather_expectations(v.image, info.value()->labels, info.value()->env,
-                                                kb.value(), overrides.value());
-                v.expectations_source =
-                    in.expect.count("source") ? in.expect["source"] : "none found";
-                in.gpu_tier = gpu_tier;
-                in.gpu_skip_reason = gpu_reason;
-                int gpus = gpu_tier ? gpu_count : 0;
-                for (auto p : engine::validation_probes(gpu_tier)) {
-                    if (engine::interrupted()) break;
-                    if (p.gpu_only && !gpu_tier) continue;
-                    // The GEMM probe reports the fraction of the GPU's datasheet peak.
-                    if (p.name == "gemm")
-                        if (auto peak = gemm_peak_flag(in.probes["cuda"], kb.value()))
-                            p.args.push_back(*peak);
-                    in.probes[p.name] = engine::run_probe_in_image(
-                        api.value(), v.image, p, probes_dir, gpus, opts.probe_timeout_s, run_label);
-                }
-                in.shm_bytes = engine::shm_bytes_in_image(api.value(), v.image, run_label);
-                v.checks = evaluate(in, kb.value());
-            }
+            validate_one(run, v);
             v.seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            if (engine::interrupted()) return;
             std::lock_guard lock(print_mutex);
             std::cout << report::validation_table(v) << "\n";
         }
     };
     std::vector<std::thread> threads;
-    for (int t = 0; t < std::max(1, std::min<int>(opts.jobs, static_cast<int>(opts.images.size())));
-         ++t)
-        threads.emplace_back(worker);
+    int workers = std::min<int>(opts.jobs, static_cast<int>(opts.images.size()));
+    for (int t = 0; t < workers; ++t) threads.emplace_back(worker);
     for (auto& t : threads) t.join();
-    if (engine::interrupted()) {
-        engine::remove_run_containers(api.value(), run_label);
-        print_error("interrupted; the probe containers were removed");
-        return k_exit_interrupted;
-    }
+    if (engine::interrupted()) return stop_interrupted(api.value(), run.run_label);
+
     std::cout << report::validation_summary(results);
-    auto write = [](const std::optional<std::string>& path, const std::string& text) -> Status {
-        if (!path) return ok_status();
-        fs::path p = *path;
-        return engine::write_files(p.parent_path().empty() ? "." : p.parent_path(),
-                                   {{p.filename().string(), text}});
-    };
-    for (auto st : {write(opts.json, report::validation_json(results)),
-                    write(opts.junit, report::validation_junit(results)),
-                    write(opts.markdown, report::validation_markdown(results))})
-        if (!st) return fail(st.error());
+    if (auto st = write_reports(opts, results); !st) return fail(st.error());
 
     bool any_error = false, any_failed = false, nothing_ran = false;
     for (const auto& v : results) {
@@ -151,6 +217,7 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
         nothing_ran = nothing_ran || (v.error.empty() && v.passed() + v.warned() == 0);
     }
     if (nothing_ran) print_error("no check ran for at least one image: that counts as a failure");
+    if (run.engine_lost) return k_exit_environment;
     for (const auto& v : results)
         if (v.missing_image && !any_failed) return k_exit_config;
     if (any_error && !any_failed) return k_exit_environment;

@@ -1,11 +1,17 @@
 #include "engine/container_run.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <thread>
 
+#include "engine/files.hpp"
 #include "engine/interrupt.hpp"
+#include "util/strings.hpp"
 
 namespace td::engine {
 
@@ -55,17 +61,72 @@ Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRu
     return result;
 }
 
+namespace {
+
+std::string first_line_of(const std::string& path) {
+    auto text = read_text_file(path, 4096);
+    if (!text) return {};
+    return text->substr(0, text->find('\n'));
+}
+
+// Field 22 of /proc/PID/stat: when the process started (clock ticks since boot). With the
+// boot id and the pid namespace it names one process for as long as the machine is up.
+std::string start_time(long pid) {
+    std::string stat = first_line_of("/proc/" + std::to_string(pid) + "/stat");
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) return {};
+    auto fields = split(stat.substr(close + 2), ' ');
+    return fields.size() > 19 ? fields[19] : std::string();
+}
+
+std::string pid_namespace() {
+    std::error_code ec;
+    auto target = std::filesystem::read_symlink("/proc/self/ns/pid", ec);
+    std::string s = target.string();  // "pid:[4026531836]"
+    std::string digits;
+    for (char c : s)
+        if (c >= '0' && c <= '9') digits += c;
+    return digits;
+}
+
+std::string this_process() {
+    return first_line_of("/proc/sys/kernel/random/boot_id") + "." + pid_namespace() + "." +
+           std::to_string(::getpid()) + "." + start_time(::getpid());
+}
+
+}  // namespace
+
 std::string new_run_label() {
     std::random_device rd;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
-    return buf;
+    char random[32];
+    std::snprintf(random, sizeof random, "%08x", rd());
+    // "<boot id>.<pid namespace>.<pid>.<start time>.<random>": who started the run, so a
+    // later run can tell whether it is still alive.
+    return this_process() + "." + random;
 }
 
 void remove_run_containers(const DockerApi& api, const std::string& run_label) {
     auto ids = api.containers_with_label("io.torchdock.run=" + run_label);
     if (!ids) return;
-    for (const auto& id : ids.value()) (void)api.remove_container(id);
+    for (const auto& [id, label] : ids.value()) (void)api.remove_container(id);
+}
+
+int sweep_dead_runs(const DockerApi& api) {
+    auto found = api.containers_with_label("io.torchdock.run");
+    if (!found) return 0;
+    auto me = split(this_process(), '.');
+    int removed = 0;
+    for (const auto& [id, label] : found.value()) {
+        auto parts = split(label, '.');
+        // Only runs of this machine's kernel and pid namespace can be judged from here.
+        if (parts.size() != 5 || me.size() != 4 || parts[0] != me[0] || parts[1] != me[1]) continue;
+        char* end = nullptr;
+        long pid = std::strtol(parts[2].c_str(), &end, 10);
+        if (!end || *end || pid <= 0) continue;
+        if (start_time(pid) == parts[3]) continue;  // that torchdock is still running
+        if (api.remove_container(id)) ++removed;
+    }
+    return removed;
 }
 
 }  // namespace td::engine

@@ -29,10 +29,18 @@ struct ContainerRunSpec {
 
 Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRunSpec& spec);
 
-// A fresh value for io.torchdock.run, so one run's containers can be found and removed.
+// A fresh value for io.torchdock.run, so one run's containers can be found and removed. It
+// names this process (boot id, pid namespace, pid, start time) so a later run can tell
+// whether the run that made a container is still alive.
 std::string new_run_label();
 
-// Removes every container labelled io.torchdock.run=<run_label> (after Ctrl-C).
+// Removes every container labelled io.torchdock.run=<run_label> (after Ctrl-C; the requests
+// are sent although an interrupt arrived).
 void remove_run_containers(const DockerApi& api, const std::string& run_label);
+
+// Removes the containers of earlier runs whose torchdock process is gone (SIGKILLed: it
+// could not clean up). Runs of another machine or pid namespace are left alone. Returns
+// how many were removed.
+int sweep_dead_runs(const DockerApi& api);
 
 }  // namespace td::engine

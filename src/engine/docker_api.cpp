@@ -45,8 +45,9 @@ Result<DockerApi> DockerApi::from_environment() {
 
 Result<HttpResponse> DockerApi::call(const std::string& method, const std::string& path,
                                      const std::string& body, std::chrono::milliseconds timeout,
-                                     std::vector<std::string> headers) const {
+                                     std::vector<std::string> headers, bool cleanup) const {
     HttpRequest req;
+    req.cleanup = cleanup;
     req.method = method;
     req.url = std::string("http://localhost") + k_api + path;
     req.unix_socket = m_socket;
@@ -237,21 +238,31 @@ Result<std::pair<std::string, std::string>> DockerApi::container_logs(const std:
 }
 
 Status DockerApi::remove_container(const std::string& id) const {
-    auto r = call("DELETE", "/containers/" + id + "?force=1&v=1");
+    auto r = call("DELETE", "/containers/" + id + "?force=1&v=1", {}, std::chrono::seconds(30), {},
+                  true);
     if (!r) return r.error();
     if (r->status != 204 && r->status != 404)
         return api_error(r.value(), "remove container " + id.substr(0, 12));
     return ok_status();
 }
 
-Result<std::vector<std::string>> DockerApi::containers_with_label(const std::string& label) const {
+Result<std::vector<std::pair<std::string, std::string>>> DockerApi::containers_with_label(
+    const std::string& label) const {
     json filters = {{"label", {label}}};
-    auto r = call("GET", "/containers/json?all=1&filters=" + url_encode(filters.dump()));
+    auto r = call("GET", "/containers/json?all=1&filters=" + url_encode(filters.dump()), {},
+                  std::chrono::seconds(30), {}, true);
     if (!r) return r.error();
     if (r->status != 200) return api_error(r.value(), "list containers");
-    std::vector<std::string> ids;
+    std::string key = label.substr(0, label.find('='));
+    std::vector<std::pair<std::string, std::string>> ids;
     try {
-        for (const auto& c : json::parse(r->body)) ids.push_back(c.at("Id").get<std::string>());
+        for (const auto& c : json::parse(r->body)) {
+            std::string value;
+            if (c.contains("Labels") && c["Labels"].is_object() && c["Labels"].contains(key) &&
+                c["Labels"][key].is_string())
+                value = c["Labels"][key].get<std::string>();
+            ids.emplace_back(c.at("Id").get<std::string>(), value);
+        }
     } catch (const json::exception& e) {
         return Error{ErrorKind::Environment,
                      std::string("list containers: unreadable answer: ") + e.what()};

@@ -61,16 +61,20 @@ class DockerApi {
     Result<int> wait_container(const std::string& id,
                                std::chrono::milliseconds timeout) const;  // exit code
     Result<std::pair<std::string, std::string>> container_logs(
-        const std::string& id) const;                      // stdout, stderr
-    Status remove_container(const std::string& id) const;  // force
-    Result<std::vector<std::string>> containers_with_label(const std::string& label) const;
+        const std::string& id) const;  // stdout, stderr
+    // Force-removes a container; also after Ctrl-C (the request is not aborted).
+    Status remove_container(const std::string& id) const;
+    // Containers (all states) carrying `label` ("key=value" or "key"): id and that label's
+    // value; also after Ctrl-C.
+    Result<std::vector<std::pair<std::string, std::string>>> containers_with_label(
+        const std::string& label) const;
 
   private:
     std::string m_socket;
     Result<HttpResponse> call(const std::string& method, const std::string& path,
                               const std::string& body = {},
                               std::chrono::milliseconds timeout = std::chrono::seconds(30),
-                              std::vector<std::string> headers = {}) const;
+                              std::vector<std::string> headers = {}, bool cleanup = false) const;
     Error api_error(const HttpResponse& r, const std::string& what) const;
 };
 

@@ -38,11 +38,15 @@ std::optional<long long> parse_statfs(const std::string& line) {
 
 }  // namespace
 
-std::optional<long long> shm_bytes_in_image(const DockerApi& api, const std::string& image,
-                                            const std::string& run_label) {
+Result<long long> shm_bytes_in_image(const DockerApi& api, const std::string& image,
+                                     const std::string& run_label) {
     auto out = run_shell_in_image(api, image, "stat -f -c '%b %S' /dev/shm", run_label);
-    if (!out) return std::nullopt;
-    return parse_statfs(out.value());
+    if (!out) return out.error();
+    auto bytes = parse_statfs(out.value());
+    if (!bytes)
+        return Error{ErrorKind::Environment,
+                     "`stat -f /dev/shm` in the image printed " + quote_value(out->substr(0, 80))};
+    return *bytes;
 }
 
 EnvironmentFacts host_facts() {

@@ -10,9 +10,10 @@
 namespace td::engine {
 
 EnvironmentFacts host_facts();
-// Size of /dev/shm a default `docker run` of the image gets.
-std::optional<long long> shm_bytes_in_image(const DockerApi& api, const std::string& image,
-                                            const std::string& run_label);
+// Size of /dev/shm a default `docker run` of the image gets; an Error says why it could
+// not be read.
+Result<long long> shm_bytes_in_image(const DockerApi& api, const std::string& image,
+                                     const std::string& run_label);
 
 Result<EnvironmentFacts> image_facts(const DockerApi& api, const std::string& image,
                                      const std::string& run_label);

@@ -54,8 +54,9 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
     return size * n;
 }
 
-int on_progress(void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-    return interrupted() ? 1 : 0;
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    const auto* sink = static_cast<const Sink*>(user);
+    return interrupted() && !sink->request->cleanup ? 1 : 0;
 }
 
 }  // namespace
@@ -86,6 +87,7 @@ Result<HttpResponse> http_request(const HttpRequest& req) {
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &sink);
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &sink);
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "torchdock/0.1");
     if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());

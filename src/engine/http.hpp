@@ -26,6 +26,9 @@ struct HttpRequest {
     HttpTimeouts timeouts;
     // Streaming: called with each chunk of the body as it arrives (the body is then not kept).
     std::function<void(const std::string& chunk)> on_data;
+    // Sent and completed even after Ctrl-C (removing containers on the way out); any other
+    // request is aborted at once when an interrupt arrives.
+    bool cleanup = false;
 };
 
 struct HttpResponse {

@@ -47,27 +47,32 @@ std::string trimmed(std::string s, std::size_t max) {
     return s;
 }
 
-ProbeRun not_built(const ProbeSpec& p, const fs::path& dir) {
+// A run that gave no result line: why, in words that follow the probe's name.
+ProbeRun no_result(const ProbeSpec& p, ProbeRun::State state, std::string reason) {
     ProbeRun out;
-    out.reason = "probe " + p.file + " is not built in " + dir.string() +
-                 " (CUDA headers missing at build time?)";
+    out.program = probe_program(p.name);
+    out.state = state;
+    out.reason = std::move(reason);
     return out;
+}
+
+ProbeRun not_built(const ProbeSpec& p, const fs::path& dir) {
+    return no_result(
+        p, ProbeRun::State::NotRun,
+        "it is not built in " + dir.string() + " (CUDA headers missing at build time?)");
 }
 
 // Turns what a probe process left behind into a ProbeRun.
 ProbeRun judge_run(const ProbeSpec& p, int exit_code, const std::string& out_text,
                    const std::string& err_text, double seconds) {
-    ProbeRun out;
-    if (exit_code == 127 || exit_code == 126 || err_text.find("GLIBC_") != std::string::npos) {
-        out.state = ProbeRun::State::Crashed;
-        out.reason =
+    if (exit_code == 127 || exit_code == 126 || err_text.find("GLIBC_") != std::string::npos)
+        return no_result(
+            p, ProbeRun::State::Crashed,
             err_text.find("GLIBC_") != std::string::npos
                 ? "the environment's glibc is older than the probes need: " + trimmed(err_text, 300)
                 : "could not start (exit " + std::to_string(exit_code) +
-                      "): " + trimmed(err_text, 300);
-        return out;
-    }
-    out = parse_probe_output(p.name, out_text, exit_code);
+                      "): " + trimmed(err_text, 300));
+    ProbeRun out = parse_probe_output(p.name, out_text, exit_code);
     out.seconds = seconds;
     out.stderr_tail = err_text.size() > 2000 ? err_text.substr(err_text.size() - 2000) : err_text;
     return out;
@@ -84,9 +89,12 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
     spec.image = image;
     if (p.python) {
         // The image's own python: the venv's when there is one, else python3.
+        // No python at all is an observation: say so in the probe's own contract.
         std::string cmd =
-            "py=$(command -v python || command -v python3) || { echo 'no python in the image' >&2; "
-            "exit 127; }; exec \"$py\" " +
+            "py=$(command -v python || command -v python3) || { echo '{\"probe\":\"" + p.name +
+            "\",\"schema\":1,\"status\":\"waived\",\"reason\":\"no python interpreter on the "
+            "image PATH\",\"data\":{\"torch\":null,\"interpreters_tried\":[]}}'; exit 2; }; "
+            "exec \"$py\" " +
             path;
         for (const auto& a : p.args) cmd += " " + a;
         spec.cmd = {"/bin/sh", "-c", cmd};
@@ -99,20 +107,11 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
     spec.timeout = std::chrono::seconds(timeout_s);
     spec.run_label = run_label;
     auto r = run_container(api, spec);
-    if (!r) {
-        ProbeRun out;
-        out.state = ProbeRun::State::Crashed;
-        out.reason = r.error().message;
-        return out;
-    }
-    if (r->timed_out || r->interrupted) {
-        ProbeRun out;
-        out.state = ProbeRun::State::TimedOut;
-        out.reason = r->interrupted
-                         ? "interrupted"
-                         : "did not finish within " + std::to_string(timeout_s) + " s (hang)";
-        return out;
-    }
+    if (!r) return no_result(p, ProbeRun::State::Crashed, r.error().message);
+    if (r->timed_out || r->interrupted)
+        return no_result(p, ProbeRun::State::TimedOut,
+                         r->interrupted ? "was interrupted"
+                                        : "timed out after " + std::to_string(timeout_s) + " s");
     return judge_run(p, r->exit_code, r->out, r->err, r->seconds);
 }
 
@@ -128,19 +127,10 @@ ProbeRun run_probe_on_host(const ProbeSpec& p, const fs::path& probes_dir, int t
     spec.env = environment_with({});
     spec.timeout = std::chrono::seconds(timeout_s);
     auto r = run_process(spec);
-    if (!r) {
-        ProbeRun out;
-        out.state = ProbeRun::State::Crashed;
-        out.reason = r.error().message;
-        return out;
-    }
+    if (!r) return no_result(p, ProbeRun::State::Crashed, r.error().message);
     if (r->outcome == ProcessResult::Outcome::TimedOut ||
-        r->outcome == ProcessResult::Outcome::Interrupted) {
-        ProbeRun out;
-        out.state = ProbeRun::State::TimedOut;
-        out.reason = r->describe();
-        return out;
-    }
+        r->outcome == ProcessResult::Outcome::Interrupted)
+        return no_result(p, ProbeRun::State::TimedOut, r->describe());
     int code = r->outcome == ProcessResult::Outcome::Exited ? r->exit_code : 128 + r->signal;
     return judge_run(p, code, r->out, r->err, r->seconds);
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/json/json_text.hpp"
 #include "report/table.hpp"
 
 namespace td {
@@ -72,7 +73,7 @@ std::string build_json(const std::vector<BuildRecord>& records) {
                         {"failure_tail", r.failure_tail},
                         {"error", r.error},
                         {"log", r.log_path}});
-    return nlohmann::json{{"schema", 1}, {"builds", list}}.dump(2) + "\n";
+    return json_text(nlohmann::json{{"schema", 1}, {"builds", list}});
 }
 
 std::string build_failures(const std::vector<BuildRecord>& records) {

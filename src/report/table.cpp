@@ -2,10 +2,19 @@
 
 #include <algorithm>
 
+#include "util/strings.hpp"
+
 namespace td::report {
 
 std::string format_table(const std::vector<std::string>& header,
-                         const std::vector<std::vector<std::string>>& rows) {
+                         const std::vector<std::vector<std::string>>& raw_rows) {
+    // Cells come from images, registries and probes: one line each, nothing the terminal
+    // would act on.
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& r : raw_rows) {
+        rows.emplace_back();
+        for (const auto& cell : r) rows.back().push_back(terminal_text(cell));
+    }
     std::vector<std::size_t> width(header.size(), 0);
     auto measure = [&](const std::vector<std::string>& row) {
         for (std::size_t i = 0; i < row.size() && i < width.size(); ++i)

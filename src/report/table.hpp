@@ -1,5 +1,6 @@
 #pragma once
-// A plain-text table: columns padded to their widest cell, a header row and a rule.
+// A plain-text table for a terminal: columns padded to their widest cell, a header row and
+// a rule; every cell goes through terminal_text (one line, control characters escaped).
 #include <string>
 #include <vector>
 

@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/json/json_text.hpp"
 #include "report/table.hpp"
+#include "util/strings.hpp"
 
 namespace td::report {
 namespace {
@@ -18,9 +20,11 @@ std::string clip(const std::string& s, std::size_t n) {
     return s.size() <= n ? s : s.substr(0, n - 3) + "...";
 }
 
+// XML 1.0 text: markup characters as entities; control characters (which XML 1.0 cannot
+// carry) and bytes that are not UTF-8 shown escaped as in terminal_text.
 std::string xml_escape(const std::string& s) {
     std::string out;
-    for (unsigned char c : s) {
+    for (char c : terminal_text(s)) {
         switch (c) {
             case '&':
                 out += "&amp;";
@@ -35,31 +39,29 @@ std::string xml_escape(const std::string& s) {
                 out += "&quot;";
                 break;
             default:
-                if (c < 0x20 && c != '\n' && c != '\t')
-                    out += ' ';
-                else
-                    out += static_cast<char>(c);
+                out += c;
         }
     }
     return out;
 }
 
+// A Markdown table cell: one line (terminal_text), pipes and backticks escaped.
 std::string md_escape(const std::string& s) {
     std::string out;
-    for (char c : s) {
-        if (c == '|')
-            out += "\\|";
-        else if (c == '\n')
-            out += ' ';
-        else
-            out += c;
+    for (char c : terminal_text(s)) {
+        if (c == '|' || c == '`') out += '\\';
+        out += c;
     }
     return out;
 }
 
 }  // namespace
 
-int ImageValidation::failed() const { return count(*this, "fail") + (error.empty() ? 0 : 1); }
+// A check that could not be judged (error) counts as a failure: it is never a pass.
+int ImageValidation::failed() const {
+    return count(*this, "fail") + count(*this, "error") + (error.empty() ? 0 : 1);
+}
+int ImageValidation::errored() const { return count(*this, "error"); }
 int ImageValidation::passed() const { return count(*this, "pass"); }
 int ImageValidation::skipped() const { return count(*this, "skip"); }
 int ImageValidation::warned() const { return count(*this, "warn"); }
@@ -72,16 +74,17 @@ std::string validation_table(const ImageValidation& v) {
     if (!v.error.empty()) return out + "  ERROR: " + v.error + "\n";
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : v.checks) {
-        std::string status = c.status == "pass"   ? "pass"
-                             : c.status == "fail" ? "FAIL"
-                             : c.status == "warn" ? "warn"
-                                                  : "skip";
+        std::string status = c.status == "pass"    ? "pass"
+                             : c.status == "fail"  ? "FAIL"
+                             : c.status == "error" ? "ERROR"
+                             : c.status == "warn"  ? "warn"
+                                                   : "skip";
         rows.push_back({c.id, c.name, status, clip(c.observed, 40), clip(c.expected, 24),
                         clip(c.message, 90)});
     }
     out += format_table({"ID", "CHECK", "RESULT", "OBSERVED", "EXPECTED", "DETAIL"}, rows);
     for (const auto& c : v.checks)
-        if ((c.status == "fail" || c.status == "warn") && !c.fix.empty())
+        if ((c.status == "fail" || c.status == "error" || c.status == "warn") && !c.fix.empty())
             out += "  " + c.id + " fix: " + c.fix + "\n";
     return out;
 }
@@ -128,25 +131,26 @@ std::string validation_json(const std::vector<ImageValidation>& all) {
                           {"skipped", v.skipped()},
                           {"checks", checks}});
     }
-    return nlohmann::json{{"schema", 1}, {"images", images}}.dump(2) + "\n";
+    return json_text(nlohmann::json{{"schema", 1}, {"images", images}});
 }
 
 std::string validation_junit(const std::vector<ImageValidation>& all) {
     int tests = 0, failures = 0, skipped = 0, errors = 0;
     std::string suites;
     for (const auto& v : all) {
-        int t = static_cast<int>(v.checks.size()) + (v.error.empty() ? 0 : 1);
+        int image_error = v.error.empty() ? 0 : 1;
+        int t = static_cast<int>(v.checks.size()) + image_error;
+        int f = v.failed() - v.errored() - image_error;
+        int e = v.errored() + image_error;
         tests += t;
-        failures += v.failed() - (v.error.empty() ? 0 : 1);
+        failures += f;
         skipped += v.skipped();
-        errors += v.error.empty() ? 0 : 1;
-        char head[512];
-        std::snprintf(head, sizeof head,
-                      "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" errors=\"%d\" "
-                      "skipped=\"%d\" time=\"%.3f\">\n",
-                      xml_escape(v.image).c_str(), t, v.failed() - (v.error.empty() ? 0 : 1),
-                      v.error.empty() ? 0 : 1, v.skipped(), v.seconds);
-        suites += head;
+        errors += e;
+        char time[32];
+        std::snprintf(time, sizeof time, "%.3f", v.seconds);
+        suites += "  <testsuite name=\"" + xml_escape(v.image) + "\" tests=\"" + std::to_string(t) +
+                  "\" failures=\"" + std::to_string(f) + "\" errors=\"" + std::to_string(e) +
+                  "\" skipped=\"" + std::to_string(v.skipped()) + "\" time=\"" + time + "\">\n";
         if (!v.error.empty())
             suites += "    <testcase classname=\"" + xml_escape(v.image) +
                       "\" name=\"validate\"><error message=\"" + xml_escape(v.error) +
@@ -159,6 +163,9 @@ std::string validation_junit(const std::vector<ImageValidation>& all) {
                           "\">observed: " + xml_escape(c.observed) +
                           "\nexpected: " + xml_escape(c.expected) + "\nfix: " + xml_escape(c.fix) +
                           "</failure>";
+            else if (c.status == "error")
+                suites += "<error message=\"" + xml_escape(c.message) +
+                          "\">fix: " + xml_escape(c.fix) + "</error>";
             else if (c.status == "skip")
                 suites += "<skipped message=\"" + xml_escape(c.message) + "\"/>";
             else if (c.status == "warn")
@@ -167,12 +174,10 @@ std::string validation_junit(const std::vector<ImageValidation>& all) {
         }
         suites += "  </testsuite>\n";
     }
-    char root[256];
-    std::snprintf(root, sizeof root,
-                  "<testsuites name=\"torchdock validate\" tests=\"%d\" failures=\"%d\" "
-                  "errors=\"%d\" skipped=\"%d\">\n",
-                  tests, failures, errors, skipped);
-    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + std::string(root) + suites +
+    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"torchdock validate\" "
+           "tests=\"" +
+           std::to_string(tests) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"" +
+           std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) + "\">\n" + suites +
            "</testsuites>\n";
 }
 
@@ -192,8 +197,10 @@ std::string validation_markdown(const std::vector<ImageValidation>& all) {
         out += "| check | result | observed | expected | detail |\n|---|---|---|---|---|\n";
         for (const auto& c : v.checks)
             out += "| " + c.id + " " + c.name + " | " +
-                   (c.status == "fail" ? "**FAIL**" : c.status) + " | " +
-                   md_escape(clip(c.observed, 60)) + " | " + md_escape(c.expected) + " | " +
+                   (c.status == "fail"    ? "**FAIL**"
+                    : c.status == "error" ? "**ERROR**"
+                                          : c.status) +
+                   " | " + md_escape(clip(c.observed, 60)) + " | " + md_escape(c.expected) + " | " +
                    md_escape(c.message) +
                    (c.fix.empty() ? "" : " (fix: " + md_escape(c.fix) + ")") + " |\n";
     }

@@ -15,7 +15,8 @@ struct ImageValidation {
     std::string error;  // the image could not be validated at all (missing image, engine)
     bool missing_image = false;
     double seconds = 0;
-    int failed() const;
+    int failed() const;   // fail and error checks, plus the image-level error
+    int errored() const;  // checks that could not be judged
     int passed() const;
     int skipped() const;
     int warned() const;

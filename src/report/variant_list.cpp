@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json/json_text.hpp"
 #include "report/table.hpp"
 
 namespace td::report {
@@ -37,7 +38,7 @@ std::string variants_json(const std::vector<Variant>& variants) {
              {"cudnn", v.cudnn},
              {"nccl", v.nccl},
              {"min_driver", v.min_driver}});
-    return list.dump(2) + "\n";
+    return json_text(list);
 }
 
 }  // namespace td::report

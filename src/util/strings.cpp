@@ -71,15 +71,54 @@ std::optional<std::string> closest_match(std::string_view word,
     return std::nullopt;
 }
 
-std::string quote_value(std::string_view s) {
-    std::string out = "\"";
-    for (unsigned char c : s) {
+std::size_t utf8_sequence_length(std::string_view s) {
+    if (s.empty()) return 0;
+    auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+    unsigned char c = b(0);
+    if (c < 0x80) return 1;
+    std::size_t n = c >= 0xC2 && c <= 0xDF   ? 2
+                    : c >= 0xE0 && c <= 0xEF ? 3
+                    : c >= 0xF0 && c <= 0xF4 ? 4
+                                             : 0;
+    if (n == 0 || s.size() < n) return 0;
+    for (std::size_t i = 1; i < n; ++i)
+        if ((b(i) & 0xC0) != 0x80) return 0;
+    if (c == 0xE0 && b(1) < 0xA0) return 0;  // overlong
+    if (c == 0xED && b(1) > 0x9F) return 0;  // UTF-16 surrogates
+    if (c == 0xF0 && b(1) < 0x90) return 0;  // overlong
+    if (c == 0xF4 && b(1) > 0x8F) return 0;  // past U+10FFFF
+    return n;
+}
+
+bool is_valid_utf8(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        std::size_t n = utf8_sequence_length(s.substr(i));
+        if (n == 0) return false;
+        i += n;
+    }
+    return true;
+}
+
+namespace {
+
+// Appends `s` with control characters, DEL, C1 controls and invalid UTF-8 escaped; `quotes`
+// also escapes '"' and '\\' (for quote_value).
+void append_escaped(std::string& out, std::string_view s, bool quotes) {
+    for (std::size_t i = 0; i < s.size();) {
+        auto c = static_cast<unsigned char>(s[i]);
+        std::size_t n = utf8_sequence_length(s.substr(i));
+        bool c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
+        if (n > 1 && !c1) {
+            out.append(s.substr(i, n));
+            i += n;
+            continue;
+        }
+        char buf[8];
         switch (c) {
             case '"':
-                out += "\\\"";
-                break;
             case '\\':
-                out += "\\\\";
+                if (quotes) out += '\\';
+                out += static_cast<char>(c);
                 break;
             case '\n':
                 out += "\\n";
@@ -91,16 +130,37 @@ std::string quote_value(std::string_view s) {
                 out += "\\t";
                 break;
             default:
-                if (c < 0x20 || c == 0x7f) {
-                    char buf[8];
+                if (n == 1 && c >= 0x20 && c != 0x7f) {
+                    out += static_cast<char>(c);
+                } else if (c1) {
+                    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(s[i + 1]));
+                    out += buf;
+                    i += 2;
+                    continue;
+                } else {
                     std::snprintf(buf, sizeof buf, "\\x%02x", c);
                     out += buf;
-                } else {
-                    out += static_cast<char>(c);
                 }
         }
+        ++i;
     }
+}
+
+}  // namespace
+
+std::string quote_value(std::string_view s) {
+    std::string out = "\"";
+    append_escaped(out, s, true);
     return out + "\"";
+}
+
+std::string terminal_text(std::string_view s, std::size_t max_bytes) {
+    std::string out;
+    append_escaped(out, s, false);
+    if (max_bytes == 0 || out.size() <= max_bytes) return out;
+    std::size_t cut = max_bytes > 3 ? max_bytes - 3 : 0;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    return out.substr(0, cut) + "...";
 }
 
 std::string url_encode(std::string_view s) {

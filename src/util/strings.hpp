@@ -20,9 +20,22 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> closest_match(std::string_view word,
                                          const std::vector<std::string>& candidates);
 
-// Renders a value for an error message: quoted, with control characters escaped,
-// so a newline or escape sequence in bad input is shown, never acted on.
+// Renders a value for an error message: quoted, with control characters and bytes that
+// are not UTF-8 escaped (\n, \x1b, \xff), so a newline, escape sequence or binary junk in
+// bad input is shown, never acted on.
 std::string quote_value(std::string_view s);
+
+// Foreign text (a registry's message, a probe's reason, a log line) for a terminal: one
+// line, control characters and invalid UTF-8 escaped as in quote_value (no quotes added),
+// cut to at most `max_bytes` bytes of output with "..." when longer (0: no cut).
+std::string terminal_text(std::string_view s, std::size_t max_bytes = 0);
+
+// True when `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF).
+bool is_valid_utf8(std::string_view s);
+
+// The length of the well-formed UTF-8 sequence at the start of `s`, or 0 when there is none.
+std::size_t utf8_sequence_length(std::string_view s);
 
 // Percent-encodes everything but unreserved characters (RFC 3986), for URL queries.
 std::string url_encode(std::string_view s);

@@ -123,8 +123,7 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     if (!f.labels.empty()) fp["labels"] = f.labels;
     json probe_status = json::object();
     for (const auto& [name, run] : probes)
-        probe_status[name] =
-            run.state == ProbeRun::State::Ran ? run.status : "not run: " + run.reason;
+        probe_status[name] = run.usable() ? run.status : run.problem();
     fp["probes"] = probe_status;
     return fp;
 }

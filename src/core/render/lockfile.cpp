@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json/json_reader.hpp"
+#include "core/json/json_text.hpp"
 #include "core/render/grammar.hpp"
 
 namespace td {
@@ -73,7 +74,7 @@ std::string render_lockfile(const std::map<std::string, LockEntry>& entries) {
         images[ref] = {{"digest", e.digest}};
         if (!e.media_type.empty()) images[ref]["media_type"] = e.media_type;
     }
-    return nlohmann::json{{"schema", 1}, {"images", images}}.dump(2) + "\n";
+    return json_text(nlohmann::json{{"schema", 1}, {"images", images}});
 }
 
 }  // namespace td

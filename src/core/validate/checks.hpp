@@ -2,8 +2,12 @@
 // `torchdock validate`: what the probes observed inside an image, judged against what the
 // image promises. Pure: probe outputs, expectations and the knowledge base in, check
 // results out. Every check has a stable ID (README "Checks").
+//
+// A verdict is never better than its evidence: every check names the probes it rests on
+// (CheckInfo::evidence), and `evaluate` turns a pass, warn or skip into `error` when one of
+// them was attempted but gave no evidence (hung, crashed, printed garbage, reported an
+// error, or its engine went away). That rule lives in one place, `apply_evidence_rule`.
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,36 +15,49 @@
 #include "core/knowledge/knowledge_base.hpp"
 #include "core/validate/expectations.hpp"
 #include "core/validate/probe_run.hpp"
-#include "util/result.hpp"
 
 namespace td {
 
 struct ValidationInput {
     std::string image;
     Expectations expect;
-    std::map<std::string, ProbeRun> probes;  // by probe name
+    std::map<std::string, ProbeRun> probes;  // by probe name; absent: not attempted
     bool gpu_tier = false;                   // GPUs were given to the probes
     std::string gpu_skip_reason;             // why not, when not
     std::optional<long long> shm_bytes;      // /dev/shm size a default `docker run` gives
+    std::string shm_error;                   // why shm_bytes is unknown
 };
 
 struct CheckResult {
     std::string id;        // "TD101"
     std::string name;      // "cuda.runtime"
     std::string severity;  // error | warning
-    std::string status;    // pass | fail | warn | skip
+    // pass | fail | warn | skip | error (could not be judged: its evidence is missing;
+    // counted as a failure)
+    std::string status;
     std::string observed, expected, message, fix;
 };
 
 std::vector<CheckResult> evaluate(const ValidationInput& input, const KnowledgeBase& kb);
 
-// Every check ID with its name and what it means (the README's "Checks" table).
+// Every check ID with its name, what it means (the README's "Checks" table) and the probes
+// whose results it rests on.
 struct CheckInfo {
-    const char* id;
-    const char* name;
-    const char* tier;  // static | gpu
-    const char* meaning;
+    std::string id;
+    std::string name;
+    std::string tier;  // static | gpu
+    std::string meaning;
+    std::vector<std::string> evidence;  // probe names ("cuda", "torch", ...)
 };
 const std::vector<CheckInfo>& check_catalog();
+// The catalog entry of `id`; every ID the checks emit is in the catalog.
+const CheckInfo& check_info(const std::string& id);
+
+// The evidence rule: a check that would pass, warn or skip while a probe it rests on was
+// attempted (present in `in.probes`) and gave no evidence becomes `error`, naming that
+// probe and why ("probe-libs timed out after 5 s"). A fail stays a fail. A pass or warn
+// whose evidence probe was not attempted at all becomes `error` too. GPU-tier checks are
+// exempt when the GPU tier did not run (they are skipped for that reason alone).
+void apply_evidence_rule(std::vector<CheckResult>& results, const ValidationInput& in);
 
 }  // namespace td

@@ -11,9 +11,32 @@ namespace td {
 
 using nlohmann::json;
 
+std::string probe_program(const std::string& name) {
+    return name == "torch" ? "torch_probe.py" : "probe-" + name;
+}
+
+std::string ProbeRun::problem() const {
+    if (usable()) return {};
+    std::string who = program.empty() ? "the probe" : program;
+    switch (state) {
+        case State::NotRun:
+            return who + " was not run" + (reason.empty() ? "" : ": " + reason);
+        case State::TimedOut:
+            return who + " " + (reason.empty() ? "timed out" : reason);
+        case State::Crashed:
+            return who + " did not run to its end: " + reason;
+        case State::Ran:
+            break;
+    }
+    if (!data.is_object() || status != "error")
+        return who + " printed no usable result (" + reason + ")";
+    return who + " reported an error: " + reason;
+}
+
 ProbeRun parse_probe_output(const std::string& probe, const std::string& stdout_text,
                             int exit_code) {
     ProbeRun run;
+    run.program = probe_program(probe);
     run.state = ProbeRun::State::Ran;
     run.exit_code = exit_code;
     auto lines = split(stdout_text, '\n');

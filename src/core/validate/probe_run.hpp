@@ -13,14 +13,28 @@ namespace td {
 struct ProbeRun {
     enum class State { Ran, NotRun, Crashed, TimedOut };
     State state = State::NotRun;
-    std::string status;  // pass | fail | waived | error (from the probe's JSON line)
-    std::string reason;  // the probe's reason, or why it did not run
+    std::string program;  // "probe-cuda", "torch_probe.py": how messages name the probe
+    std::string status;   // pass | fail | waived | error (from the probe's JSON line)
+    std::string reason;   // the probe's reason, or why it did not run
     nlohmann::json data;
     int exit_code = -1;
     std::string stderr_tail;
     double seconds = 0;
-    bool usable() const { return state == State::Ran && data.is_object(); }
+    // Evidence: the probe ran to its end and reported what it observed (pass, fail or
+    // waived). A probe that did not run, hung, crashed, printed garbage or reported an
+    // error of its own is no evidence for anything.
+    bool usable() const {
+        return state == State::Ran && data.is_object() &&
+               (status == "pass" || status == "fail" || status == "waived");
+    }
+    // Why this run is no evidence, naming the probe ("probe-libs timed out after 5 s");
+    // empty when usable().
+    std::string problem() const;
 };
+
+// The program that implements probe `name` ("cuda" -> "probe-cuda", "torch" ->
+// "torch_probe.py").
+std::string probe_program(const std::string& name);
 
 // Parses a probe's stdout: its last non-empty line must be the schema-1 JSON object.
 ProbeRun parse_probe_output(const std::string& probe, const std::string& stdout_text,

@@ -72,8 +72,9 @@ TEST_CASE(
         {"torch":"1.13.0a0","cuda":null,"arch_list":[],"distributed":{"backend":"gloo","world_size":2,"expected":10,"observed":10,"exact":true}}})",
               0);
     in.probes["cuda"] = probe(
-        "cuda", R"({"probe":"cuda","schema":1,"status":"error","reason":"no libcudart","data":{}})",
-        3);
+        "cuda",
+        R"({"probe":"cuda","schema":1,"status":"waived","reason":"no libcudart found","data":{}})",
+        2);
     in.gpu_skip_reason = "no NVIDIA runtime";
     in.shm_bytes = 64LL << 20;
     auto r = evaluate(in, test::real_kb());
@@ -158,4 +159,199 @@ TEST_CASE("checks: the GPU tier judges thresholds from the labels") {
           0);
     CHECK(gemm_peak_flag(in.probes["cuda"], test::real_kb()).value_or("").find("fp64") ==
           std::string::npos);
+}
+
+namespace {
+
+// An image where every check of both tiers can pass: CUDA 12.4, cuDNN 9.1.0, NCCL 2.21.5,
+// torch 2.4.1+cu124 on one H100.
+ValidationInput healthy_gpu_image() {
+    ValidationInput in;
+    in.gpu_tier = true;
+    in.expect = {{"source", "image labels"},
+                 {"cuda", "12.4"},
+                 {"cudnn", "9.1.0.70"},
+                 {"nccl", "2.21.5"},
+                 {"torch", "2.4.1"},
+                 {"target-gpus", "H100"},
+                 {"min-driver", "550.54.15"},
+                 {"validate.gemm-tflops-min.bf16", "500"},
+                 {"validate.allreduce-busbw-min-gbps", "100"}};
+    in.probes["cuda"] =
+        probe("cuda", R"({"probe":"cuda","schema":1,"status":"pass","reason":"","data":
+        {"runtime_version":12040,"nvidia_driver":"560.35.03","device_count":1,"devices":[{"name":"NVIDIA H100 80GB HBM3","cc":"9.0"}]}})",
+              0);
+    in.probes["cudnn"] =
+        probe("cudnn", R"({"probe":"cudnn","schema":1,"status":"pass","reason":"","data":
+        {"version":90100,"version_string":"9.1.0","cudart_version":12040}})",
+              0);
+    in.probes["nccl"] =
+        probe("nccl", R"({"probe":"nccl","schema":1,"status":"pass","reason":"","data":
+        {"version":"2.21.5","single_process":[{"dtype":"float32","bytes":1024,"correct":true,"busbw_gbps":150.0}]}})",
+              0);
+    in.probes["libs"] =
+        probe("libs", R"({"probe":"libs","schema":1,"status":"pass","reason":"","data":
+        {"libraries":[{"soname":"libcudart.so.12"}],"unresolved":[],"duplicates":[]}})",
+              0);
+    in.probes["gemm"] =
+        probe("gemm", R"({"probe":"gemm","schema":1,"status":"pass","reason":"","data":
+        {"results":[{"dtype":"bf16","correct":true,"tflops_median":650.0}]}})",
+              0);
+    in.probes["torch"] =
+        probe("torch", R"({"probe":"torch","schema":1,"status":"pass","reason":"","data":
+        {"torch":"2.4.1+cu124","cuda":"12.4","cudnn":90100,"nccl":"2.21.5","python":"3.11.2",
+         "python_executable":"/opt/venv/bin/python","arch_list":["sm_80","sm_90"],
+         "matmul":{"correct":true},
+         "distributed":{"backend":"nccl","world_size":2,"expected":10,"observed":10,"exact":true}}})",
+              0);
+    in.shm_bytes = 16LL << 30;
+    return in;
+}
+
+// The ways a probe run gives no evidence.
+std::vector<std::pair<std::string, ProbeRun>> broken_runs(const std::string& name) {
+    std::vector<std::pair<std::string, ProbeRun>> out;
+    ProbeRun hung;
+    hung.program = probe_program(name);
+    hung.state = ProbeRun::State::TimedOut;
+    hung.reason = "timed out after 5 s";
+    out.emplace_back("timed out", hung);
+    ProbeRun crashed = hung;
+    crashed.state = ProbeRun::State::Crashed;
+    crashed.reason = "the Docker engine at /run/docker.sock is not answering";
+    out.emplace_back("engine gone", crashed);
+    out.emplace_back("garbage", parse_probe_output(name, "Segmentation fault\n", 139));
+    out.emplace_back("own error",
+                     probe(name,
+                           R"({"probe":")" + name +
+                               R"(","schema":1,"status":"error","reason":"boom","data":{}})",
+                           3));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("evidence rule: the healthy image passes every check of both tiers") {
+    auto r = evaluate(healthy_gpu_image(), test::real_kb());
+    CHECK(r.size() == check_catalog().size());
+    for (const auto& c : r) {
+        INFO(c.id << " " << c.status << ": " << c.message);
+        CHECK(c.status == "pass");
+    }
+}
+
+TEST_CASE(
+    "evidence rule: for every check ID, a probe it rests on that gives no evidence is "
+    "never a pass, warn or quiet skip") {
+    for (const auto& info : check_catalog()) {
+        for (const auto& name : info.evidence) {
+            for (const auto& [how, run] : broken_runs(name)) {
+                ValidationInput in = healthy_gpu_image();
+                in.probes[name] = run;
+                auto r = evaluate(in, test::real_kb());
+                const CheckResult& c = check(r, info.id);
+                INFO(info.id << " with " << name << " " << how << ": " << c.status << ": "
+                             << c.message);
+                CHECK((c.status == "error" || c.status == "fail"));
+                if (c.status == "error") CHECK_THAT(c.message, ContainsSubstring(run.program));
+            }
+        }
+    }
+}
+
+TEST_CASE(
+    "evidence rule: a check without a probe of its own (TD130) is an error when /dev/shm "
+    "cannot be read") {
+    ValidationInput in = healthy_gpu_image();
+    in.shm_bytes.reset();
+    in.shm_error = "the engine went away";
+    auto c = check(evaluate(in, test::real_kb()), "TD130");
+    CHECK(c.status == "error");
+    CHECK_THAT(c.message, ContainsSubstring("the engine went away"));
+}
+
+TEST_CASE(
+    "evidence rule: a pass whose probe was never attempted is an error; a GPU tier that "
+    "did not run stays skipped") {
+    ValidationInput in = healthy_gpu_image();
+    in.probes.erase("libs");
+    CHECK(check(evaluate(in, test::real_kb()), "TD110").status == "skip");
+    in = healthy_gpu_image();
+    in.probes.erase("cudnn");
+    auto c = check(evaluate(in, test::real_kb()), "TD102");
+    CHECK(c.status == "error");
+    CHECK_THAT(c.message, ContainsSubstring("probe-cudnn was not run"));
+    in = healthy_gpu_image();
+    in.gpu_tier = false;
+    in.gpu_skip_reason = "no NVIDIA runtime";
+    in.probes.erase("gemm");
+    in.probes["cuda"] = broken_runs("cuda").front().second;
+    auto r = evaluate(in, test::real_kb());
+    CHECK(check(r, "TD140").status == "skip");
+    CHECK(check(r, "TD101").status == "error");
+    CHECK_THAT(check(r, "TD101").message, ContainsSubstring("probe-cuda timed out after 5 s"));
+}
+
+TEST_CASE(
+    "TD119: an image with no PyTorch and no labels fails; with only environment "
+    "expectations it is a skip") {
+    ValidationInput in;
+    in.probes["torch"] =
+        probe("torch",
+              R"({"probe":"torch","schema":1,"status":"waived","reason":"no torch module","data":
+        {"torch":null,"python":"3.11.2","python_executable":"/usr/bin/python3"}})",
+              2);
+    in.shm_bytes = 64LL << 20;
+    auto r = evaluate(in, test::real_kb());
+    CHECK(check(r, "TD119").status == "fail");
+    CHECK_THAT(
+        check(r, "TD119").message,
+        ContainsSubstring("no PyTorch found; interpreters tried: /usr/bin/python3 (3.11.2)"));
+    CHECK(check(r, "TD120").status == "skip");
+    in.expect = {{"cuda", "12.4"},
+                 {"source", "image environment (CUDA_VERSION, NV_CUDNN_VERSION)"}};
+    CHECK(check(evaluate(in, test::real_kb()), "TD119").status == "skip");
+    in.expect = {{"torch", "2.4.1"}, {"source", "image labels"}};
+    CHECK(check(evaluate(in, test::real_kb()), "TD119").status == "fail");
+}
+
+TEST_CASE(
+    "TD119: a torch that does not import fails with the import error; the checks that "
+    "need torch say so instead of calling it a CPU build") {
+    ValidationInput in = healthy_gpu_image();
+    in.probes["torch"] =
+        probe("torch",
+              R"({"probe":"torch","schema":1,"status":"fail","reason":"import torch failed","data":
+        {"torch":null,"python":"3.11.2","python_executable":"/app/.venv/bin/python",
+         "import_error":"ImportError: libnccl.so.2: cannot open shared object file: No such file or directory"}})",
+              1);
+    in.probes["cuda"] = probe(
+        "cuda",
+        R"({"probe":"cuda","schema":1,"status":"waived","reason":"no libcudart","data":{}})", 2);
+    in.probes["cudnn"] = probe(
+        "cudnn",
+        R"({"probe":"cudnn","schema":1,"status":"waived","reason":"no libcudnn","data":{}})", 2);
+    in.probes["nccl"] = probe(
+        "nccl", R"({"probe":"nccl","schema":1,"status":"waived","reason":"no libnccl","data":{}})",
+        2);
+    auto r = evaluate(in, test::real_kb());
+    CHECK(check(r, "TD119").status == "fail");
+    CHECK_THAT(check(r, "TD119").message, ContainsSubstring("libnccl.so.2: cannot open"));
+    for (const char* id : {"TD101", "TD102", "TD104", "TD120", "TD121", "TD122", "TD123"}) {
+        INFO(id);
+        CHECK(check(r, id).status == "skip");
+        CHECK_THAT(check(r, id).message, ContainsSubstring("torch does not import"));
+    }
+}
+
+TEST_CASE("TD110/TD111: probe-libs finding nothing to resolve is a skip, not a pass") {
+    ValidationInput in = healthy_gpu_image();
+    in.probes["libs"] = probe(
+        "libs",
+        R"({"probe":"libs","schema":1,"status":"waived","reason":"no CUDA libraries and no torch found","data":{}})",
+        2);
+    auto r = evaluate(in, test::real_kb());
+    CHECK(check(r, "TD110").status == "skip");
+    CHECK_THAT(check(r, "TD110").message, ContainsSubstring("no CUDA libraries and no torch"));
+    CHECK(check(r, "TD111").status == "skip");
 }

@@ -1,0 +1,53 @@
+#pragma once
+// Inside `evaluate`: what every check needs to read its evidence and record its verdict.
+// The static tier is static_checks.cpp, the GPU tier gpu_checks.cpp. Pure.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/knowledge/knowledge_base.hpp"
+#include "core/validate/checks.hpp"
+
+namespace td::validate_detail {
+
+class CheckContext {
+  public:
+    CheckContext(const ValidationInput& in, const KnowledgeBase& kb) : m_in(in), m_kb(kb) {}
+
+    const ValidationInput& input() const { return m_in; }
+    const KnowledgeBase& kb() const { return m_kb; }
+    std::vector<CheckResult> take_results() { return std::move(m_out); }
+
+    // The run of probe `name`, or nullptr when it was not attempted.
+    const ProbeRun* probe(const std::string& name) const;
+    // The probe's data when it is evidence (ProbeRun::usable), else an empty object.
+    const nlohmann::json& data(const std::string& name) const;
+    // The expectation `key`, or "".
+    std::string expected(const std::string& key) const;
+    // Why a probe gives no data, for messages: its problem, or the reason it reported.
+    std::string why_missing(const std::string& name) const;
+
+    // True when torch was found but `import torch` failed (the torch probe says so).
+    bool torch_import_failed() const;
+    // "torch does not import: <error>" for the checks that need torch.
+    std::string torch_import_failure() const;
+
+    void add(const std::string& id, const std::string& status, const std::string& observed,
+             const std::string& expect, const std::string& message, const std::string& fix = {},
+             const std::string& severity = "error");
+    void skip(const std::string& id, const std::string& reason) { add(id, "skip", "", "", reason); }
+
+  private:
+    const ValidationInput& m_in;
+    const KnowledgeBase& m_kb;
+    std::vector<CheckResult> m_out;
+};
+
+// A JSON member as text ("" when absent or null; numbers and booleans printed).
+std::string str(const nlohmann::json& j, const char* key);
+
+void judge_static_tier(CheckContext& ctx);
+void judge_torch(CheckContext& ctx);  // TD119-TD123, part of the static tier
+void judge_gpu_tier(CheckContext& ctx);
+
+}  // namespace td::validate_detail

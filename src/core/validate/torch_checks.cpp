@@ -1,0 +1,158 @@
+// TD119-TD123: is PyTorch there and does it import, and what it reports about itself.
+#include "core/validate/check_context.hpp"
+#include "util/strings.hpp"
+
+namespace td::validate_detail {
+namespace {
+
+using nlohmann::json;
+
+// "python /opt/venv/bin/python (3.11.2)", or what the probe says it tried.
+std::string interpreters_tried(const json& t) {
+    std::vector<std::string> tried;
+    if (t.contains("interpreters_tried") && t["interpreters_tried"].is_array())
+        for (const auto& i : t["interpreters_tried"])
+            if (i.is_string()) tried.push_back(i.get<std::string>());
+    std::string exe = str(t, "python_executable");
+    if (tried.empty() && !exe.empty())
+        tried.push_back(exe + (str(t, "python").empty() ? "" : " (" + str(t, "python") + ")"));
+    return tried.empty() ? "none (no python interpreter found)" : join(tried, ", ");
+}
+
+// TD119. Returns why the other torch checks cannot run, or "" when torch imports.
+std::string torch_imports(CheckContext& ctx) {
+    const ProbeRun* p = ctx.probe("torch");
+    if (!p || !p->usable()) {
+        std::string why = ctx.why_missing("torch");
+        ctx.skip("TD119", why);  // the evidence rule makes this an error when the probe failed
+        return why;
+    }
+    const json& t = ctx.data("torch");
+    std::string have = str(t, "torch");
+    if (!have.empty()) {
+        std::string where = str(t, "python_executable");
+        ctx.add("TD119", "pass", have, "importable",
+                "torch " + have + " imports" + (where.empty() ? "" : " (python " + where + ")"));
+        return {};
+    }
+    if (ctx.torch_import_failed()) {
+        std::string error = str(t, "import_error");
+        ctx.add("TD119", "fail", error, "importable", "import torch failed: " + error,
+                "run `torchdock explain` on the error for its cause; commonly a CUDA library "
+                "wheel is missing or shadowed (see TD110)");
+        return ctx.torch_import_failure();
+    }
+    std::string tried = interpreters_tried(t);
+    std::string want = ctx.expected("torch");
+    if (!want.empty()) {
+        ctx.add(
+            "TD119", "fail", "no torch", want,
+            "torch " + want + " is promised but no PyTorch is found; interpreters tried: " + tried,
+            "install torch " + want + " for the image's python, or fix the label");
+        return "no PyTorch found";
+    }
+    if (ctx.input().expect.empty()) {
+        ctx.add("TD119", "fail", "no torch", "PyTorch or labels",
+                "no PyTorch found; interpreters tried: " + tried +
+                    "; the image has no io.torchdock labels either, so nothing it promises can "
+                    "be checked",
+                "validate an image with PyTorch, or say what it promises with --expect");
+        return "no PyTorch found";
+    }
+    ctx.skip("TD119", "no torch is expected (" + ctx.expected("source") +
+                          ") and none is found; interpreters tried: " + tried);
+    return "no PyTorch found";
+}
+
+void torch_version(CheckContext& ctx, const json& t) {
+    std::string have = str(t, "torch");
+    std::string want = ctx.expected("torch-reports").empty() ? ctx.expected("torch")
+                                                             : ctx.expected("torch-reports");
+    std::string plain = have.substr(0, have.find('+'));
+    if (want.empty())
+        ctx.skip("TD120", "no torch version is labelled or expected (found " + have + ")");
+    else if (plain == want || have == want)
+        ctx.add("TD120", "pass", have, want, "torch " + have);
+    else
+        ctx.add("TD120", "fail", have, want, "torch reports " + have + ", " + want + " is labelled",
+                "install torch==" + want + " or correct the label");
+}
+
+void torch_cuda(CheckContext& ctx, const json& t) {
+    std::string torch_cuda = str(t, "cuda"), want_cuda = ctx.expected("cuda");
+    std::string want_major = split(want_cuda, '.')[0];
+    if (want_cuda.empty() && torch_cuda.empty())
+        ctx.add("TD121", "pass", "cpu", "cpu", "CPU torch in a CPU image");
+    else if (torch_cuda.empty())
+        ctx.add("TD121", "fail", "cpu", want_cuda,
+                "torch is a CPU build in an image labelled CUDA " + want_cuda,
+                "install torch from the matching CUDA wheel index");
+    else if (want_cuda.empty())
+        ctx.add("TD121", "pass", torch_cuda, "-", "torch built for CUDA " + torch_cuda);
+    else if (split(torch_cuda, '.')[0] == want_major)
+        ctx.add("TD121", "pass", torch_cuda, want_cuda, "torch built for CUDA " + torch_cuda);
+    else
+        ctx.add(
+            "TD121", "fail", torch_cuda, want_cuda,
+            "torch was built for CUDA " + torch_cuda + " but the image is CUDA " + want_cuda,
+            "install the torch wheel for CUDA " + want_major + ".x (e.g. +cu" + want_major + "x)");
+}
+
+void torch_arch_targets(CheckContext& ctx, const json& t) {
+    std::vector<std::string> arch;
+    if (t.contains("arch_list") && t["arch_list"].is_array())
+        for (const auto& a : t["arch_list"])
+            if (a.is_string()) arch.push_back(normalize_arch(a.get<std::string>()));
+    std::string targets = ctx.expected("target-gpus");
+    if (targets.empty()) return ctx.skip("TD122", "no target GPUs are labelled");
+    if (arch.empty())
+        return ctx.add("TD122", "fail", "no CUDA archs", targets,
+                       "torch has no compiled CUDA architectures", "install a CUDA build of torch");
+    std::vector<std::string> uncovered;
+    for (const auto& name : split(targets, ',')) {
+        const GpuModel* g = ctx.kb().gpu(name);
+        if (!g)
+            uncovered.push_back(name +
+                                " (not in data/gpus.json, so its compute capability is unknown)");
+        else if (!arch_list_covers(arch, g->cc))
+            uncovered.push_back(name + " (" + g->cc + ")");
+    }
+    if (uncovered.empty())
+        ctx.add("TD122", "pass", join(arch, ";"), targets, "the arch list covers every target GPU");
+    else
+        ctx.add("TD122", "fail", join(arch, ";"), targets, "not covered: " + join(uncovered, ", "),
+                "use a torch build whose arch list includes these GPUs");
+}
+
+void torch_distributed(CheckContext& ctx, const json& t) {
+    const ProbeRun* p = ctx.probe("torch");
+    const json& dist = t.contains("distributed") ? t["distributed"] : json();
+    if (!dist.is_object())
+        ctx.skip("TD123", "the torch probe ran no distributed all-reduce");
+    else if (dist.value("exact", false))
+        ctx.add("TD123", "pass", str(dist, "observed"), str(dist, "expected"),
+                str(dist, "backend") + " all-reduce over " + str(dist, "world_size") +
+                    " processes is exact");
+    else
+        ctx.add("TD123", "fail", str(dist, "observed"), str(dist, "expected"),
+                str(dist, "backend") + " all-reduce gave a wrong sum" +
+                    (p && !p->reason.empty() ? ": " + p->reason : ""),
+                "check the NCCL/gloo installation and NCCL_* environment variables");
+}
+
+}  // namespace
+
+void judge_torch(CheckContext& ctx) {
+    std::string unavailable = torch_imports(ctx);
+    if (!unavailable.empty()) {
+        for (const char* id : {"TD120", "TD121", "TD122", "TD123"}) ctx.skip(id, unavailable);
+        return;
+    }
+    const json& t = ctx.data("torch");
+    torch_version(ctx, t);
+    torch_cuda(ctx, t);
+    torch_arch_targets(ctx, t);
+    torch_distributed(ctx, t);
+}
+
+}  // namespace td::validate_detail
