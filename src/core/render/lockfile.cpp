@@ -62,6 +62,7 @@ LockVerdict judge_lock(const RegistryAnswer& a, const std::optional<std::string>
             // An end-of-life tag was deleted: drift for --check, a failure to lock otherwise.
             return {"GONE: the tag no longer exists (" + a.message + ")", check, !check};
         case RegistryAnswer::Kind::Failed:
+        case RegistryAnswer::Kind::TimedOut:
             break;
     }
     return {"ERROR: " + a.message, false, true};
@@ -73,7 +74,10 @@ std::string render_lockfile(const std::map<std::string, LockEntry>& entries) {
         images[ref] = {{"digest", e.digest}};
         if (!e.media_type.empty()) images[ref]["media_type"] = e.media_type;
     }
-    return nlohmann::json{{"schema", 1}, {"images", images}}.dump(2) + "\n";
+    // Replace, never throw, on bytes that are not UTF-8: the file stays valid JSON.
+    return nlohmann::json{{"schema", 1}, {"images", images}}.dump(
+               2, ' ', false, nlohmann::json::error_handler_t::replace) +
+           "\n";
 }
 
 }  // namespace td

@@ -675,4 +675,16 @@ TEST_CASE("lock verdicts: what a registry answer means for lock and lock --check
     auto err = judge_lock({K::Failed, "", "connection refused"}, a, true);
     CHECK(err.failure);
     CHECK(err.status == "ERROR: connection refused");
+    // A time-out is an error for both, never drift (exit 4 is decided from the kind).
+    auto slow = judge_lock({K::TimedOut, "", "timed out"}, a, true);
+    CHECK(slow.failure);
+    CHECK_FALSE(slow.drift);
+    CHECK(judge_lock({K::TimedOut, "", "timed out"}, a, false).failure);
+}
+
+TEST_CASE("lock file: bytes that are not UTF-8 never make the writer throw") {
+    std::string text;
+    REQUIRE_NOTHROW(text =
+                        render_lockfile({{"debian:bookworm", {k_digest, "application/\xff\xfe"}}}));
+    CHECK_NOTHROW((void)nlohmann::json::parse(text).dump());
 }
