@@ -46,6 +46,7 @@ struct BuildOptions {
 struct LockOptions {
     std::vector<std::string> families;  // empty = every manifest
     bool check = false;
+    long long timeout_s = 120;  // overall deadline for every registry request; must be > 0
     MirrorOptions mirror;
 };
 

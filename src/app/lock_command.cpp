@@ -1,5 +1,6 @@
 // `torchdock lock`: pin every base image tag of the manifests to its registry digest.
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -38,6 +39,16 @@ std::optional<std::string> parse_family_name(const std::string& text) {
 }  // namespace
 
 int run_lock(const CommonOptions& common, const LockOptions& opts) {
+    // Checked before any work: a bad flag is a usage error whatever the registry would say.
+    // Up to ten years, so the deadline below cannot overflow the clock.
+    constexpr long long k_max_timeout_s = 10LL * 366 * 24 * 3600;
+    if (opts.timeout_s <= 0 || opts.timeout_s > k_max_timeout_s) {
+        print_error("--timeout must be a number of seconds from 1 to " +
+                    std::to_string(k_max_timeout_s) + ", got " + std::to_string(opts.timeout_s));
+        return k_exit_config;
+    }
+    engine::RegistryTimeouts timeouts;
+    timeouts.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(opts.timeout_s);
     engine::install_interrupt_handlers();
     auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
     if (!kb) return fail(kb.error());
@@ -59,7 +70,9 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
     // Lock files are written only after every manifest was resolved: an error, a bad
     // manifest or Ctrl-C part-way leaves every lock file as it was.
     std::map<std::string, std::string> pending;  // lock path -> content
-    int drifted = 0, failed = 0;
+    int drifted = 0;
+    // Failures by class, for the exit code: a vanished tag, the environment, a time-out.
+    int gone = 0, failed = 0, timed_out = 0;
     for (const auto& src : sources.value()) {
         // Plan without the lock: the base references are what gets locked.
         ManifestSource unlocked{src.path, src.text, std::nullopt, std::nullopt};
@@ -99,7 +112,7 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             ImageRef target = apply_mirrors(ref.value(), mirrors.value());
             std::string via =
                 target.registry != ref->registry ? " (via " + target.registry + ")" : "";
-            engine::DigestAnswer a = engine::resolve_digest(target);
+            engine::DigestAnswer a = engine::resolve_digest(target, timeouts);
             auto prev = previous.find(ref_text);
             LockVerdict verdict = judge_lock(
                 a, prev == previous.end() ? std::nullopt : std::optional(prev->second.digest),
@@ -107,7 +120,14 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             if (a.kind == engine::DigestAnswer::Kind::Found)
                 resolved[ref_text] = {a.digest, a.media_type};
             drifted += verdict.drift;
-            failed += verdict.failure;
+            if (verdict.failure) {
+                if (a.kind == engine::DigestAnswer::Kind::NotFound)
+                    ++gone;
+                else if (a.kind == engine::DigestAnswer::Kind::TimedOut)
+                    ++timed_out;
+                else
+                    ++failed;
+            }
             file_ok = file_ok && !verdict.failure;
             const std::string& status = verdict.status;
             rows.push_back(
@@ -117,10 +137,20 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             pending[engine::lock_path_for(src.path).string()] = render_lockfile(resolved);
     }
     std::cout << report::format_table({"BASE IMAGE", "DIGEST", "STATUS"}, rows);
-    if (failed) {
-        print_error(std::to_string(failed) + " base image" + (failed == 1 ? "" : "s") +
-                    " could not be resolved; their lock files were left as they were");
-        return k_exit_environment;
+    auto images = [](int n) { return std::to_string(n) + " base image" + (n == 1 ? "" : "s"); };
+    if (gone)
+        print_error(images(gone) + " no longer exist" + (gone == 1 ? "s" : "") +
+                    " in the registry: change the manifest's tag (or sync the mirror)");
+    if (failed) print_error(images(failed) + " could not be resolved");
+    if (timed_out)
+        print_error(images(timed_out) + " timed out (lock --timeout " +
+                    std::to_string(opts.timeout_s) + " s)");
+    if (gone || failed || timed_out) {
+        print_error("lock files were left as they were");
+        // A vanished tag is a data problem (exit 2): the manifest names an image the
+        // registry does not have, and no retry will change that. Then the environment (3),
+        // then a time-out (4, only when nothing else failed, as for build).
+        return gone ? k_exit_config : failed ? k_exit_environment : k_exit_timeout;
     }
     if (opts.check) {
         if (drifted) {

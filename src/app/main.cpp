@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
     lock_cmd->add_option("families", lock.families, "manifest family names (default: all)");
     lock_cmd->add_flag("--check", lock.check,
                        "exit 1 when a locked tag moved or vanished; write nothing");
+    lock_cmd->add_option("--timeout", lock.timeout_s, "seconds the whole lock may take (> 0)")
+        ->capture_default_str();
     add_mirrors(lock_cmd, lock.mirror);
 
     ValidateOptions validate;

@@ -284,8 +284,7 @@ Status write_files(const fs::path& dir, const std::map<std::string, std::string>
         std::string name;
         auto parent = parent_below(dir, rel, true, missing, name);
         if (!parent) return parent.error();
-        if (auto st = write_in_dir(parent.value(), name, content, below(dir, rel)); !st)
-            return st;
+        if (auto st = write_in_dir(parent.value(), name, content, below(dir, rel)); !st) return st;
     }
     return ok_status();
 }

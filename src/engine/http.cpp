@@ -25,10 +25,16 @@ struct SlistDeleter {
 struct Sink {
     HttpResponse* response;
     const HttpRequest* request;
+    std::size_t received = 0;
 };
 
 size_t on_body(char* data, size_t size, size_t n, void* user) {
     auto* sink = static_cast<Sink*>(user);
+    sink->received += size * n;
+    if (sink->request->max_body && sink->received > sink->request->max_body) {
+        sink->response->truncated = true;
+        return 0;  // curl stops the transfer (CURLE_WRITE_ERROR)
+    }
     if (sink->request->on_data)
         sink->request->on_data(std::string(data, size * n));
     else
@@ -48,8 +54,11 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
                (value.back() == '\r' || value.back() == '\n' || value.back() == ' '))
             value.pop_back();
         sink->response->headers[name] = value;
+        sink->response->header_lines.emplace_back(name, value);
     } else if (line.rfind("HTTP/", 0) == 0) {
-        sink->response->headers.clear();  // a new response (after a redirect or 100-continue)
+        // a new response (after a redirect or 100-continue)
+        sink->response->headers.clear();
+        sink->response->header_lines.clear();
     }
     return size * n;
 }
@@ -66,6 +75,13 @@ std::string HttpResponse::header(const std::string& name) const {
     return it == headers.end() ? std::string() : it->second;
 }
 
+std::vector<std::string> HttpResponse::header_values(const std::string& name) const {
+    std::vector<std::string> out;
+    for (const auto& [n, v] : header_lines)
+        if (n == name) out.push_back(v);
+    return out;
+}
+
 Result<HttpResponse> http_request(const HttpRequest& req) {
     static CurlGlobal global;
     std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
@@ -73,8 +89,15 @@ Result<HttpResponse> http_request(const HttpRequest& req) {
     HttpResponse response;
     Sink sink{&response, &req};
     std::unique_ptr<curl_slist, SlistDeleter> headers;
-    for (const auto& h : req.headers)
+    for (const auto& h : req.headers) {
+        // A CR or LF would end the header and start another one of the sender's choosing.
+        for (char ch : h)
+            if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+                return Error{
+                    ErrorKind::Environment,
+                    "refusing to send a request header with a control character to " + req.url};
         headers.reset(curl_slist_append(headers.release(), h.c_str()));
+    }
     char errbuf[CURL_ERROR_SIZE] = {};
     CURL* c = curl.get();
     curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
@@ -90,6 +113,19 @@ Result<HttpResponse> http_request(const HttpRequest& req) {
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, &sink);
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "torchdock/0.1");
+    // Never file://, dict://, gopher:// ... whatever a URL, a token realm or a redirect says.
+#if LIBCURL_VERSION_NUM >= 0x075500  // 7.85.0 added the _STR options
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, req.protocols.c_str());
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, req.protocols.c_str());
+#else
+    long allowed = req.protocols == "https" ? CURLPROTO_HTTPS : CURLPROTO_HTTP | CURLPROTO_HTTPS;
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS, allowed);
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS, allowed);
+#endif
+    if (req.max_redirects > 0) {
+        curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+        curl_easy_setopt(c, CURLOPT_MAXREDIRS, req.max_redirects);
+    }
     if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
     if (!req.unix_socket.empty())
         curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, req.unix_socket.c_str());
@@ -103,6 +139,11 @@ Result<HttpResponse> http_request(const HttpRequest& req) {
         }
     }
     CURLcode rc = curl_easy_perform(c);
+    if (rc == CURLE_WRITE_ERROR && response.truncated) {
+        // Stopped on purpose at max_body: the status and headers are there, the body is cut.
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &response.status);
+        return response;
+    }
     if (rc != CURLE_OK) {
         std::string where = req.unix_socket.empty() ? req.url : req.unix_socket;
         std::string reason = errbuf[0] ? errbuf : curl_easy_strerror(rc);

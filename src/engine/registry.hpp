@@ -2,6 +2,9 @@
 // A client of the OCI distribution API, enough to pin tags to digests:
 // HEAD/GET /v2/<name>/manifests/<tag> accepting OCI indexes, Docker manifest lists and
 // single manifests, with the anonymous Bearer-token challenge Docker Hub and nvcr.io use.
+// What is accepted (media types, body shape and size, digests, token realms, tokens) is
+// decided by core/build/registry_policy; this file only talks. https only, except to a
+// loopback registry; at most 5 redirects; bodies are not read past 4 MiB.
 #include <chrono>
 #include <string>
 
@@ -17,10 +20,14 @@ struct DigestAnswer : RegistryAnswer {
 
 struct RegistryTimeouts {
     std::chrono::milliseconds connect{10000};
-    std::chrono::milliseconds request{30000};
+    std::chrono::milliseconds request{30000};  // each request
+    // No request runs past this point (lock's --timeout); a request that would start
+    // after it is not made. The answer is then Kind::TimedOut.
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
-// Resolves `ref` (tag) to its manifest digest at ref.api_host().
+// Resolves `ref` (tag) to its manifest digest at ref.api_host(). Messages are one line,
+// with registry text escaped and cut.
 DigestAnswer resolve_digest(const ImageRef& ref, const RegistryTimeouts& timeouts = {});
 
 }  // namespace td::engine

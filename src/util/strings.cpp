@@ -101,66 +101,76 @@ bool is_valid_utf8(std::string_view s) {
 
 namespace {
 
-// Appends `s` with control characters, DEL, C1 controls and invalid UTF-8 escaped; `quotes`
-// also escapes '"' and '\\' (for quote_value).
-void append_escaped(std::string& out, std::string_view s, bool quotes) {
-    for (std::size_t i = 0; i < s.size();) {
-        auto c = static_cast<unsigned char>(s[i]);
-        std::size_t n = utf8_sequence_length(s.substr(i));
-        bool c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
-        if (n > 1 && !c1) {
-            out.append(s.substr(i, n));
-            i += n;
-            continue;
-        }
-        char buf[8];
-        switch (c) {
-            case '"':
-            case '\\':
-                if (quotes) out += '\\';
-                out += static_cast<char>(c);
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                if (n == 1 && c >= 0x20 && c != 0x7f) {
-                    out += static_cast<char>(c);
-                } else if (c1) {
-                    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(s[i + 1]));
-                    out += buf;
-                    i += 2;
-                    continue;
-                } else {
-                    std::snprintf(buf, sizeof buf, "\\x%02x", c);
-                    out += buf;
-                }
-        }
-        ++i;
+unsigned code_point(std::string_view s, std::size_t n) {
+    auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]) & 0x3Fu; };
+    auto c = static_cast<unsigned char>(s[0]);
+    if (n == 2) return ((c & 0x1Fu) << 6) | b(1);
+    if (n == 3) return ((c & 0x0Fu) << 12) | (b(1) << 6) | b(2);
+    return ((c & 0x07u) << 18) | (b(1) << 12) | (b(2) << 6) | b(3);
+}
+
+// Code points that move text around or end a line when shown: C1 controls, line and
+// paragraph separators, bidirectional marks and overrides.
+bool invisible_control(unsigned cp) {
+    return (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 || cp == 0x200E ||
+           cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+// One character of `s` (a UTF-8 sequence of length n, or one stray byte when n is 0) as
+// it is shown.
+std::string escape_unit(std::string_view s, std::size_t n, bool quoted) {
+    auto c = static_cast<unsigned char>(s[0]);
+    char buf[16];
+    if (n == 0) {
+        std::snprintf(buf, sizeof buf, "\\x%02x", c);
+        return buf;
     }
+    if (n == 1) {
+        if (c == '\n') return "\\n";
+        if (c == '\r') return "\\r";
+        if (c == '\t') return "\\t";
+        if (c < 0x20 || c == 0x7F) {
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            return buf;
+        }
+        if (quoted && (c == '"' || c == '\\')) return std::string("\\") + static_cast<char>(c);
+        return std::string(1, static_cast<char>(c));
+    }
+    if (unsigned cp = code_point(s, n); invisible_control(cp)) {
+        std::snprintf(buf, sizeof buf, "\\u%04x", cp);
+        return buf;
+    }
+    return std::string(s.substr(0, n));
+}
+
+// `text` escaped; cut to `max` shown characters (0: no cut) with "..." when cut.
+std::string escape_text(std::string_view text, std::size_t max, bool quoted) {
+    std::string out;
+    std::size_t chars = 0;
+    for (std::size_t i = 0; i < text.size();) {
+        std::size_t n = utf8_sequence_length(text.substr(i));
+        std::string unit = escape_unit(text.substr(i), n, quoted);
+        // A character shown as itself counts one; an escape counts its length.
+        std::size_t unit_chars = n > 1 && unit.front() != '\\' ? 1 : unit.size();
+        if (max > 0 && chars + unit_chars > max) {
+            out += "...";
+            break;
+        }
+        out += unit;
+        chars += unit_chars;
+        i += n == 0 ? 1 : n;
+    }
+    return quoted ? "\"" + out + "\"" : out;
 }
 
 }  // namespace
 
-std::string quote_value(std::string_view s) {
-    std::string out = "\"";
-    append_escaped(out, s, true);
-    return out + "\"";
+std::string quote_value(std::string_view s, std::size_t max_chars) {
+    return escape_text(s, max_chars, true);
 }
 
-std::string terminal_text(std::string_view s, std::size_t max_bytes) {
-    std::string out;
-    append_escaped(out, s, false);
-    if (max_bytes == 0 || out.size() <= max_bytes) return out;
-    std::size_t cut = max_bytes > 3 ? max_bytes - 3 : 0;
-    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
-    return out.substr(0, cut) + "...";
+std::string terminal_text(std::string_view s, std::size_t max_chars) {
+    return escape_text(s, max_chars, false);
 }
 
 std::string url_encode(std::string_view s) {

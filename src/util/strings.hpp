@@ -20,15 +20,16 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> closest_match(std::string_view word,
                                          const std::vector<std::string>& candidates);
 
-// Renders a value for an error message: quoted, with control characters and bytes that
-// are not UTF-8 escaped (\n, \x1b, \xff), so a newline, escape sequence or binary junk in
-// bad input is shown, never acted on.
-std::string quote_value(std::string_view s);
+// Renders a value for an error message: quoted, with control characters (C0, DEL, C1),
+// line separators, bidirectional overrides and bytes that are not UTF-8 escaped (\n, \x1b,
+// \u202e, \xff), so a newline, escape sequence or binary junk in bad input is shown, never
+// acted on; '"' and '\\' are escaped too. Cut to `max_chars` shown characters with "..."
+// (0: no cut). The result is valid UTF-8.
+std::string quote_value(std::string_view s, std::size_t max_chars = 0);
 
-// Foreign text (a registry's message, a probe's reason, a log line) for a terminal: one
-// line, control characters and invalid UTF-8 escaped as in quote_value (no quotes added),
-// cut to at most `max_bytes` bytes of output with "..." when longer (0: no cut).
-std::string terminal_text(std::string_view s, std::size_t max_bytes = 0);
+// Foreign text (a registry's message, a probe's reason, a log line) for a terminal or a
+// log: the same escaping as quote_value, without the quotes.
+std::string terminal_text(std::string_view s, std::size_t max_chars = 0);
 
 // True when `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past
 // U+10FFFF).

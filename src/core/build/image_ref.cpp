@@ -83,13 +83,14 @@ Result<std::pair<std::string, std::string>> parse_mirror(const std::string& text
     std::string from = text.substr(0, eq), to = text.substr(eq + 1);
     // Both sides must read as registry hosts (a dot, a port or "localhost"), or docker
     // would take "mirror/library/debian" for a Docker Hub repository.
-    for (const auto& host : {from, to})
-        if (!grammar::check_image_repository(host + "/x").empty() ||
-            host.find('/') != std::string::npos ||
-            (host.find_first_of(".:") == std::string::npos && host != "localhost"))
+    for (const auto& host : {from, to}) {
+        if (auto e = grammar::check_registry_host(host); !e.empty())
+            return Error{ErrorKind::Usage, "mirror " + quote_value(text) + ": " + e};
+        if (host.find_first_of(".:") == std::string::npos && host != "localhost")
             return Error{ErrorKind::Usage,
                          "mirror " + quote_value(text) + ": " + quote_value(host) +
                              " is not a registry host (like docker.io or 127.0.0.1:5000)"};
+    }
     return std::pair{from, to};
 }
 

@@ -79,18 +79,26 @@ bool local_label(std::string_view s) {
     return true;
 }
 
-bool registry_host(std::string_view s) {
-    // host[:port], host made of dot-separated alnum/dash labels, or "localhost".
+// Empty when accepted, else what is wrong (see check_registry_host).
+std::string registry_host_problem(std::string_view s) {
     auto colon = s.find(':');
     std::string_view host = s.substr(0, colon);
-    if (colon != std::string_view::npos && !all_digits(s.substr(colon + 1))) return false;
-    if (host.empty()) return false;
-    for (const auto& label : split(host, '.')) {
-        if (label.empty() || label.front() == '-' || label.back() == '-') return false;
-        for (char c : label)
-            if (!is_alnum(c) && c != '-') return false;
+    if (colon != std::string_view::npos) {
+        std::string_view port = s.substr(colon + 1);
+        if (!all_digits(port)) return "bad port " + quote_value(port);
+        unsigned long value = 0;
+        for (char c : port.substr(0, 6)) value = value * 10 + static_cast<unsigned long>(c - '0');
+        if (port.size() > 5 || value < 1 || value > 65535)
+            return "port " + std::string(port.substr(0, 20)) + (port.size() > 20 ? "..." : "") +
+                   " is not from 1 to 65535";
     }
-    return true;
+    if (host.empty()) return "empty host";
+    for (const auto& label : split(host, '.')) {
+        if (label.empty() || label.front() == '-' || label.back() == '-') return "bad host name";
+        for (char c : label)
+            if (!is_alnum(c) && c != '-') return "bad host name";
+    }
+    return {};
 }
 
 bool path_component(std::string_view s) {
@@ -235,15 +243,22 @@ std::string check_image_repository(std::string_view s) {
     std::size_t first = 0;
     if (parts.size() > 1 &&
         (parts[0].find_first_of(".:") != std::string::npos || parts[0] == "localhost")) {
-        if (!registry_host(parts[0]))
-            return "bad registry host " + quote_value(parts[0]) + " in " + quote_value(s) +
-                   expected;
+        if (auto e = registry_host_problem(parts[0]); !e.empty())
+            return "bad registry host " + quote_value(parts[0]) + " in " + quote_value(s) + ": " +
+                   e + expected;
         first = 1;
     }
     for (std::size_t i = first; i < parts.size(); ++i)
         if (!path_component(parts[i]))
             return "bad path component " + quote_value(parts[i]) + " in " + quote_value(s) +
                    expected;
+    return {};
+}
+
+std::string check_registry_host(std::string_view s) {
+    if (auto e = registry_host_problem(s); !e.empty())
+        return quote_value(s) + " is not a registry host: " + e +
+               " (expected host[:port], like docker.io or 127.0.0.1:5000)";
     return {};
 }
 

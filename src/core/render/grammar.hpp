@@ -24,6 +24,9 @@ std::string check_debian_version(std::string_view s);
 std::string check_image_reference(std::string_view s);
 // Repository without tag or digest: [host[:port]/]path.
 std::string check_image_repository(std::string_view s);
+// Registry host: dot-separated labels of letters, digits and '-', optionally ":port" with
+// a port from 1 to 65535.
+std::string check_registry_host(std::string_view s);
 // "sha256:" followed by 64 lowercase hex digits.
 std::string check_digest(std::string_view s);
 

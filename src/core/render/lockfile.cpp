@@ -63,6 +63,7 @@ LockVerdict judge_lock(const RegistryAnswer& a, const std::optional<std::string>
             // An end-of-life tag was deleted: drift for --check, a failure to lock otherwise.
             return {"GONE: the tag no longer exists (" + a.message + ")", check, !check};
         case RegistryAnswer::Kind::Failed:
+        case RegistryAnswer::Kind::TimedOut:
             break;
     }
     return {"ERROR: " + a.message, false, true};

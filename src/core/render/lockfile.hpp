@@ -22,9 +22,11 @@ std::string render_lockfile(const std::map<std::string, LockEntry>& entries);
 
 // What the registry said about one locked reference, and what that means for the lock.
 struct RegistryAnswer {
-    enum class Kind { Found, NotFound, Failed } kind = Kind::Failed;
+    // TimedOut: a request ran past its time limit, or was not sent because the overall
+    // deadline had passed.
+    enum class Kind { Found, NotFound, Failed, TimedOut } kind = Kind::Failed;
     std::string digest;   // Found
-    std::string message;  // NotFound, Failed: the registry's (or the network's) words
+    std::string message;  // NotFound, Failed, TimedOut: the registry's (or the network's) words
 };
 struct LockVerdict {
     std::string status;  // "locked", "unchanged", "updated", "ok", "NOT LOCKED", "CHANGED upstream

@@ -216,6 +216,25 @@ TEST_CASE("image ref: parse_mirror") {
     }
 }
 
+TEST_CASE("image ref: ports outside 1..65535 are refused in references and mirrors") {
+    auto ref = ImageRef::parse("evil.com:99999999999/x");
+    REQUIRE_FALSE(ref);
+    CHECK(ref.error().kind == ErrorKind::Config);
+    CHECK_THAT(ref.error().message, ContainsSubstring("port 99999999999 is not from 1 to 65535"));
+    CHECK(parsed("evil.com:443/x").registry == "evil.com:443");
+    for (const std::string& text :
+         {std::string("docker.io=127.0.0.1:99999999"), std::string("docker.io=127.0.0.1:0"),
+          std::string("docker.io=127.0.0.1:65536"),
+          std::string("docker.io:99999=127.0.0.1:5000")}) {
+        INFO(text);
+        auto m = parse_mirror(text);
+        REQUIRE_FALSE(m);
+        CHECK(m.error().kind == ErrorKind::Usage);
+        CHECK_THAT(m.error().message, ContainsSubstring("is not from 1 to 65535"));
+    }
+    CHECK(parse_mirror("docker.io=127.0.0.1:65535"));
+}
+
 // ------------------------------------------------------------------------- build index
 
 namespace {
@@ -656,4 +675,16 @@ TEST_CASE("lock verdicts: what a registry answer means for lock and lock --check
     auto err = judge_lock({K::Failed, "", "connection refused"}, a, true);
     CHECK(err.failure);
     CHECK(err.status == "ERROR: connection refused");
+    // A time-out is an error for both, never drift (exit 4 is decided from the kind).
+    auto slow = judge_lock({K::TimedOut, "", "timed out"}, a, true);
+    CHECK(slow.failure);
+    CHECK_FALSE(slow.drift);
+    CHECK(judge_lock({K::TimedOut, "", "timed out"}, a, false).failure);
+}
+
+TEST_CASE("lock file: bytes that are not UTF-8 never make the writer throw") {
+    std::string text;
+    REQUIRE_NOTHROW(text =
+                        render_lockfile({{"debian:bookworm", {k_digest, "application/\xff\xfe"}}}));
+    CHECK_NOTHROW((void)nlohmann::json::parse(text).dump());
 }

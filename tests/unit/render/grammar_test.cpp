@@ -53,6 +53,23 @@ TEST_CASE("image references") {
     CHECK_FALSE(check_image_repository("torchdock/cuda13:tag").empty());
 }
 
+TEST_CASE("image references: a registry port is a TCP port, 1 to 65535") {
+    for (const char* ok : {"127.0.0.1:1/x", "evil.com:65535/x:tag", "localhost:5000/a/b"})
+        CHECK(check_image_reference(ok).empty());
+    CHECK_THAT(check_image_reference("evil.com:99999999999/x"),
+               ContainsSubstring("port 99999999999 is not from 1 to 65535"));
+    for (const char* bad : {"evil.com:0/x", "evil.com:65536/x", "h.io:000000000000080/x", "h.io:/x",
+                            "h.io:+80/x", "h.io:-1/x"}) {
+        INFO(bad);
+        CHECK_THAT(check_image_reference(bad), ContainsSubstring("port"));
+    }
+    CHECK(check_registry_host("127.0.0.1:5000").empty());
+    CHECK(check_registry_host("docker.io").empty());
+    CHECK_THAT(check_registry_host("127.0.0.1:99999999"),
+               ContainsSubstring("is not from 1 to 65535"));
+    CHECK_THAT(check_registry_host("http://x"), ContainsSubstring("is not a registry host"));
+}
+
 TEST_CASE("environment names, plain text, user and family names") {
     CHECK(check_env_name("NCCL_DEBUG").empty());
     CHECK_FALSE(check_env_name("1X").empty());
