@@ -153,12 +153,20 @@ RegionScan scan_region(const ByteSource& src, std::uint64_t offset, std::uint64_
     }
     const std::uint64_t end = offset + size;
     const bool strict = mode == RegionMode::search;
+    // The search window: bytes [chunk_at, chunk_at + chunk.size()) of the source, read once.
     std::vector<unsigned char> chunk;
+    std::uint64_t chunk_at = 0;
     FatbinContainer container;
     std::string why;
     std::uint64_t p = offset;
     // In a fatbin section the next container is expected right where the last one ended.
     bool expect_here = mode == RegionMode::sequence;
+    auto found = [&](std::uint64_t at) {
+        ++scan.containers;
+        visit(container);
+        p = at + container.size;
+        expect_here = mode == RegionMode::sequence;
+    };
     while (p < end && end - p >= kContainerHeader) {
         if (scan.containers >= limits.max_containers) {
             scan.truncated = true;
@@ -168,9 +176,7 @@ RegionScan scan_region(const ByteSource& src, std::uint64_t offset, std::uint64_
         }
         if (expect_here) {
             if (parse_container_impl(src, p, end, strict, limits, container, why)) {
-                ++scan.containers;
-                visit(container);
-                p += container.size;
+                found(p);
                 continue;
             }
             unsigned char m[4];
@@ -179,41 +185,41 @@ RegionScan scan_region(const ByteSource& src, std::uint64_t offset, std::uint64_
                 p += 8;
             }
             expect_here = false;
+            continue;
         }
-        // Search chunk by chunk for the magic at 8-aligned offsets.
+        // Searching: the magic at 8-aligned offsets, through the window.
         std::uint64_t q = align8(p);
-        bool found = false;
-        while (!found && q < end && end - q >= kContainerHeader) {
+        if (q >= end || end - q < kContainerHeader) break;
+        if (q < chunk_at || q - chunk_at + 4 > chunk.size()) {
             if (scan.bytes_searched >= limits.max_search_bytes) {
                 scan.truncated = true;
                 add_problem(scan, "stopped searching after " + std::to_string(scan.bytes_searched) +
                                       " bytes (the limit)");
-                return scan;
+                break;
             }
             std::uint64_t want = std::min<std::uint64_t>(kScanChunk, end - q);
             want = std::min<std::uint64_t>(want, limits.max_search_bytes - scan.bytes_searched);
             chunk.resize(static_cast<std::size_t>(want));
             if (!src.read(q, chunk.data(), chunk.size())) {
                 add_problem(scan, "bytes at " + hex(q) + " cannot be read");
-                return scan;
+                break;
             }
+            chunk_at = q;
             scan.bytes_searched += want;
-            for (std::size_t i = 0; i + 4 <= chunk.size(); i += 8) {
-                if (le::u32(chunk.data() + i) != kFatbinMagic) continue;
-                const std::uint64_t at = q + i;
-                if (parse_container_impl(src, at, end, strict, limits, container, why)) {
-                    ++scan.containers;
-                    visit(container);
-                    p = at + container.size;
-                    expect_here = mode == RegionMode::sequence;
-                    found = true;
-                    break;
-                }
-                if (mode == RegionMode::sequence) add_problem(scan, why);
-            }
-            if (!found) q += want;
         }
-        if (!found) break;
+        std::size_t i = static_cast<std::size_t>(q - chunk_at);
+        while (i + 4 <= chunk.size() && le::u32(chunk.data() + i) != kFatbinMagic) i += 8;
+        if (i + 4 > chunk.size()) {  // none in the window: go on after it
+            p = chunk_at + align8(chunk.size());
+            continue;
+        }
+        const std::uint64_t at = chunk_at + i;
+        if (parse_container_impl(src, at, end, strict, limits, container, why)) {
+            found(at);
+            continue;
+        }
+        if (mode == RegionMode::sequence) add_problem(scan, why);
+        p = at + 8;
     }
     return scan;
 }

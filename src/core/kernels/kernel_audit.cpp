@@ -123,18 +123,42 @@ ObjectKernels audit_object(const ByteSource& src, const AuditLimits& limits) {
         collect.scan("(whole file)", 0, src.size(), RegionMode::search, out.embedded, true);
         return out;
     }
+    // What to read, in file order. Sections of a sound object do not overlap; in a
+    // damaged one they may (thousands of headers naming the same bytes), so bytes already
+    // read for one section are not read again for another: the work stays within the file.
+    struct Region {
+        const ElfSection* section;
+        RegionMode mode;
+        FatbinGroup* group;
+        bool profiled;
+    };
+    std::vector<Region> regions;
     for (const auto& s : elf.sections) {
         const bool executable = s.name == kExecutableSection;
         const bool relocatable = s.name == kRelocatableSection;
         if ((executable || relocatable) && s.outside_file)
             add_problem(out, s.name, "section lies past the end of the file (truncated copy?)");
         if (executable)
-            collect.scan(s.name, s.offset, s.size, RegionMode::sequence, out.executable, true);
+            regions.push_back({&s, RegionMode::sequence, &out.executable, true});
         else if (relocatable)
-            collect.scan(s.name, s.offset, s.size, RegionMode::sequence, out.relocatable, false);
+            regions.push_back({&s, RegionMode::sequence, &out.relocatable, false});
         else if (s.type == kShtProgbits && (s.flags & kShfAlloc) && !(s.flags & kShfExecinstr) &&
                  s.size >= 16)
-            collect.scan(s.name, s.offset, s.size, RegionMode::search, out.embedded, true);
+            regions.push_back({&s, RegionMode::search, &out.embedded, true});
+    }
+    std::stable_sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) {
+        return a.section->offset < b.section->offset;
+    });
+    std::uint64_t read_up_to = 0;
+    for (const auto& r : regions) {
+        const ElfSection& s = *r.section;
+        if (s.size == 0) continue;
+        if (s.offset < read_up_to) {
+            add_problem(out, s.name, "overlaps a section read before; not read again");
+            continue;
+        }
+        collect.scan(s.name, s.offset, s.size, r.mode, *r.group, r.profiled);
+        read_up_to = s.offset + s.size;
     }
     return out;
 }

@@ -125,10 +125,6 @@ KernelVerdict judge_kernels(std::string_view object_name, const KernelImages& im
     }
     v.message = object + " runs on " + who +
                 (v.how == KernelRun::sass ? " with " : " by JIT-compiling ") + v.image;
-    if (v.containers_without_image > 0)
-        v.message += "; " + std::to_string(v.containers_without_image) + " of " +
-                     std::to_string(v.containers_judged) +
-                     " fatbin containers have no image for it (their kernels would fail there)";
     return v;
 }
 

@@ -228,6 +228,36 @@ TEST_CASE("kernels: limits cut the work and say so") {
     CHECK(k.bytes_searched <= 16);
 }
 
+TEST_CASE("kernels: bytes two sections share are read once") {
+    // embedded.o with its .symtab header rewritten to name .rodata's bytes, as ALLOC
+    // PROGBITS: a damaged object whose section table repeats a range.
+    std::string bytes = read_fixture("embedded.o");
+    MemoryByteSource src(bytes.data(), bytes.size());
+    auto elf = read_elf_sections(src);
+    std::size_t rodata = 0, symtab = 0;
+    for (std::size_t i = 0; i < elf.sections.size(); ++i) {
+        if (elf.sections[i].name == ".rodata") rodata = i;
+        if (elf.sections[i].name == ".symtab") symtab = i;
+    }
+    REQUIRE(rodata != 0);
+    REQUIRE(symtab != 0);
+    const std::uint64_t shoff = le::u64(reinterpret_cast<const unsigned char*>(bytes.data()) + 40);
+    std::string hdr;
+    put(hdr, 0, 4);  // sh_name: keep a valid offset below
+    put(hdr, kShtProgbits, 4);
+    put(hdr, kShfAlloc, 8);
+    put(hdr, 0, 8);
+    put(hdr, elf.sections[rodata].offset, 8);
+    put(hdr, elf.sections[rodata].size, 8);
+    hdr.replace(0, 4, bytes.substr(shoff + symtab * 64, 4));
+    bytes.replace(shoff + symtab * 64, hdr.size(), hdr);
+    auto k = audit(bytes);
+    CHECK(k.embedded.containers == 1);
+    CHECK(k.bytes_searched <= bytes.size());
+    REQUIRE(k.problems.size() == 1);
+    CHECK(k.problems[0] == ".symtab: overlaps a section read before; not read again");
+}
+
 TEST_CASE("kernels: flipped bytes anywhere in a fixture never crash the audit") {
     const std::string base = read_fixture("family.o");
     std::uint32_t state = 12345;  // a fixed LCG: the same mutations every run
