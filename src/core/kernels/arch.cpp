@@ -58,6 +58,17 @@ std::optional<ComputeCapability> parse_compute_capability(std::string_view text)
     return ComputeCapability{*major, m - '0'};
 }
 
+std::optional<PtxIsa> parse_ptx_isa(std::string_view text) {
+    const auto dot = text.find('.');
+    if (dot == std::string_view::npos) return std::nullopt;
+    std::size_t used = 0;
+    auto major = leading_number(text.substr(0, dot), used);
+    if (!major || used != dot) return std::nullopt;
+    auto minor = leading_number(text.substr(dot + 1), used);
+    if (!minor || used != text.size() - dot - 1) return std::nullopt;
+    return PtxIsa{*major, *minor};
+}
+
 std::string PtxIsa::text() const { return std::to_string(major) + "." + std::to_string(minor); }
 
 }  // namespace td::kernels

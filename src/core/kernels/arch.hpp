@@ -57,4 +57,7 @@ struct PtxIsa {
     std::string text() const;  // "8.7"
 };
 
+// "8.7", "9.0" (probe-kernels writes them so); nothing on anything else.
+std::optional<PtxIsa> parse_ptx_isa(std::string_view text);
+
 }  // namespace td::kernels

@@ -39,6 +39,10 @@ TEST_CASE("kernels: architecture names and compute capabilities parse strictly")
     CHECK(cc("8.6").text() == "8.6");
     for (const char* bad : {"", "12", "12.", "12.10", "x.0", "1.2.3", "-1.0", "0.5"})
         CHECK_FALSE(parse_compute_capability(bad));
+    CHECK(parse_ptx_isa("8.7") == PtxIsa{8, 7});
+    CHECK(parse_ptx_isa("9.10") == PtxIsa{9, 10});
+    for (const char* bad : {"", "8", "8.", ".7", "8.7.1", "a.b", "8.-1"})
+        CHECK_FALSE(parse_ptx_isa(bad));
 }
 
 TEST_CASE("kernels: SASS runs on the same major with an equal or higher minor") {
