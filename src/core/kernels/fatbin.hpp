@@ -17,9 +17,11 @@
 //     ELF: the cubin format version), u32 arch (cc*10), u32/u32 name offset and length,
 //     u64 flags, u64, u64 uncompressed size. The next entry starts at header + header size
 //     + payload size.
-//   flags: 0x1 64-bit, 0x10 Linux, 0x2000 compressed (LZ4, CUDA <= 12.x), 0x8000
-//     compressed (zstd, CUDA 12.8+/13), 0x100000 arch-specific target (sm_90a),
-//     0x200000 family-specific target (sm_100f).
+//   flags: 0x1 64-bit, 0x10 Linux, 0x2000 compressed with LZ4 (torch 2.9.1+cu128's
+//     payloads start with an LZ4 block token and a literal "\x7fELF"), 0x8000 compressed
+//     with zstd (nvcc 13.0's start with zstd's frame magic 28 b5 2f fd), 0x100000
+//     arch-specific target (sm_90a), 0x200000 family-specific target (sm_100f): each
+//     seen to follow nvcc's -gencode and -Xfatbin options on the fixtures.
 //
 // Bounded on any input: entry headers of at most kMaxEntryHeader bytes, at most
 // limits.max_entries_per_container entries kept per container, at most
