@@ -24,7 +24,12 @@ CORE_DOMAINS = {
     "build": {"json", "knowledge", "render"},
     "validate": {"json", "knowledge"},
     "diagnose": {"json", "knowledge", "validate"},
+    # Compiled into probes/kernels too: C++17, standard library only (not even util).
+    "kernels": set(),
 }
+# Domains that probes/ compile as well (C++17, standard library only): not even util, and
+# no third-party header.
+STANDALONE_DOMAINS = {"kernels"}
 # System headers that would mean I/O, processes, the clock or the environment in core.
 CORE_FORBIDDEN = re.compile(
     r"^(fstream|filesystem|chrono|thread|ctime|iostream|curl/.*|unistd\.h|fcntl\.h|sys/.*|CLI/.*)$")
@@ -59,6 +64,11 @@ def main() -> int:
                 continue
             kind, header = m.groups()
             where = f"src/{rel}:{n}"
+            if domain in STANDALONE_DOMAINS and (
+                    header.startswith(("nlohmann/", "util/", "CLI/", "catch2/"))):
+                problems.append(f"{where}: core/{domain} is compiled into probes/ too, so it "
+                                f"uses the standard library only, not {header}")
+                continue
             if kind == "<":
                 if layer == "core" and CORE_FORBIDDEN.match(header):
                     problems.append(f"{where}: core is pure, but includes <{header}>")
