@@ -14,6 +14,7 @@
 #include "core/build/build_index.hpp"
 #include "core/build/build_record.hpp"
 #include "core/build/image_ref.hpp"
+#include "core/render/grammar.hpp"
 #include "engine/builder.hpp"
 #include "engine/docker_api.hpp"
 #include "engine/files.hpp"
@@ -106,8 +107,28 @@ BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
 
 }  // namespace
 
+namespace {
+
+// The flags, before any work: exit 2 on the first problem.
+Status check_build_flags(const BuildOptions& opts) {
+    if (opts.dockerfiles_dir.empty())
+        return Error{ErrorKind::Usage, "--dockerfiles needs a directory"};
+    if (opts.work_dir.empty())
+        return Error{ErrorKind::Usage, "--work-dir needs a directory (default .torchdock/build)"};
+    if (opts.ca_cert && opts.ca_cert->empty())
+        return Error{ErrorKind::Usage,
+                     "--ca-cert needs a file (leave the flag out to use the host's CA bundle)"};
+    if (opts.push)
+        if (auto bad = grammar::check_registry_host(*opts.push); !bad.empty())
+            return Error{ErrorKind::Usage, "--push " + quote_value(*opts.push) + ": " + bad};
+    return ok_status();
+}
+
+}  // namespace
+
 int run_build(const BuildOptions& opts) {
     engine::install_interrupt_handlers();
+    if (auto st = check_build_flags(opts); !st) return fail(st.error());
     fs::path index_path = fs::path(opts.dockerfiles_dir) / "index.json";
     auto index_text = engine::read_text_file(index_path);
     if (!index_text)
@@ -125,10 +146,6 @@ int run_build(const BuildOptions& opts) {
     if (selected.empty()) {
         print_error("no rendered variant matches " + join(opts.patterns, " ") +
                     " (see `torchdock list`)");
-        return k_exit_config;
-    }
-    if (opts.jobs < 1) {
-        print_error("-j must be at least 1");
         return k_exit_config;
     }
     auto mirrors = load_mirrors(opts.mirror);
@@ -201,6 +218,12 @@ int run_build(const BuildOptions& opts) {
     for (const auto& r : records)
         any_failed = any_failed || r.result == BuildRecord::Result::Failed;
     Status engine_alive = any_failed ? api->ping() : ok_status();
+    if (!engine_alive)  // the client's own last words ("no image ID") hide the real cause
+        for (auto& r : records)
+            if (r.result == BuildRecord::Result::Failed)
+                r.error =
+                    "the Docker engine went away during this build (the client said: " + r.error +
+                    ")";
 
     std::cout << (opts.json ? report::build_json(records) : report::build_table(records));
     std::cerr << report::build_failures(records);

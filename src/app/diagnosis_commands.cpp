@@ -17,6 +17,7 @@
 #include "engine/project_loader.hpp"
 #include "report/table.hpp"
 #include "util/strings.hpp"
+#include "util/version.hpp"
 
 namespace td::app {
 
@@ -25,16 +26,15 @@ namespace {
 Result<nlohmann::json> read_fingerprint(const std::string& path) {
     auto text = engine::read_text_file(path);
     if (!text) return Error{ErrorKind::Config, text.error().message};
-    try {
-        auto j = nlohmann::json::parse(text.value());
-        if (!j.is_object() || j.value("schema", 0) != 1)
-            return Error{ErrorKind::Config, path +
-                                                ": not a torchdock fingerprint (schema 1; write "
-                                                "one with `torchdock doctor --json`)"};
-        return j;
-    } catch (const nlohmann::json::exception& e) {
-        return Error{ErrorKind::Config, path + ": " + e.what()};
-    }
+    std::string why;
+    auto j = parse_json_bounded(text.value(), why);
+    if (!j) return Error{ErrorKind::Config, terminal_text(path) + ": " + why};
+    auto schema = j->is_object() ? j->find("schema") : j->end();
+    if (!j->is_object() || schema == j->end() || *schema != 1)
+        return Error{ErrorKind::Config, terminal_text(path) +
+                                            ": not a torchdock fingerprint (schema 1; write "
+                                            "one with `torchdock doctor --json`)"};
+    return std::move(j.value());
 }
 
 }  // namespace
@@ -108,6 +108,11 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
     }
     if (driver.empty() || gpus.empty()) {
         print_error("give --driver VERSION and --gpu MODEL[,MODEL...], or --host");
+        return k_exit_config;
+    }
+    if (auto v = Version::parse(driver); !v || v->parts().size() < 2) {
+        print_error("--driver " + quote_value(driver) +
+                    " is not an NVIDIA driver version (like 535.104.05 or 570.124)");
         return k_exit_config;
     }
     auto overrides = parse_expect_overrides(opts.expect);

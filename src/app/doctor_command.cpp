@@ -5,6 +5,7 @@
 #include "app/commands.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
+#include "app/probe_containers.hpp"
 #include "core/diagnose/doctor.hpp"
 #include "core/json/json_text.hpp"
 #include "engine/container_run.hpp"
@@ -64,6 +65,12 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         print_error("give exactly one of --host or --image IMAGE");
         return k_exit_config;
     }
+    if (opts.image && opts.image->empty()) {
+        print_error("--image needs an image reference");
+        return k_exit_config;
+    }
+    if (opts.json)
+        if (auto st = engine::check_output_file("--json", *opts.json); !st) return fail(st.error());
     auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
     if (!kb) return fail(kb.error());
     fs::path probes_dir =
@@ -78,8 +85,10 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         auto api = engine::DockerApi::from_environment();
         if (!api) return fail(api.error());
         if (auto st = api->ping(); !st) return fail(st.error());
+        remove_leftovers_of_killed_runs(api.value());
         std::string label = engine::new_run_label();
         auto f = engine::image_facts(api.value(), *opts.image, label);
+        if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
         if (!f) return fail(f.error());
         facts = f.value();
         for (const auto& p : engine::doctor_probes()) {
@@ -87,6 +96,7 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
             probes[p.name] = engine::run_probe_in_image(api.value(), *opts.image, p, probes_dir,
                                                         false, 60, label);
         }
+        if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
     }
     if (engine::interrupted()) {
         print_error("interrupted");

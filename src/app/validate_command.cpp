@@ -8,6 +8,7 @@
 #include "app/commands.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
+#include "app/probe_containers.hpp"
 #include "core/validate/checks.hpp"
 #include "engine/container_run.hpp"
 #include "engine/docker_api.hpp"
@@ -120,22 +121,6 @@ void validate_one(Run& run, report::ImageValidation& v) {
     }
 }
 
-// After Ctrl-C: remove this run's containers and say truthfully whether that worked.
-int stop_interrupted(const engine::DockerApi& api, const std::string& run_label) {
-    engine::remove_run_containers(api, run_label);
-    auto left = api.containers_with_label("io.torchdock.run=" + run_label);
-    if (!left)
-        print_error("interrupted; could not check that the probe containers were removed (" +
-                    left.error().message + ")");
-    else if (!left->empty())
-        print_error(
-            "interrupted; " + std::to_string(left->size()) +
-            " probe container(s) could not be removed (label io.torchdock.run=" + run_label + ")");
-    else
-        print_error("interrupted; the probe containers were removed");
-    return k_exit_interrupted;
-}
-
 Status write_reports(const ValidateOptions& opts,
                      const std::vector<report::ImageValidation>& results) {
     auto write = [](const std::optional<std::string>& path, const std::string& text) -> Status {
@@ -171,9 +156,7 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     auto api = engine::DockerApi::from_environment();
     if (!api) return fail(api.error());
     if (auto st = api->ping(); !st) return fail(st.error());
-    if (int swept = engine::sweep_dead_runs(api.value()); swept > 0)
-        std::cerr << "torchdock: removed " << swept
-                  << " probe container(s) left by an earlier torchdock that was killed\n";
+    remove_leftovers_of_killed_runs(api.value());
 
     std::string gpu_reason;
     bool gpu_tier = gpu_tier_available(api.value(), opts, gpu_count, gpu_reason);
@@ -205,7 +188,7 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     int workers = std::min<int>(opts.jobs, static_cast<int>(opts.images.size()));
     for (int t = 0; t < workers; ++t) threads.emplace_back(worker);
     for (auto& t : threads) t.join();
-    if (engine::interrupted()) return stop_interrupted(api.value(), run.run_label);
+    if (engine::interrupted()) return stop_interrupted_run(api.value(), run.run_label);
 
     std::cout << report::validation_summary(results);
     if (auto st = write_reports(opts, results); !st) return fail(st.error());

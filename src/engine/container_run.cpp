@@ -57,6 +57,8 @@ Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRu
     if (auto logs = api.container_logs(id.value())) {
         result.out = logs->first;
         result.err = logs->second;
+    } else {
+        result.logs_error = logs.error().message;
     }
     return result;
 }

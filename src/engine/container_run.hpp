@@ -15,6 +15,7 @@ struct ContainerRunResult {
     bool timed_out = false;
     bool interrupted = false;
     std::string out, err;
+    std::string logs_error;  // why out/err could not be read (too much output, engine gone)
     double seconds = 0;
 };
 

@@ -231,9 +231,22 @@ Result<int> DockerApi::wait_container(const std::string& id,
 }
 
 Result<std::pair<std::string, std::string>> DockerApi::container_logs(const std::string& id) const {
-    auto r = call("GET", "/containers/" + id + "/logs?stdout=1&stderr=1");
+    // Bounded: the last lines only (a probe's result is its last line), and at most
+    // k_max_log_bytes of them, however much the container printed.
+    HttpRequest req;
+    req.url = std::string("http://localhost") + k_api + "/containers/" + id +
+              "/logs?stdout=1&stderr=1&tail=" + std::to_string(k_max_log_lines);
+    req.unix_socket = m_socket;
+    req.timeouts.total = std::chrono::seconds(30);
+    req.max_body = k_max_log_bytes;
+    auto r = http_request(req);
     if (!r) return r.error();
     if (r->status != 200) return api_error(r.value(), "logs of container " + id.substr(0, 12));
+    if (r->truncated)
+        return Error{ErrorKind::Environment,
+                     "the container printed more than " + std::to_string(k_max_log_bytes >> 20) +
+                         " MiB in its last " + std::to_string(k_max_log_lines) +
+                         " lines; its output was not read"};
     return demux(r->body);
 }
 

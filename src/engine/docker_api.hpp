@@ -60,8 +60,11 @@ class DockerApi {
     Status start_container(const std::string& id) const;
     Result<int> wait_container(const std::string& id,
                                std::chrono::milliseconds timeout) const;  // exit code
-    Result<std::pair<std::string, std::string>> container_logs(
-        const std::string& id) const;  // stdout, stderr
+    // stdout and stderr of the last k_max_log_lines lines; an Error when they exceed
+    // k_max_log_bytes (a container flooding its output cannot fill memory).
+    static constexpr int k_max_log_lines = 1000;
+    static constexpr std::size_t k_max_log_bytes = std::size_t{8} << 20;
+    Result<std::pair<std::string, std::string>> container_logs(const std::string& id) const;
     // Force-removes a container; also after Ctrl-C (the request is not aborted).
     Status remove_container(const std::string& id) const;
     // Containers (all states) carrying `label` ("key=value" or "key"): id and that label's

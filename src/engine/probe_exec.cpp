@@ -112,6 +112,9 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
         return no_result(p, ProbeRun::State::TimedOut,
                          r->interrupted ? "was interrupted"
                                         : "timed out after " + std::to_string(timeout_s) + " s");
+    if (!r->logs_error.empty())
+        return no_result(p, ProbeRun::State::Crashed,
+                         "its output could not be read: " + r->logs_error);
     return judge_run(p, r->exit_code, r->out, r->err, r->seconds);
 }
 

@@ -37,14 +37,33 @@ fs::path lock_path_for(const fs::path& manifest) {
 
 Result<std::vector<ManifestSource>> load_manifests(const fs::path& dir) {
     std::error_code ec;
-    if (!fs::is_directory(dir, ec))
+    if (!fs::exists(dir, ec))
         return Error{ErrorKind::Config, "manifest directory " + dir.string() + " does not exist"};
+    if (!fs::is_directory(dir, ec))
+        return Error{ErrorKind::Config, "--manifests " + dir.string() +
+                                            " is not a directory (name the directory "
+                                            "that holds the *.json manifests)"};
     std::vector<fs::path> paths;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
         std::string name = entry.path().filename().string();
-        if (entry.is_regular_file() && ends_with(name, ".json") && !ends_with(name, ".lock.json") &&
-            name[0] != '.')
-            paths.push_back(entry.path());
+        if (!ends_with(name, ".json") || ends_with(name, ".lock.json") || name[0] == '.') continue;
+        // Every *.json is a manifest: one that cannot be read is an error, never skipped
+        // (its family would silently vanish from the rendered tree).
+        std::error_code kind_ec;
+        if (!entry.is_regular_file(kind_ec)) {
+            auto st = entry.symlink_status(kind_ec);
+            std::string what = fs::is_symlink(st)     ? "a symlink to nothing or to a non-file"
+                               : fs::is_directory(st) ? "a directory"
+                               : fs::is_fifo(st)      ? "a FIFO"
+                               : fs::is_character_file(st) || fs::is_block_file(st)
+                                   ? "a device"
+                                   : "not a regular file";
+            return Error{ErrorKind::Config, "manifest " + terminal_text(entry.path().string()) +
+                                                " is " + what +
+                                                "; every *.json in the manifest directory must "
+                                                "be a manifest file"};
+        }
+        paths.push_back(entry.path());
     }
     if (ec) return Error{ErrorKind::Io, "cannot list " + dir.string() + ": " + ec.message()};
     if (paths.empty()) return Error{ErrorKind::Config, "no manifests (*.json) in " + dir.string()};
@@ -57,7 +76,7 @@ Result<std::vector<ManifestSource>> load_manifests(const fs::path& dir) {
         if (!text) return text.error();
         src.text = std::move(text.value());
         fs::path lock = lock_path_for(p);
-        if (fs::exists(lock, ec)) {
+        if (fs::exists(fs::symlink_status(lock, ec))) {
             auto lock_text = read_text_file(lock);
             if (!lock_text) return lock_text.error();
             src.lock_path = lock.lexically_normal().generic_string();

@@ -2,7 +2,9 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
+#include "core/json/json_text.hpp"
 #include "core/render/grammar.hpp"
 #include "util/strings.hpp"
 
@@ -12,7 +14,10 @@ Result<std::vector<IndexEntry>> parse_build_index(const std::string& text,
                                                   const std::string& path) {
     std::vector<IndexEntry> out;
     try {
-        auto doc = nlohmann::json::parse(text);
+        std::string why;
+        auto parsed = parse_json_bounded(text, why);
+        if (!parsed) throw std::invalid_argument(why);
+        auto doc = std::move(parsed.value());
         if (doc.value("schema", 0) != 1)
             return Error{ErrorKind::Config, path + ": unsupported index schema"};
         for (const auto& v : doc.at("variants")) {
@@ -32,7 +37,7 @@ Result<std::vector<IndexEntry>> parse_build_index(const std::string& text,
                              path + ": invalid entry for variant " + quote_value(e.name)};
             out.push_back(std::move(e));
         }
-    } catch (const nlohmann::json::exception& e) {
+    } catch (const std::exception& e) {
         return Error{ErrorKind::Config, path + ": " + e.what() + " (re-run `torchdock render`)"};
     }
     return out;

@@ -17,6 +17,9 @@ class Parser {
 
     JsonParseResult run() {
         JsonParseResult result;
+        // A UTF-8 byte order mark (editors on Windows write one) is not content (RFC 8259
+        // section 8.1 lets a parser ignore it); columns start after it, as editors show them.
+        if (m_text.substr(0, 3) == "\xEF\xBB\xBF") m_at = 3;
         skip_space();
         if (!m_failed) result.value = parse_value(0);
         skip_space();

@@ -237,8 +237,17 @@ std::string format_number(double x) {
 }
 
 std::string dockerfile_quote(const std::string& value) {
+    // Values are checked by the grammars before they get here; a control character that
+    // slipped through is still never written raw (a newline would end the instruction).
     std::string out = "\"";
     for (char c : value) {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\\\x%02x", u);
+            out += buf;
+            continue;
+        }
         if (c == '"' || c == '\\' || c == '$') out += '\\';
         out += c;
     }

@@ -306,6 +306,31 @@ std::string check_plain_text(std::string_view s, std::size_t max) {
     if (!bad.empty())
         return "control character " + bad + " in " + quote_value(s) +
                " (only printable text on one line is accepted)";
+    for (std::size_t i = 0; i < s.size();) {
+        std::size_t n = utf8_sequence_length(s.substr(i));
+        if (n == 0)
+            return "bytes that are not UTF-8 in " + quote_value(s) +
+                   " (only printable UTF-8 text is accepted)";
+        // C1 controls (U+0080..U+009F) and line/paragraph separators end or move a line too.
+        std::string_view seq = s.substr(i, n);
+        if (seq == "\u2028" || seq == "\u2029" ||
+            (n == 2 && static_cast<unsigned char>(seq[0]) == 0xC2 &&
+             static_cast<unsigned char>(seq[1]) < 0xA0))
+            return "control character " + quote_value(seq) + " in " + quote_value(s) +
+                   " (only printable text on one line is accepted)";
+        i += n;
+    }
+    return {};
+}
+
+std::string check_manifest_path(std::string_view path) {
+    if (auto bad = check_plain_text(path, 4096); !bad.empty()) return "manifest path: " + bad;
+    std::string_view base = path.substr(path.find_last_of('/') + 1);
+    if (base.size() < 6 || base.substr(base.size() - 5) != ".json")
+        return "manifest file " + quote_value(base) + " does not end in .json";
+    if (auto bad = check_family_name(base.substr(0, base.size() - 5)); !bad.empty())
+        return "manifest file name " + quote_value(base) +
+               " is not a family name followed by .json: " + bad;
     return {};
 }
 

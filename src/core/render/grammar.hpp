@@ -32,8 +32,13 @@ std::string check_digest(std::string_view s);
 
 // Environment variable name: [A-Za-z_][A-Za-z0-9_]*
 std::string check_env_name(std::string_view s);
-// Printable text without control characters (tabs and newlines included), at most `max` bytes.
+// Printable UTF-8 text on one line: no control characters (tabs, newlines, C1 controls,
+// U+2028/U+2029 included), no bytes that are not UTF-8, at most `max` bytes.
 std::string check_plain_text(std::string_view s, std::size_t max);
+
+// A manifest's path as it reaches the Dockerfile header and the io.torchdock.manifest
+// label: plain text, and a file name that is a family name plus ".json" ("debian-cpu.json").
+std::string check_manifest_path(std::string_view path);
 
 // POSIX-portable user/group name for useradd: [a-z_][a-z0-9_-]{0,31}
 std::string check_user_name(std::string_view s);

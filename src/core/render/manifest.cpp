@@ -164,9 +164,9 @@ class ManifestParser {
                        const std::function<std::string(std::string_view)>& check) {
         std::string tmp;
         if (!obj.find(key)) return;
-        std::size_t before = m_r.diags().items().size();
+        std::size_t before = m_r.diags().count();
         text_field(obj, key, tmp, check);
-        if (m_r.diags().items().size() == before) out = tmp;
+        if (m_r.diags().count() == before) out = tmp;
     }
     void bool_field(const JsonValue& obj, const char* key, bool& out) {
         if (auto* v = obj.find(key))
@@ -375,6 +375,12 @@ SourcePos Manifest::pos_of(const std::string& path) const {
 
 std::optional<Manifest> parse_manifest(const std::string& file, std::string_view text,
                                        Diagnostics& diags) {
+    // The path is written into the Dockerfile: a name with a newline and a FROM line would
+    // replace the whole image.
+    if (auto bad = grammar::check_manifest_path(file); !bad.empty()) {
+        diags.add({0, 0}, "", bad);  // about the file, not a position in it
+        return std::nullopt;
+    }
     auto parsed = parse_document(text, diags);
     if (!parsed) return std::nullopt;
     Manifest m;

@@ -48,11 +48,13 @@ class Expander {
         for (const auto& a : k_axis_order)
             if (!values(a).empty()) axes.push_back(a);
         std::vector<std::size_t> idx(axes.size(), 0);
+        std::size_t kept = 0;
         while (true) {
             Cell cell;
             for (std::size_t i = 0; i < axes.size(); ++i)
                 cell.at[axes[i]] = {values(axes[i])[idx[i]], idx[i]};
             if (!excluded(cell)) {
+                ++kept;
                 Variant v;
                 if (resolve(cell, v)) out.push_back(std::move(v));
             }
@@ -60,6 +62,11 @@ class Expander {
             while (i > 0 && ++idx[i - 1] == values(axes[i - 1]).size()) idx[--i] = 0;
             if (i == 0) break;
         }
+        // A family whose exclude rules remove every cell would silently vanish from the tree.
+        if (kept == 0)
+            error("$.matrix.exclude",
+                  "the exclude rules remove every cell of the matrix, so this manifest renders "
+                  "nothing; remove a rule or the manifest");
     }
 
   private:
@@ -101,7 +108,7 @@ class Expander {
     }
 
     bool check_axis_values() {
-        std::size_t before = m_diags.items().size();
+        std::size_t before = m_diags.count();
         for (std::size_t i = 0; i < m_m->torch.size(); ++i)
             if (!m_kb.torch(m_m->torch[i]))
                 unknown(item_path("torch", i), "torch", m_m->torch[i], m_kb.torch_versions(),
@@ -132,7 +139,7 @@ class Expander {
                                               "; debian-torch supports: debian12");
             }
         }
-        return m_diags.items().size() == before;
+        return m_diags.count() == before;
     }
 
     static std::string item_path(const std::string& axis, std::size_t i) {
@@ -140,16 +147,16 @@ class Expander {
     }
 
     bool check_gpus() {
-        std::size_t before = m_diags.items().size();
+        std::size_t before = m_diags.count();
         for (std::size_t i = 0; i < m_m->target_gpus.size(); ++i)
             if (!m_kb.gpu(m_m->target_gpus[i]))
                 unknown("$.target_gpus[" + std::to_string(i) + "]", "GPU model",
                         m_m->target_gpus[i], m_kb.gpu_names(), "gpus.json");
-        return m_diags.items().size() == before;
+        return m_diags.count() == before;
     }
 
     bool resolve(const Cell& cell, Variant& v) {
-        std::size_t before = m_diags.items().size();
+        std::size_t before = m_diags.count();
         v.manifest = m_m;
         std::vector<std::string> parts;
         for (const auto& [axis, value] : cell.at) v.axes[axis] = value.first;
@@ -174,11 +181,11 @@ class Expander {
                 resolve_debian(cell, v);
                 break;
         }
-        if (m_diags.items().size() != before) return false;
+        if (m_diags.count() != before) return false;
         check_targets(cell, v);
         check_expectations(v);
         if (auto it = m_lock.find(v.base_ref); it != m_lock.end()) v.base_digest = it->second;
-        return m_diags.items().size() == before;
+        return m_diags.count() == before;
     }
 
     // Bases where torch comes from the PyTorch wheel index (or is the pytorch/pytorch image).

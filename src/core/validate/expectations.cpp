@@ -3,6 +3,7 @@
 #include "core/validate/expectations.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "util/strings.hpp"
 #include "util/version.hpp"
@@ -49,6 +50,37 @@ Expectations gather_expectations(const std::string& image_ref,
     return e;
 }
 
+namespace {
+
+// Empty when `value` is a sensible value for expectation `key`, else what would be.
+std::string check_expect_value(const std::string& key, const std::string& value) {
+    if (value.empty()) return "the value is empty";
+    if (!is_valid_utf8(value) || value.find_first_of("\t\r\n") != std::string::npos)
+        return "not printable text on one line";
+    if (starts_with(key, "validate.")) {
+        char* end = nullptr;
+        double x = std::strtod(value.c_str(), &end);
+        if (!end || *end || !(x >= 0) || x > 1e9) return "expected a number from 0 to 1e9";
+        return {};
+    }
+    if (key == "torch" || key == "torch-reports") {
+        // A torch version: a release ("2.4.1") with an optional pre-release or local part.
+        std::size_t digits = value.find_first_not_of("0123456789.");
+        std::string release = value.substr(0, digits);
+        if (!Version::parse(release) ||
+            value.find_first_not_of("0123456789.abcdefghijklmnopqrstuvwxyz+") != std::string::npos)
+            return "expected a torch version like 2.4.1 or 2.4.1+cu121";
+        return {};
+    }
+    if (key == "target-gpus" || key == "arch-list") return {};
+    // cuda, cudnn, nccl, python, min-driver, min-driver-compat: dotted numbers.
+    if (!Version::parse(value))
+        return "expected a version of 1 to 4 numbers, like 12.4 or 9.1.0.70";
+    return {};
+}
+
+}  // namespace
+
 Result<std::map<std::string, std::string>> parse_expect_overrides(
     const std::vector<std::string>& flags) {
     static const std::vector<std::string> keys = {"cuda",
@@ -83,7 +115,11 @@ Result<std::map<std::string, std::string>> parse_expect_overrides(
                 msg += "; known keys: " + join(keys, ", ");
             return Error{ErrorKind::Usage, msg};
         }
-        out[key] = f.substr(eq + 1);
+        std::string value = f.substr(eq + 1);
+        if (auto bad = check_expect_value(key, value); !bad.empty())
+            return Error{ErrorKind::Usage,
+                         "--expect " + key + "=" + quote_value(value) + ": " + bad};
+        out[key] = value;
     }
     return out;
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "core/json/json_text.hpp"
 #include "util/strings.hpp"
 
 namespace td {
@@ -48,7 +49,10 @@ ProbeRun parse_probe_output(const std::string& probe, const std::string& stdout_
         return run;
     }
     try {
-        json j = json::parse(lines.back());
+        std::string why;
+        auto parsed = parse_json_bounded(lines.back(), why);
+        if (!parsed) throw std::invalid_argument(why);
+        json j = std::move(parsed.value());
         if (!j.is_object() || j.value("schema", 0) != 1 || j.value("probe", "") != probe)
             throw std::invalid_argument("not a schema-1 result of probe " + probe);
         run.status = j.value("status", "error");
