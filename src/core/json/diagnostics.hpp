@@ -10,7 +10,7 @@ namespace td {
 
 struct Diagnostic {
     std::string file;
-    SourcePos pos;  // line 0: about the whole file (no position is printed)
+    SourcePos pos;     // line 0: about the whole file (no position is printed)
     std::string path;  // JSON path like $.matrix.cuda[1]; empty for syntax errors
     std::string message;
 };
