@@ -4,10 +4,13 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "engine/interrupt.hpp"
 
 namespace td::engine {
 namespace fs = std::filesystem;
@@ -65,6 +68,42 @@ Result<std::string> read_text_file(const fs::path& path) {
     ss << in.rdbuf();
     if (in.bad()) return io_error("read", path, std::strerror(errno));
     return ss.str();
+}
+
+Result<std::uint64_t> read_blocks(const std::string& path, std::size_t block_bytes,
+                                  const std::function<void(std::string_view)>& sink) {
+    const bool stdin_ = path == "-";
+    const fs::path shown = stdin_ ? fs::path("standard input") : fs::path(path);
+    int fd = 0;
+    if (!stdin_) {
+        std::error_code ec;
+        if (fs::is_directory(path, ec)) return io_error("read", shown, "it is a directory");
+        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return io_error("read", shown, std::strerror(errno));
+    }
+    std::string block(std::max<std::size_t>(block_bytes, 1), '\0');
+    std::uint64_t total = 0;
+    Result<std::uint64_t> result = total;
+    for (;;) {
+        if (interrupted()) {
+            result = io_error("read", shown, "interrupted");
+            break;
+        }
+        ssize_t n = ::read(fd, block.data(), block.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            result = io_error("read", shown, std::strerror(errno));
+            break;
+        }
+        if (n == 0) {
+            result = total;
+            break;
+        }
+        total += static_cast<std::uint64_t>(n);
+        sink(std::string_view(block.data(), static_cast<std::size_t>(n)));
+    }
+    if (!stdin_) ::close(fd);
+    return result;
 }
 
 Result<std::map<std::string, std::string>> read_tree(const fs::path& dir) {

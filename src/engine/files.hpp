@@ -1,8 +1,11 @@
 #pragma once
 // File-system I/O. Every failure is a value (Result) carrying the path and the OS reason.
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/result.hpp"
@@ -10,6 +13,13 @@
 namespace td::engine {
 
 Result<std::string> read_text_file(const std::filesystem::path& path);
+
+// Reads `path` ("-": standard input) in blocks of at most `block_bytes`, handing each to
+// `sink` in order, so memory stays at one block whatever the size of the file or the
+// stream. Returns the bytes read. A directory is refused; a Ctrl-C stops the reading with
+// an Io error saying so.
+Result<std::uint64_t> read_blocks(const std::string& path, std::size_t block_bytes,
+                                  const std::function<void(std::string_view)>& sink);
 
 // Every regular file under `dir` (recursively), keyed by its path relative to `dir` with
 // '/' separators. Hidden entries (starting with '.') are skipped. A missing dir is empty.

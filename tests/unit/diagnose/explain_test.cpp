@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/project_loader.hpp"
 #include "test_support.hpp"
 
 using namespace td;
@@ -25,10 +26,7 @@ namespace {
 
 const ErrorSignatures& sigs() {
     static const ErrorSignatures s = [] {
-        std::ifstream in(test::source_path("data/error_signatures.json"), std::ios::binary);
-        std::stringstream buf;
-        buf << in.rdbuf();
-        auto parsed = ErrorSignatures::parse(buf.str());
+        auto parsed = engine::load_error_signatures(test::source_path("data"));
         if (!parsed) throw std::runtime_error(parsed.error().message);
         return parsed.value();
     }();
