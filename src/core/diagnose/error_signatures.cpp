@@ -74,8 +74,8 @@ bool valid_id(const std::string& id) {
 ErrorSignature parse_signature(const json& s, const std::string& path, const std::string& family) {
     if (!s.is_object()) fail(path, "expected an object");
     only_keys(s, path,
-              {"id", "title", "rank", "patterns", "unless", "context", "supersedes", "derive",
-               "cause", "fix", "checks", "source", "note"});
+              {"id", "title", "rank", "patterns", "unless", "context", "requires", "supersedes",
+               "derive", "cause", "fix", "checks", "source", "note"});
     ErrorSignature sig;
     sig.family = family;
     sig.id = need_string(s, path, "id");
@@ -89,6 +89,8 @@ ErrorSignature parse_signature(const json& s, const std::string& path, const std
     sig.patterns = template_list(s, path, "patterns", true);
     sig.unless = template_list(s, path, "unless", false);
     sig.context = template_list(s, path, "context", false);
+    sig.required = template_list(s, path, "requires", false);
+    if (sig.required.size() > 32) fail(path + ".requires", "at most 32 templates");
     sig.supersedes = string_list(s, path, "supersedes", false, false);
     if (auto d = s.find("derive"); d != s.end()) {
         if (!d->is_array()) fail(path + ".derive", "expected an array");
@@ -118,6 +120,7 @@ void check_references(const ErrorSignatures& all, std::size_t i,
     std::set<std::string> known = fact_names;
     for (const auto& n : captured_names(sig.patterns)) known.insert(n);
     for (const auto& n : captured_names(sig.context)) known.insert(n);
+    for (const auto& n : captured_names(sig.required)) known.insert(n);
     for (std::size_t k = 0; k < sig.supersedes.size(); ++k) {
         const ErrorSignature* other = all.find(sig.supersedes[k]);
         std::string p = path + ".supersedes[" + std::to_string(k) + "]";
@@ -168,6 +171,8 @@ void ErrorSignatures::build_index() {
             add(signatures[s].patterns[k], Kind::Pattern, s, k);
         for (std::size_t k = 0; k < signatures[s].context.size(); ++k)
             add(signatures[s].context[k], Kind::Context, s, k);
+        for (std::size_t k = 0; k < signatures[s].required.size(); ++k)
+            add(signatures[s].required[k], Kind::Required, s, k);
     }
     anchors.build();
 }

@@ -34,6 +34,7 @@ struct Hit {
 
 struct SignatureState {
     bool triggered = false;
+    std::uint32_t required_seen = 0;  // bit k: the signature's requires[k] matched a line
     std::uint64_t first_line = 0;
     std::vector<Hit> hits;          // trigger lines (up to k_max_hits)
     std::vector<Hit> context_hits;  // context lines (up to k_max_hits)
@@ -123,6 +124,16 @@ void LogScanner::State::scan(std::string_view raw) {
             for (auto& [k, v] : *m) st.captures.emplace(k, v);
             continue;
         }
+        if (ref.kind == Kind::Required) {
+            auto m = sig.required[ref.index].match(norm);
+            if (!m) continue;
+            st.required_seen |= std::uint32_t{1} << ref.index;
+            if (!triggered_here && !context_here && st.context_hits.size() < k_max_hits)
+                st.context_hits.push_back({lines, norm});
+            context_here = true;
+            for (auto& [k, v] : *m) st.context_captures.emplace(k, v);
+            continue;
+        }
         auto m = sig.context[ref.index].match(norm);
         if (!m) continue;
         if (!triggered_here && !context_here && st.context_hits.size() < k_max_hits)
@@ -192,6 +203,14 @@ std::vector<Explanation> LogScanner::explanations(const nlohmann::json* fingerpr
     const auto& sigs = m_state->sigs.signatures;
     std::vector<SignatureState> state = m_state->per_sig;  // folding edits a copy
     const auto& global = m_state->global;
+    // A signature whose required lines did not all appear counts as not triggered.
+    for (std::size_t s = 0; s < sigs.size(); ++s) {
+        auto all =
+            sigs[s].required.empty()
+                ? 0u
+                : static_cast<std::uint32_t>((std::uint64_t{1} << sigs[s].required.size()) - 1);
+        if ((state[s].required_seen & all) != all) state[s].triggered = false;
+    }
 
     // Superseded signatures fold into the highest-ranked signature that supersedes them.
     std::vector<bool> dropped(sigs.size(), false);

@@ -6,7 +6,8 @@
 // knowledge base are handed in; the log arrives in pieces (LogScanner), so a log of any
 // size is read in bounded memory.
 //
-// Line templates (signature "patterns", "context", "unless" and the top-level "facts") are
+// Line templates (signature "patterns", "context", "unless", "requires" and the top-level
+// "facts") are
 // literal text with captures; no regular expressions, so matching is bounded on any input:
 //   {name}          a run of [A-Za-z0-9._+-] (a version, a soname, a file name)
 //   {name#}         such a run that starts with a digit (a version)
@@ -20,6 +21,12 @@
 // and their blanks collapsed, before matching. Each line is first run through one
 // Aho-Corasick pass over every template's longest literal (AnchorIndex), so the cost per
 // line does not grow with the number of signatures.
+//
+// A signature triggers on a line that matches one of its patterns, unless that line also
+// matches one of its "unless" templates; it is reported only when each of its "requires"
+// templates matched some line of the log; "context" templates add facts and evidence. A
+// signature that triggered folds the ones it "supersedes" into itself; the rest are listed
+// by rank (higher first: the root cause before what follows from it), then by first line.
 //
 // Cause and fix templates use {name} for facts (captures, facts of the whole log,
 // knowledge-base derivations); text inside [[ ... ]] (nestable) is dropped when a fact it
@@ -76,6 +83,8 @@ struct Derivation {
         NewestTorchForDriver,  // driver CUDA x.y -> fitting_torch "2.6.0+cu124"
         OomSplit,              // from: requested, reserved-but-unallocated (sizes "2.00 GiB")
                                // -> fragmented (the cache could hold it) or too_big
+        CudnnDotted,           // from: compiled, runtime ints (7102) -> compiled_dotted, ...
+        NvccForArch,           // arch "86" -> arch_cuda: the CUDA releases whose nvcc has it
     };
     Kind kind = Kind::SonameMajor;
     std::vector<std::string> from;  // fact names, first known wins
@@ -87,6 +96,7 @@ struct ErrorSignature {
     int rank = 0;                         // higher = more specific / more root-cause-like
     std::vector<LineTemplate> patterns;   // any of these lines triggers the signature
     std::vector<LineTemplate> unless;     // ...unless that line also matches one of these
+    std::vector<LineTemplate> required;   // "requires": each must match some line of the log
     std::vector<LineTemplate> context;    // once triggered, these lines add evidence and facts
     std::vector<std::string> supersedes;  // ids dropped (merged into this one) when both match
     std::vector<Derivation> derive;
@@ -110,10 +120,11 @@ struct ErrorSignatures {
 
     const ErrorSignature* find(std::string_view id) const;
 
-    // Every fact, pattern and context template, numbered in that order (facts first, then
-    // each signature's patterns and context), and the anchor index over their literals.
+    // Every fact, pattern, context and required template, numbered in that order (facts
+    // first, then each signature's patterns, context and required), and the anchor index
+    // over their literals.
     struct TemplateRef {
-        enum class Kind { Fact, Pattern, Context } kind = Kind::Fact;
+        enum class Kind { Fact, Pattern, Context, Required } kind = Kind::Fact;
         std::uint32_t signature = 0, index = 0;
     };
     std::vector<TemplateRef> templates;

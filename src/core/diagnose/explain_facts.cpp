@@ -156,6 +156,17 @@ void derive(const Derivation& d, std::map<std::string, std::string>& facts,
         facts.emplace(unallocated >= requested ? "fragmented" : "too_big", human_size(unallocated));
         return;
     }
+    if (d.kind == K::CudnnDotted) {  // 7102 -> 7.1.2, 90100 -> 9.1.0
+        const char* out[] = {"compiled_dotted", "runtime_dotted"};
+        for (std::size_t i = 0; i < 2 && i < d.from.size(); ++i) {
+            auto it = facts.find(d.from[i]);
+            if (it == facts.end()) continue;
+            auto v = Version::parse(it->second);
+            if (v && v->parts().size() == 1 && v->major() >= 1000)
+                facts.emplace(out[i], cudnn_version_from_int(v->major()));
+        }
+        return;
+    }
     std::string in = resolve(d.from, facts, nullptr);
     if (in.empty()) return;
     switch (d.kind) {
@@ -274,7 +285,25 @@ void derive(const Derivation& d, std::map<std::string, std::string>& facts,
             return;
         }
         case K::OomSplit:
-            return;  // handled above: it reads two to four facts
+        case K::CudnnDotted:
+            return;  // handled above: they read several facts
+        case K::NvccForArch: {
+            auto arch = Version::parse(in);
+            if (!arch || arch->parts().size() != 1) return;
+            std::vector<std::string> have;
+            for (const auto& mm : known_cuda_minors(kb))
+                if (const CudaMinor* c = kb.cuda(mm))
+                    if (std::find(c->sm.begin(), c->sm.end(), arch->major()) != c->sm.end())
+                        have.push_back(mm);
+            std::sort(have.begin(), have.end(), [](const std::string& a, const std::string& b) {
+                auto va = Version::parse(a), vb = Version::parse(b);
+                return va && vb ? *va < *vb : a < b;
+            });
+            if (have.empty()) return;
+            facts.emplace("arch_cuda",
+                          have.size() == 1 ? have.front() : have.front() + " to " + have.back());
+            return;
+        }
     }
 }
 

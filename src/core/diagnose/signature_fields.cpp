@@ -28,6 +28,10 @@ std::vector<std::string> derivation_outputs(Derivation::Kind k) {
             return {"fitting_torch"};
         case K::OomSplit:
             return {"fragmented", "too_big"};
+        case K::CudnnDotted:
+            return {"compiled_dotted", "runtime_dotted"};
+        case K::NvccForArch:
+            return {"arch_cuda"};
     }
     return {};
 }
@@ -108,6 +112,8 @@ Derivation parse_derivation(const json& j, const std::string& path) {
         {"torch_variants_for_cuda", Derivation::Kind::TorchVariantsForCuda},
         {"newest_torch_for_driver", Derivation::Kind::NewestTorchForDriver},
         {"oom_split", Derivation::Kind::OomSplit},
+        {"cudnn_dotted", Derivation::Kind::CudnnDotted},
+        {"nvcc_for_arch", Derivation::Kind::NvccForArch},
     };
     std::string kind = need_string(j, path, "kind");
     auto it = kinds.find(kind);
@@ -115,6 +121,8 @@ Derivation parse_derivation(const json& j, const std::string& path) {
     Derivation d;
     d.kind = it->second;
     d.from = string_list(j, path, "from", true, true);
+    if (d.kind == Derivation::Kind::CudnnDotted && d.from.size() != 2)
+        fail(path + ".from", "expected the compiled and runtime version facts");
     if (d.kind == Derivation::Kind::OomSplit && d.from.size() != 2 && d.from.size() != 4)
         fail(path + ".from",
              "expected the requested and unallocated sizes (and optionally reserved, allocated)");

@@ -4,6 +4,7 @@
 //   # source: https://...          where the log was posted
 //   # expect: EX150 | unknown       the signature explain must name first, or "unknown"
 //   # also: EX151, EX604           (optional) signatures that must be named after it
+//   # facts: major=11, fragmented    (optional) facts the first explanation must carry (=value)
 //   # why: one line                why that is the right answer
 //   # ----
 //   <the log as posted>
@@ -20,7 +21,8 @@ namespace td::test {
 struct CorpusCase {
     std::string file, source, expect, why, log;
     std::vector<std::string> also;
-    std::string problem;  // a malformed header, named
+    std::vector<std::pair<std::string, std::string>> facts;  // name, value ("" = any value)
+    std::string problem;                                     // a malformed header, named
 };
 
 inline CorpusCase parse_corpus_case(const std::string& file, const std::string& text) {
@@ -42,7 +44,19 @@ inline CorpusCase parse_corpus_case(const std::string& file, const std::string& 
             into = line.substr(prefix.size());
             return true;
         };
-        std::string also;
+        std::string also, facts;
+        if (field("facts", facts)) {
+            std::stringstream ss(facts);
+            for (std::string item; std::getline(ss, item, ',');) {
+                item.erase(0, item.find_first_not_of(' '));
+                item.erase(item.find_last_not_of(' ') + 1);
+                auto eq = item.find('=');
+                if (!item.empty())
+                    c.facts.emplace_back(item.substr(0, eq),
+                                         eq == std::string::npos ? "" : item.substr(eq + 1));
+            }
+            continue;
+        }
         if (field("source", c.source) || field("expect", c.expect) || field("why", c.why)) continue;
         if (field("also", also)) {
             std::stringstream ss(also);
