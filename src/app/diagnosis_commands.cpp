@@ -202,8 +202,7 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
     } else {
         if (found.size() > 1)
             std::cout << found.size()
-                      << " failures recognised; the most root-cause-like first, what follows "
-                         "from it after:\n\n";
+                      << " failures recognised, the most root-cause-like first:\n\n";
         for (const auto& e : found) {
             std::cout << e.id << "  " << e.title << "\n";
             for (const auto& line : e.evidence) std::cout << "  | " << line << "\n";
