@@ -1,7 +1,6 @@
 // `torchdock diff` and `torchdock preflight`.
 #include <algorithm>
 #include <iostream>
-#include <sstream>
 
 #include "app/commands.hpp"
 #include "app/exit_codes.hpp"
@@ -13,6 +12,7 @@
 #include "core/validate/checks.hpp"
 #include "engine/docker_api.hpp"
 #include "engine/files.hpp"
+#include "engine/interrupt.hpp"
 #include "engine/probe_exec.hpp"
 #include "engine/project_loader.hpp"
 #include "report/table.hpp"
@@ -159,45 +159,47 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
 }
 
 int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
+    constexpr std::size_t k_block_bytes = 256 * 1024;  // read size: memory stays bounded
     auto data_dir = engine::find_data_dir(common.data_dir);
     auto kb = engine::load_knowledge_base(data_dir);
     if (!kb) return fail(kb.error());
-    auto sig_text = engine::read_text_file(data_dir / "error_signatures.json");
-    if (!sig_text) return fail({ErrorKind::Config, sig_text.error().message});
-    auto signatures = ErrorSignatures::parse(sig_text.value());
-    if (!signatures)
-        return fail(
-            {ErrorKind::Config, "data/error_signatures.json: " + signatures.error().message});
-    std::string log;
-    if (opts.log == "-") {
-        std::ostringstream ss;
-        ss << std::cin.rdbuf();
-        log = ss.str();
-    } else {
-        auto text = engine::read_text_file(opts.log);
-        if (!text) return fail({ErrorKind::Config, text.error().message});
-        log = std::move(text.value());
-    }
+    auto signatures = engine::load_error_signatures(data_dir);
+    if (!signatures) return fail(signatures.error());
     std::optional<nlohmann::json> fingerprint;
     if (opts.fingerprint) {
         auto fp = read_fingerprint(*opts.fingerprint);
         if (!fp) return fail(fp.error());
         fingerprint = fp.value();
     }
-    auto found =
-        explain_log(log, signatures.value(), fingerprint ? &*fingerprint : nullptr, kb.value());
+    LogScanner scanner(signatures.value());
+    auto read = engine::read_blocks(opts.log, k_block_bytes,
+                                    [&](std::string_view block) { scanner.feed(block); });
+    if (!read) {
+        if (engine::interrupted()) {
+            print_error(read.error().message);
+            return k_exit_interrupted;
+        }
+        return fail({ErrorKind::Config, read.error().message});
+    }
+    scanner.finish();
+    auto found = scanner.explanations(fingerprint ? &*fingerprint : nullptr, kb.value());
     if (opts.json) {
         nlohmann::json out = nlohmann::json::array();
         for (const auto& e : found)
             out.push_back({{"id", e.id},
                            {"title", e.title},
+                           {"family", e.family},
                            {"cause", e.cause},
                            {"fix", e.fix},
                            {"evidence", e.evidence},
                            {"facts", e.facts},
                            {"verdict", e.verdict}});
-        std::cout << json_text(nlohmann::json{{"schema", 1}, {"explanations", out}});
+        std::cout << json_text(nlohmann::json{
+            {"schema", 1}, {"lines_read", scanner.lines()}, {"explanations", out}});
     } else {
+        if (found.size() > 1)
+            std::cout << found.size()
+                      << " failures recognised, the most root-cause-like first:\n\n";
         for (const auto& e : found) {
             std::cout << e.id << "  " << e.title << "\n";
             for (const auto& line : e.evidence) std::cout << "  | " << line << "\n";
@@ -208,10 +210,9 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
         }
     }
     if (found.empty()) {
-        std::size_t lines = static_cast<std::size_t>(std::count(log.begin(), log.end(), '\n'));
-        std::cerr << "torchdock: no known failure signature in this log (" << lines
+        std::cerr << "torchdock: no known failure signature in this log (" << scanner.lines()
                   << " lines read); torchdock does not guess. Known signatures: "
-                     "data/error_signatures.json\n";
+                  << (data_dir / "error_signatures").string() << "/*.json\n";
         return k_exit_check_failed;
     }
     return k_exit_ok;

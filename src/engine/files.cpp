@@ -5,11 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 
 #include "util/strings.hpp"
+
+#include "engine/interrupt.hpp"
 
 namespace td::engine {
 namespace fs = std::filesystem;
@@ -216,6 +219,42 @@ Result<std::string> read_file_in_tree(const fs::path& root, const std::string& r
         return io_error("read", shown, std::strerror(errno));
     }
     return read_open_file(fd.fd, shown, max_bytes);
+}
+
+Result<std::uint64_t> read_blocks(const std::string& path, std::size_t block_bytes,
+                                  const std::function<void(std::string_view)>& sink) {
+    const bool stdin_ = path == "-";
+    const fs::path shown = stdin_ ? fs::path("standard input") : fs::path(path);
+    int fd = 0;
+    if (!stdin_) {
+        std::error_code ec;
+        if (fs::is_directory(path, ec)) return io_error("read", shown, "it is a directory");
+        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return io_error("read", shown, std::strerror(errno));
+    }
+    std::string block(std::max<std::size_t>(block_bytes, 1), '\0');
+    std::uint64_t total = 0;
+    Result<std::uint64_t> result = total;
+    for (;;) {
+        if (interrupted()) {
+            result = io_error("read", shown, "interrupted");
+            break;
+        }
+        ssize_t n = ::read(fd, block.data(), block.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            result = io_error("read", shown, std::strerror(errno));
+            break;
+        }
+        if (n == 0) {
+            result = total;
+            break;
+        }
+        total += static_cast<std::uint64_t>(n);
+        sink(std::string_view(block.data(), static_cast<std::size_t>(n)));
+    }
+    if (!stdin_) ::close(fd);
+    return result;
 }
 
 Result<std::map<std::string, std::string>> read_tree(const fs::path& dir) {

@@ -6,9 +6,12 @@
 // below a tree root is reached through a symlink: a tree (the rendered Dockerfiles, the
 // build work dir, a report's directory) can contain a committed symlink pointing anywhere.
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/result.hpp"
@@ -30,6 +33,13 @@ Result<std::string> read_text_file(const std::filesystem::path& path,
 // same checks as read_text_file otherwise.
 Result<std::string> read_file_in_tree(const std::filesystem::path& root, const std::string& rel,
                                       std::size_t max_bytes = k_max_input_bytes);
+
+// Reads `path` ("-": standard input) in blocks of at most `block_bytes`, handing each to
+// `sink` in order, so memory stays at one block whatever the size of the file or the
+// stream. Returns the bytes read. A directory is refused; a Ctrl-C stops the reading with
+// an Io error saying so.
+Result<std::uint64_t> read_blocks(const std::string& path, std::size_t block_bytes,
+                                  const std::function<void(std::string_view)>& sink);
 
 // Every regular file under `dir` (recursively), keyed by its path relative to `dir` with
 // '/' separators. Hidden entries (starting with '.') are skipped. A missing dir is empty.

@@ -31,6 +31,32 @@ Result<KnowledgeBase> load_knowledge_base(const fs::path& data_dir) {
     return KnowledgeBase::parse(texts);
 }
 
+Result<ErrorSignatures> load_error_signatures(const fs::path& data_dir) {
+    fs::path dir = data_dir / "error_signatures";
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        return Error{ErrorKind::Config,
+                     "error signatures: " + dir.string() +
+                         " is not a directory (set --data DIR or $TORCHDOCK_DATA)"};
+    std::vector<fs::path> paths;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        std::string name = entry.path().filename().string();
+        if (entry.is_regular_file() && ends_with(name, ".json") && name[0] != '.')
+            paths.push_back(entry.path());
+    }
+    if (ec) return Error{ErrorKind::Io, "cannot list " + dir.string() + ": " + ec.message()};
+    std::sort(paths.begin(), paths.end());
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const auto& p : paths) {
+        auto text = read_text_file(p);
+        if (!text) return Error{ErrorKind::Config, text.error().message};
+        files.emplace_back(p.string(), std::move(text.value()));
+    }
+    if (files.empty())
+        return Error{ErrorKind::Config, "error signatures: no *.json in " + dir.string()};
+    return ErrorSignatures::parse_files(files);
+}
+
 fs::path lock_path_for(const fs::path& manifest) {
     return manifest.parent_path() / (manifest.stem().string() + ".lock.json");
 }

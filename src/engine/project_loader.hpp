@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/diagnose/explain.hpp"
 #include "core/knowledge/knowledge_base.hpp"
 #include "core/render/render_plan.hpp"
 #include "util/result.hpp"
@@ -17,6 +18,10 @@ namespace td::engine {
 std::filesystem::path find_data_dir(const std::optional<std::string>& flag);
 
 Result<KnowledgeBase> load_knowledge_base(const std::filesystem::path& data_dir);
+
+// The error signatures of `explain`: every <data_dir>/error_signatures/*.json (one file per
+// family), read in file-name order. Errors name the file and the JSON path.
+Result<ErrorSignatures> load_error_signatures(const std::filesystem::path& data_dir);
 
 // Every manifests/*.json (not *.lock.json), sorted by file name, with its lock file
 // <stem>.lock.json when present. An empty or missing directory is an error.

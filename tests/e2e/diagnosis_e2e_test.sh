@@ -107,4 +107,38 @@ check "an unknown log is said plainly, exit 1" bash -c "test $(rc) = 1 && grep -
 run explain /nonexistent.log
 check "a missing log file exits 2" test "$(rc)" = 2
 
+# Logs as people paste them: progress bars that end lines with CR only, CRLF, several failures.
+python3 -c "
+import sys
+bars = ''.join('Downloading shards: %d%%|#### | 2/5\r' % (i % 100) for i in range(2000))
+sys.stdout.write(bars + 'ImportError: libcudart.so.12: cannot open shared object file: No such file or directory\r')
+" >"$WORK/cr-only.log"
+run explain "$WORK/cr-only.log"
+check "explain finds an error after 2000 CR-only progress lines" bash -c "test $(rc) = 0 && grep -q 'EX101' '$WORK/out' && grep -q 'L2001:' '$WORK/out'"
+printf 'nothing\rto see\rhere\r' >"$WORK/cr-none.log"
+run explain "$WORK/cr-none.log"
+check "explain counts CR-only lines when nothing is known (3 lines read)" has err "(3 lines read)"
+printf 'NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory\r\n[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.\r\n' >"$WORK/two.log"
+run explain --json "$WORK/two.log"
+check "two failures in one CRLF log: the root cause first, the timeout after, each with its family" \
+  python3 -c "import json,sys; d=json.load(open('$WORK/out')); e=d['explanations']; sys.exit(0 if [x['id'] for x in e]==['EX601','EX604'] and e[0]['family']=='nccl' and d['lines_read']==2 else 1)"
+# Streaming: a 256 MiB log through a pipe stays in bounded memory.
+python3 - "$TD" "$WORK" <<'PY'
+import os, resource, subprocess, sys
+td, work = sys.argv[1], sys.argv[2]
+line = b"2024-06-01 12:00:00,000 [rank3]: step 1 loss 2.3456 lr 3.0e-04 tokens/s 182345.6\n"
+p = subprocess.Popen([td, "explain", "-"], stdin=subprocess.PIPE, stdout=open(os.path.join(work, "big.out"), "wb"), stderr=subprocess.DEVNULL)
+chunk = line * (1 << 14)
+for _ in range((256 << 20) // len(chunk)):
+    p.stdin.write(chunk)
+p.stdin.write(b"OSError: libnccl.so.2: cannot open shared object file: No such file or directory\n")
+p.stdin.close()
+p.wait()
+rss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+open(os.path.join(work, "big.rss"), "w").write(str(rss_kib))
+PY
+echo "# figure: explain of a 256 MiB piped log: peak RSS $(cat "$WORK/big.rss") KiB"
+check "a 256 MiB piped log: the error at the end is found" grep -q EX103 "$WORK/big.out"
+check "a 256 MiB piped log stays under 64 MiB RSS" test "$(cat "$WORK/big.rss")" -lt 65536
+
 finish

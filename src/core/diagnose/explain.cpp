@@ -1,6 +1,6 @@
-// `explain`: scans a log line by line against the signatures, folds superseded ones into
-// the signature that explains them, and assembles each explanation (facts, cause, fix,
-// evidence, the fingerprint's verdict). Facts are explain_facts.cpp, verdicts
+// `explain`: scans a log line by line against the signatures (LogScanner), folds superseded
+// ones into the signature that explains them, and assembles each explanation (facts, cause,
+// fix, evidence, the fingerprint's verdict). Facts are explain_facts.cpp, verdicts
 // explain_verdict.cpp.
 #include "core/diagnose/explain.hpp"
 
@@ -27,16 +27,15 @@ std::string cut_utf8(std::string_view s, std::size_t max) {
     return std::string(s.substr(0, n)) + "...";
 }
 
-// ---- log scanning -------------------------------------------------------------------------
-
 struct Hit {
-    std::size_t line = 0;
+    std::uint64_t line = 0;
     std::string text;
 };
 
 struct SignatureState {
     bool triggered = false;
-    std::size_t first_line = 0;
+    std::uint32_t required_seen = 0;  // bit k: the signature's requires[k] matched a line
+    std::uint64_t first_line = 0;
     std::vector<Hit> hits;          // trigger lines (up to k_max_hits)
     std::vector<Hit> context_hits;  // context lines (up to k_max_hits)
     std::map<std::string, std::string> captures, context_captures, merged_captures;
@@ -44,56 +43,173 @@ struct SignatureState {
 
 }  // namespace
 
-// ---- explain_log ----------------------------------------------------------------------------
+// ---- LogScanner: lines and matching ---------------------------------------------------------
 
-std::vector<Explanation> explain_log(std::string_view log, const ErrorSignatures& signatures,
-                                     const nlohmann::json* fingerprint, const KnowledgeBase& kb) {
-    const auto& sigs = signatures.signatures;
-    std::vector<SignatureState> state(sigs.size());
+struct LogScanner::State {
+    const ErrorSignatures& sigs;
+    std::vector<SignatureState> per_sig;
     std::map<std::string, std::string> global;
-    std::vector<bool> fact_done(signatures.facts.size(), false);
+    std::vector<bool> fact_done;
 
-    std::size_t line_no = 0;
-    for (std::size_t start = 0; start < log.size();) {
-        std::size_t nl = log.find('\n', start);
-        std::size_t stop = nl == std::string_view::npos ? log.size() : nl;
-        ++line_no;
-        std::string_view raw = log.substr(start, stop - start);
-        start = nl == std::string_view::npos ? log.size() : nl + 1;
-        std::string line = normalize_log_line(raw);
-        if (line.empty()) continue;
+    std::string line;           // the current line's first k_max_log_line bytes
+    std::size_t line_seen = 0;  // bytes of the current line seen (kept or not)
+    bool after_cr = false;      // the last byte fed was a CR (a following LF ends nothing)
+    bool finished = false;
+    std::uint64_t lines = 0;
 
-        for (std::size_t f = 0; f < signatures.facts.size(); ++f) {
-            if (fact_done[f]) continue;
-            if (auto m = signatures.facts[f].match(line)) {
+    std::string norm;                       // the normalised line (reused buffer)
+    std::vector<std::uint64_t> stamp;       // per template: the line it was last hit on
+    std::vector<std::uint32_t> candidates;  // templates whose anchor is in this line
+
+    explicit State(const ErrorSignatures& s)
+        : sigs(s),
+          per_sig(s.signatures.size()),
+          fact_done(s.facts.size(), false),
+          stamp(s.templates.size(), 0) {
+        line.reserve(k_max_log_line);
+    }
+
+    void end_line(std::string_view raw) {
+        ++lines;
+        scan(raw);
+    }
+
+    void scan(std::string_view raw);
+};
+
+void LogScanner::State::scan(std::string_view raw) {
+    normalize_log_line(raw, norm);
+    if (norm.empty()) return;
+    candidates.clear();
+    sigs.anchors.scan(norm, [&](std::uint32_t id) {
+        if (stamp[id] == lines) return;
+        stamp[id] = lines;
+        candidates.push_back(id);
+    });
+    if (candidates.empty()) return;
+    // Template order: facts, then each signature's patterns before its context.
+    std::sort(candidates.begin(), candidates.end());
+    using Kind = ErrorSignatures::TemplateRef::Kind;
+    std::size_t current_sig = sigs.signatures.size();
+    bool triggered_here = false, context_here = false;
+    for (std::uint32_t id : candidates) {
+        const auto& ref = sigs.templates[id];
+        if (ref.kind == Kind::Fact) {
+            if (fact_done[ref.index]) continue;
+            const LineTemplate& t = sigs.facts[ref.index];
+            if (auto m = t.match(norm)) {
                 for (auto& [k, v] : *m) global.emplace(k, v);
                 bool all = true;
-                for (const auto& n : signatures.facts[f].names()) all = all && global.count(n);
-                fact_done[f] = all;
+                for (const auto& n : t.names()) all = all && global.count(n);
+                fact_done[ref.index] = all;
             }
+            continue;
         }
-        for (std::size_t s = 0; s < sigs.size(); ++s) {
-            SignatureState& st = state[s];
-            bool triggered_here = false;
-            for (const auto& p : sigs[s].patterns) {
-                auto m = p.match(line);
-                if (!m) continue;
-                if (!st.triggered) st.first_line = line_no;
-                st.triggered = triggered_here = true;
-                if (st.hits.size() < k_max_hits) st.hits.push_back({line_no, line});
-                for (auto& [k, v] : *m) st.captures.emplace(k, v);
-                break;
-            }
-            bool context_here = false;
-            for (const auto& c : sigs[s].context) {
-                auto m = c.match(line);
-                if (!m) continue;
-                if (!triggered_here && !context_here && st.context_hits.size() < k_max_hits)
-                    st.context_hits.push_back({line_no, line});
-                context_here = true;
-                for (auto& [k, v] : *m) st.context_captures.emplace(k, v);
-            }
+        if (ref.signature != current_sig) {
+            current_sig = ref.signature;
+            triggered_here = context_here = false;
         }
+        const ErrorSignature& sig = sigs.signatures[ref.signature];
+        SignatureState& st = per_sig[ref.signature];
+        if (ref.kind == Kind::Pattern) {
+            if (triggered_here) continue;  // the first pattern that matches a line counts
+            auto m = sig.patterns[ref.index].match(norm);
+            if (!m) continue;
+            bool excluded = false;
+            for (const auto& u : sig.unless) excluded = excluded || u.match(norm).has_value();
+            if (excluded) continue;
+            if (!st.triggered) st.first_line = lines;
+            st.triggered = triggered_here = true;
+            if (st.hits.size() < k_max_hits) st.hits.push_back({lines, norm});
+            for (auto& [k, v] : *m) st.captures.emplace(k, v);
+            continue;
+        }
+        if (ref.kind == Kind::Required) {
+            auto m = sig.required[ref.index].match(norm);
+            if (!m) continue;
+            st.required_seen |= std::uint32_t{1} << ref.index;
+            if (!triggered_here && !context_here && st.context_hits.size() < k_max_hits)
+                st.context_hits.push_back({lines, norm});
+            context_here = true;
+            for (auto& [k, v] : *m) st.context_captures.emplace(k, v);
+            continue;
+        }
+        auto m = sig.context[ref.index].match(norm);
+        if (!m) continue;
+        if (!triggered_here && !context_here && st.context_hits.size() < k_max_hits)
+            st.context_hits.push_back({lines, norm});
+        context_here = true;
+        for (auto& [k, v] : *m) st.context_captures.emplace(k, v);
+    }
+}
+
+LogScanner::LogScanner(const ErrorSignatures& signatures)
+    : m_state(std::make_unique<State>(signatures)) {}
+
+LogScanner::~LogScanner() = default;
+
+void LogScanner::feed(std::string_view bytes) {
+    State& s = *m_state;
+    if (s.finished) return;
+    std::size_t i = 0;
+    if (s.after_cr && !bytes.empty() && bytes[0] == '\n') i = 1;  // the LF of a CR LF
+    s.after_cr = false;
+    while (i < bytes.size()) {
+        std::size_t end = i;
+        while (end < bytes.size() && bytes[end] != '\n' && bytes[end] != '\r') ++end;
+        std::string_view piece = bytes.substr(i, end - i);
+        if (end == bytes.size()) {  // the line goes on in the next piece
+            if (s.line.size() < k_max_log_line)
+                s.line.append(piece.substr(0, k_max_log_line - s.line.size()));
+            s.line_seen += piece.size();
+            return;
+        }
+        if (s.line_seen == 0) {
+            s.end_line(piece);  // the whole line is in this piece: no copy
+        } else {
+            if (s.line.size() < k_max_log_line)
+                s.line.append(piece.substr(0, k_max_log_line - s.line.size()));
+            s.end_line(s.line);
+            s.line.clear();
+            s.line_seen = 0;
+        }
+        i = end + 1;
+        if (bytes[end] == '\r') {
+            if (i < bytes.size() && bytes[i] == '\n')
+                ++i;
+            else if (i == bytes.size())
+                s.after_cr = true;
+        }
+    }
+}
+
+void LogScanner::finish() {
+    State& s = *m_state;
+    if (s.finished) return;
+    s.finished = true;
+    if (s.line_seen > 0) {
+        s.end_line(s.line);
+        s.line.clear();
+        s.line_seen = 0;
+    }
+}
+
+std::uint64_t LogScanner::lines() const { return m_state->lines; }
+
+// ---- LogScanner: explanations ---------------------------------------------------------------
+
+std::vector<Explanation> LogScanner::explanations(const nlohmann::json* fingerprint,
+                                                  const KnowledgeBase& kb) const {
+    const auto& sigs = m_state->sigs.signatures;
+    std::vector<SignatureState> state = m_state->per_sig;  // folding edits a copy
+    const auto& global = m_state->global;
+    // A signature whose required lines did not all appear counts as not triggered.
+    for (std::size_t s = 0; s < sigs.size(); ++s) {
+        auto all =
+            sigs[s].required.empty()
+                ? 0u
+                : static_cast<std::uint32_t>((std::uint64_t{1} << sigs[s].required.size()) - 1);
+        if ((state[s].required_seen & all) != all) state[s].triggered = false;
     }
 
     // Superseded signatures fold into the highest-ranked signature that supersedes them.
@@ -140,6 +256,7 @@ std::vector<Explanation> explain_log(std::string_view log, const ErrorSignatures
         Explanation e;
         e.id = sig.id;
         e.title = sig.title;
+        e.family = sig.family;
         e.facts = st.captures;
         for (const auto& [k, v] : st.context_captures) e.facts.emplace(k, v);
         for (const auto& [k, v] : st.merged_captures) e.facts.emplace(k, v);
@@ -153,7 +270,7 @@ std::vector<Explanation> explain_log(std::string_view log, const ErrorSignatures
         hits.insert(hits.end(), st.context_hits.begin(), st.context_hits.end());
         std::stable_sort(hits.begin(), hits.end(),
                          [](const Hit& a, const Hit& b) { return a.line < b.line; });
-        std::size_t last = 0;
+        std::uint64_t last = 0;
         for (const auto& h : hits) {
             if (h.line == last) continue;
             last = h.line;
@@ -185,6 +302,24 @@ std::vector<Explanation> explain_log(std::string_view log, const ErrorSignatures
     std::vector<Explanation> out;
     for (auto& [s, e] : found) out.push_back(std::move(e));
     return out;
+}
+
+// ---- one-shot entry points ------------------------------------------------------------------
+
+std::vector<Explanation> explain_log(std::string_view log, const ErrorSignatures& signatures,
+                                     const nlohmann::json* fingerprint, const KnowledgeBase& kb) {
+    LogScanner scanner(signatures);
+    scanner.feed(log);
+    scanner.finish();
+    return scanner.explanations(fingerprint, kb);
+}
+
+std::optional<Explanation> explain_error_text(std::string_view text,
+                                              const ErrorSignatures& signatures,
+                                              const KnowledgeBase& kb) {
+    auto found = explain_log(text, signatures, nullptr, kb);
+    if (found.empty()) return std::nullopt;
+    return std::move(found.front());
 }
 
 }  // namespace td

@@ -1,19 +1,32 @@
 #pragma once
 // `torchdock explain`: reads a failure log (a Python traceback, a container start failure,
 // NCCL warnings) and names the root cause and the fix, with the versions taken from the log.
-// The error signatures are data (data/error_signatures.json); this file matches them. Pure:
-// the log, the signatures, an optional fingerprint and the knowledge base are handed in.
+// The error signatures are data (data/error_signatures/*.json, one file per family); this
+// file matches them. Pure: the log, the signatures, an optional fingerprint and the
+// knowledge base are handed in; the log arrives in pieces (LogScanner), so a log of any
+// size is read in bounded memory.
 //
-// Line templates (signature "patterns", "context" and the top-level "facts") are literal
-// text with captures; no regular expressions, so matching is bounded on any input:
+// Line templates (signature "patterns", "context", "unless", "requires" and the top-level
+// "facts") are
+// literal text with captures; no regular expressions, so matching is bounded on any input:
 //   {name}          a run of [A-Za-z0-9._+-] (a version, a soname, a file name)
 //   {name#}         such a run that starts with a digit (a version)
 //   {name=prefix}   such a run that starts with `prefix` (which is part of the value)
 //   {name*}         any text, as short as possible up to the next literal (or line end)
 //   {{ and }}       literal braces
-// Runs of blanks in a template match any run of blanks in the line. Lines are cut to
-// 4096 bytes, stripped of ANSI escape sequences and CR, and their blanks collapsed,
-// before matching.
+// Runs of blanks in a template match any run of blanks in the line. A template matches
+// anywhere in a line, so prefixes (timestamps, "[rank3]:", Kubernetes and Slurm labels)
+// do not matter. Lines end at "\n", "\r\n" or a lone "\r" (progress bars); only their first
+// 4096 bytes are kept; they are stripped of ANSI escape sequences and control characters,
+// and their blanks collapsed, before matching. Each line is first run through one
+// Aho-Corasick pass over every template's longest literal (AnchorIndex), so the cost per
+// line does not grow with the number of signatures.
+//
+// A signature triggers on a line that matches one of its patterns, unless that line also
+// matches one of its "unless" templates; it is reported only when each of its "requires"
+// templates matched some line of the log; "context" templates add facts and evidence. A
+// signature that triggered folds the ones it "supersedes" into itself; the rest are listed
+// by rank (higher first: the root cause before what follows from it), then by first line.
 //
 // Cause and fix templates use {name} for facts (captures, facts of the whole log,
 // knowledge-base derivations); text inside [[ ... ]] (nestable) is dropped when a fact it
@@ -21,12 +34,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/diagnose/anchor_index.hpp"
 #include "core/diagnose/log_template.hpp"
 #include "core/knowledge/knowledge_base.hpp"
 #include "util/result.hpp"
@@ -66,6 +81,10 @@ struct Derivation {
         TorchForCudnnMajor,    // cuDNN major -> cudnn_torch
         TorchVariantsForCuda,  // CUDA version -> cuda_variants (same x.y, else same major)
         NewestTorchForDriver,  // driver CUDA x.y -> fitting_torch "2.6.0+cu124"
+        OomSplit,              // from: requested, reserved-but-unallocated (sizes "2.00 GiB")
+                               // -> fragmented (the cache could hold it) or too_big
+        CudnnDotted,           // from: compiled, runtime ints (7102) -> compiled_dotted, ...
+        NvccForArch,           // arch "86" -> arch_cuda: the CUDA releases whose nvcc has it
     };
     Kind kind = Kind::SonameMajor;
     std::vector<std::string> from;  // fact names, first known wins
@@ -73,8 +92,11 @@ struct Derivation {
 
 struct ErrorSignature {
     std::string id, title;
+    std::string family;                   // the file's "family": import, driver, nccl, ...
     int rank = 0;                         // higher = more specific / more root-cause-like
     std::vector<LineTemplate> patterns;   // any of these lines triggers the signature
+    std::vector<LineTemplate> unless;     // ...unless that line also matches one of these
+    std::vector<LineTemplate> required;   // "requires": each must match some line of the log
     std::vector<LineTemplate> context;    // once triggered, these lines add evidence and facts
     std::vector<std::string> supersedes;  // ids dropped (merged into this one) when both match
     std::vector<Derivation> derive;
@@ -84,24 +106,76 @@ struct ErrorSignature {
 };
 
 struct ErrorSignatures {
-    // Parses data/error_signatures.json (schema 1). Errors name the JSON path.
+    // Parses the signature files: (name, text) pairs, e.g. "data/error_signatures/nccl.json".
+    // Each file is an object {"schema": 1, "family": ..., "facts": [...], "signatures": [...]};
+    // ids are unique across files and "supersedes" may name a signature of another file.
+    // Errors name the file and the JSON path.
+    static Result<ErrorSignatures> parse_files(
+        const std::vector<std::pair<std::string, std::string>>& files);
+    // One file holding everything (named "error_signatures.json" in errors).
     static Result<ErrorSignatures> parse(const std::string& text);
 
     std::vector<LineTemplate> facts;  // captured anywhere in the log, first value wins
     std::vector<ErrorSignature> signatures;
 
     const ErrorSignature* find(std::string_view id) const;
+
+    // Every fact, pattern, context and required template, numbered in that order (facts
+    // first, then each signature's patterns, context and required), and the anchor index
+    // over their literals.
+    struct TemplateRef {
+        enum class Kind { Fact, Pattern, Context, Required } kind = Kind::Fact;
+        std::uint32_t signature = 0, index = 0;
+    };
+    std::vector<TemplateRef> templates;
+    AnchorIndex anchors;
+    void build_index();  // parse() calls it; again after editing `facts` or `signatures`
 };
 
 struct Explanation {
-    std::string id, title, cause, fix;
+    std::string id, title, family, cause, fix;
     std::vector<std::string> evidence;         // the log lines that matched, "L12: ..."
     std::map<std::string, std::string> facts;  // captured and derived values
     std::string verdict;                       // "" | "confirmed: ..." | "ruled out: ..."
 };
 
-// Most specific first; one entry per signature; empty when nothing is recognised.
+// Scans a log handed in pieces of any size (blocks of a file, a pipe, one string) and keeps
+// only what an explanation needs: the first lines that matched each signature (bounded),
+// the values captured, and the line count. Memory does not grow with the log's size.
+// `signatures` must outlive the scanner.
+class LogScanner {
+  public:
+    explicit LogScanner(const ErrorSignatures& signatures);
+    ~LogScanner();
+    LogScanner(const LogScanner&) = delete;
+    LogScanner& operator=(const LogScanner&) = delete;
+
+    // The next bytes of the log. A line's bytes past k_max_log_line are skipped unread.
+    void feed(std::string_view bytes);
+    // The end of the log: a last line without a line end is scanned. Idempotent.
+    void finish();
+    // Lines seen so far ("a\nb" is 2 lines, "a\n" is 1, "" is 0; a lone CR ends a line).
+    std::uint64_t lines() const;
+
+    // Most specific first; one entry per signature; empty when nothing is recognised.
+    // Call after finish().
+    std::vector<Explanation> explanations(const nlohmann::json* fingerprint,
+                                          const KnowledgeBase& kb) const;
+
+  private:
+    struct State;
+    std::unique_ptr<State> m_state;
+};
+
+// The whole log at once (a LogScanner fed one piece).
 std::vector<Explanation> explain_log(std::string_view log, const ErrorSignatures& signatures,
                                      const nlohmann::json* fingerprint, const KnowledgeBase& kb);
+
+// The best explanation of one error text, for other commands that hold an error message
+// rather than a log: a Python exception line from an import, a probe's failure reason. The
+// same signatures, cause and fix as `explain`; nullopt when no signature knows the text.
+std::optional<Explanation> explain_error_text(std::string_view text,
+                                              const ErrorSignatures& signatures,
+                                              const KnowledgeBase& kb);
 
 }  // namespace td

@@ -3,6 +3,7 @@
 #include "core/diagnose/explain_facts.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -70,6 +71,39 @@ std::string variant_summary(const KnowledgeBase& kb,
     return join(parts, ", ");
 }
 
+// "2.00 GiB" / "20.00 MiB" / "512 bytes" (torch's allocator messages) -> bytes; < 0 if not.
+double size_bytes(const std::string& text) {
+    std::size_t i = 0;
+    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
+    if (i == 0) return -1;
+    double v = 0;
+    try {
+        v = std::stod(text.substr(0, i));
+    } catch (...) {
+        return -1;
+    }
+    std::string unit = text.substr(i);
+    while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+    static const std::map<std::string, double> units = {
+        {"bytes", 1},          {"B", 1},
+        {"KiB", 1024.0},       {"MiB", 1048576.0},
+        {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+    auto it = units.find(unit);
+    return it == units.end() ? -1 : v * it->second;
+}
+
+std::string human_size(double bytes) {
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024.0 && u < 4) {
+        bytes /= 1024.0;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
+    return buf;
+}
+
 }  // namespace
 
 // "12.4.131" -> "12.4"; "" when it is not a version with at least two parts.
@@ -110,6 +144,29 @@ std::string cuda_for_driver(const KnowledgeBase& kb, const std::string& driver) 
 void derive(const Derivation& d, std::map<std::string, std::string>& facts,
             const KnowledgeBase& kb) {
     using K = Derivation::Kind;
+    if (d.kind == K::OomSplit) {  // from: requested, unallocated[, reserved total, allocated]
+        auto fact = [&](std::size_t i) {
+            auto it = i < d.from.size() ? facts.find(d.from[i]) : facts.end();
+            return it == facts.end() ? -1.0 : size_bytes(it->second);
+        };
+        double requested = fact(0), unallocated = fact(1);
+        if (unallocated < 0 && fact(2) >= 0 && fact(3) >= 0) unallocated = fact(2) - fact(3);
+        if (requested < 0 || unallocated < 0) return;
+        // The cache holds at least the request in free blocks, yet none fits it: fragmentation.
+        facts.emplace(unallocated >= requested ? "fragmented" : "too_big", human_size(unallocated));
+        return;
+    }
+    if (d.kind == K::CudnnDotted) {  // 7102 -> 7.1.2, 90100 -> 9.1.0
+        const char* out[] = {"compiled_dotted", "runtime_dotted"};
+        for (std::size_t i = 0; i < 2 && i < d.from.size(); ++i) {
+            auto it = facts.find(d.from[i]);
+            if (it == facts.end()) continue;
+            auto v = Version::parse(it->second);
+            if (v && v->parts().size() == 1 && v->major() >= 1000)
+                facts.emplace(out[i], cudnn_version_from_int(v->major()));
+        }
+        return;
+    }
     std::string in = resolve(d.from, facts, nullptr);
     if (in.empty()) return;
     switch (d.kind) {
@@ -225,6 +282,26 @@ void derive(const Derivation& d, std::map<std::string, std::string>& facts,
                 }
             }
             if (!best.empty()) facts.emplace("fitting_torch", best);
+            return;
+        }
+        case K::OomSplit:
+        case K::CudnnDotted:
+            return;  // handled above: they read several facts
+        case K::NvccForArch: {
+            auto arch = Version::parse(in);
+            if (!arch || arch->parts().size() != 1) return;
+            std::vector<std::string> have;
+            for (const auto& mm : known_cuda_minors(kb))
+                if (const CudaMinor* c = kb.cuda(mm))
+                    if (std::find(c->sm.begin(), c->sm.end(), arch->major()) != c->sm.end())
+                        have.push_back(mm);
+            std::sort(have.begin(), have.end(), [](const std::string& a, const std::string& b) {
+                auto va = Version::parse(a), vb = Version::parse(b);
+                return va && vb ? *va < *vb : a < b;
+            });
+            if (have.empty()) return;
+            facts.emplace("arch_cuda",
+                          have.size() == 1 ? have.front() : have.front() + " to " + have.back());
             return;
         }
     }

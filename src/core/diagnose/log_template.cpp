@@ -300,9 +300,14 @@ std::optional<std::map<std::string, std::string>> LineTemplate::match(std::strin
 // ---- text helpers ---------------------------------------------------------------------------
 
 std::string normalize_log_line(std::string_view raw) {
-    raw = raw.substr(0, std::min(raw.size(), k_max_log_line));
     std::string out;
-    out.reserve(raw.size());
+    normalize_log_line(raw, out);
+    return out;
+}
+
+void normalize_log_line(std::string_view raw, std::string& out) {
+    raw = raw.substr(0, std::min(raw.size(), k_max_log_line));
+    out.clear();
     bool pending_blank = false;
     auto emit = [&](std::string_view bytes) {
         if (pending_blank && !out.empty()) out += ' ';
@@ -368,7 +373,6 @@ std::string normalize_log_line(std::string_view raw) {
             i += len;
         }
     }
-    return out;
 }
 
 std::optional<std::string> render_template(std::string_view tmpl,

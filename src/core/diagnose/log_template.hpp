@@ -28,6 +28,8 @@ class LineTemplate {
 
     const std::string& text() const { return m_text; }
     std::vector<std::string> names() const;
+    // The longest literal: a line can match only if it contains it (for AnchorIndex).
+    const std::string& anchor() const { return m_tokens[m_anchor].value; }
 
   private:
     enum class Kind { Literal, Word, Text };
@@ -49,6 +51,8 @@ class LineTemplate {
 // The line as it is matched: cut to 4096 bytes, ANSI escapes and control characters removed,
 // invalid UTF-8 replaced by '?', blanks collapsed, trimmed.
 std::string normalize_log_line(std::string_view raw);
+// The same into `out` (cleared first), so a scanner can reuse one buffer for every line.
+void normalize_log_line(std::string_view raw, std::string& out);
 
 // Renders a cause/fix template; nullopt when a fact outside [[ ]] is unknown.
 std::optional<std::string> render_template(std::string_view tmpl,
