@@ -194,8 +194,8 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
                            {"evidence", e.evidence},
                            {"facts", e.facts},
                            {"verdict", e.verdict}});
-        std::cout << json_text(nlohmann::json{
-            {"schema", 1}, {"lines_read", scanner.lines()}, {"explanations", out}});
+        std::cout << json_text(
+            nlohmann::json{{"schema", 1}, {"lines_read", scanner.lines()}, {"explanations", out}});
     } else {
         if (found.size() > 1)
             std::cout << found.size()

@@ -10,9 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "util/strings.hpp"
-
 #include "engine/interrupt.hpp"
+#include "util/strings.hpp"
 
 namespace td::engine {
 namespace fs = std::filesystem;
