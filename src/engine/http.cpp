@@ -25,10 +25,17 @@ struct SlistDeleter {
 struct Sink {
     HttpResponse* response;
     const HttpRequest* request;
+    std::size_t received = 0;
+    bool over_limit = false;
 };
 
 size_t on_body(char* data, size_t size, size_t n, void* user) {
     auto* sink = static_cast<Sink*>(user);
+    sink->received += size * n;
+    if (sink->request->max_body_bytes && sink->received > sink->request->max_body_bytes) {
+        sink->over_limit = true;
+        return 0;  // curl stops with CURLE_WRITE_ERROR
+    }
     if (sink->request->on_data)
         sink->request->on_data(std::string(data, size * n));
     else
@@ -105,6 +112,10 @@ Result<HttpResponse> http_request(const HttpRequest& req) {
         std::string where = req.unix_socket.empty() ? req.url : req.unix_socket;
         std::string reason = errbuf[0] ? errbuf : curl_easy_strerror(rc);
         if (rc == CURLE_ABORTED_BY_CALLBACK) return Error{ErrorKind::Environment, "interrupted"};
+        if (sink.over_limit)
+            return Error{ErrorKind::Environment, where + ": the answer is larger than " +
+                                                     std::to_string(req.max_body_bytes) +
+                                                     " bytes; refused"};
         if (rc == CURLE_OPERATION_TIMEDOUT) return Error{ErrorKind::Timeout, where + ": " + reason};
         return Error{ErrorKind::Environment, where + ": " + reason};
     }

@@ -3,6 +3,7 @@
 // socket (the Docker Engine API). Transport failures are Errors; any HTTP status is a
 // Response for the caller to judge.
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <string>
@@ -26,6 +27,9 @@ struct HttpRequest {
     HttpTimeouts timeouts;
     // Streaming: called with each chunk of the body as it arrives (the body is then not kept).
     std::function<void(const std::string& chunk)> on_data;
+    // A body longer than this aborts the transfer with an Error (0 = no limit): a server
+    // that ignores a Range header must not make us download a whole wheel.
+    std::size_t max_body_bytes = 0;
 };
 
 struct HttpResponse {

@@ -24,6 +24,7 @@ CORE_DOMAINS = {
     "build": {"json", "knowledge", "render"},
     "validate": {"json", "knowledge"},
     "diagnose": {"json", "knowledge", "validate"},
+    "pypi": set(),
 }
 # System headers that would mean I/O, processes, the clock or the environment in core.
 CORE_FORBIDDEN = re.compile(
