@@ -151,7 +151,9 @@ TEST_CASE("preflight over a table of driver x CUDA x GPU cases") {
          false,
          false,
          "end of life",
-         ""},
+         // With CUDA 11.6 in the knowledge base, 11.8 is no longer its oldest CUDA, so it
+         // can tell that a 470 driver predates sm_90.
+         "predates H100 (cc 9.0)"},
         {"12.x on 450 is not ok",
          "12.4",
          "450.80.02",
