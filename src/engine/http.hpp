@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,22 @@ namespace td::engine {
 struct HttpTimeouts {
     std::chrono::milliseconds connect{5000};
     std::chrono::milliseconds total{30000};  // whole request; 0 = none (streams)
+};
+
+// Connections, DNS answers and TLS sessions kept between requests (a libcurl share
+// object): many small requests to one host then cost one handshake, not one each.
+// Thread-safe; must outlive the requests that use it.
+class HttpSession {
+  public:
+    HttpSession();
+    ~HttpSession();
+    HttpSession(const HttpSession&) = delete;
+    HttpSession& operator=(const HttpSession&) = delete;
+    void* handle() const;  // the CURLSH*
+    struct Impl;           // defined in http.cpp
+
+  private:
+    std::unique_ptr<Impl> m_impl;
 };
 
 struct HttpRequest {
@@ -30,6 +47,7 @@ struct HttpRequest {
     // A body longer than this aborts the transfer with an Error (0 = no limit): a server
     // that ignores a Range header must not make us download a whole wheel.
     std::size_t max_body_bytes = 0;
+    HttpSession* session = nullptr;  // reuse connections across requests (optional)
 };
 
 struct HttpResponse {

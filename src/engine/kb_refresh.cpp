@@ -103,7 +103,7 @@ std::optional<pypi::Fact> pair_companion(Context& ctx, const ProjectIndex& idx,
     std::size_t batch = static_cast<std::size_t>(std::max(1, ctx.opts.jobs));
     for (std::size_t start = 0; start < versions.size() && !picker.done(); start += batch) {
         std::size_t end = std::min(versions.size(), start + batch);
-        parallel_for(end - start, ctx.opts.jobs,
+        parallel_for(end - start, static_cast<int>(batch),
                      [&](std::size_t i) { ctx.cache.get(idx, versions[start + i]); });
         for (std::size_t i = start; i < end && !picker.done(); ++i) {
             const auto& e = ctx.cache.get(idx, versions[i]);
@@ -156,9 +156,15 @@ Result<pypi::ReleaseFacts> read_release(Context& ctx, const std::string& version
             facts.facts.push_back({"variants." + variant->value() + ".arch_list",
                                    arch.value()->entries, true, arch.value()->source});
     }
-    for (auto [idx, path] :
-         {std::pair{&ctx.torchvision, "torchvision"}, std::pair{&ctx.torchaudio, "torchaudio"}}) {
-        auto fact = pair_companion(ctx, **idx, version, path);
+    // Both companions are scanned at once: each scan is a chain of small range reads.
+    auto vision = std::async(std::launch::async, [&] {
+        return pair_companion(ctx, *ctx.torchvision, version, "torchvision");
+    });
+    auto audio = std::async(std::launch::async, [&] {
+        return pair_companion(ctx, *ctx.torchaudio, version, "torchaudio");
+    });
+    for (auto [fact, path] :
+         {std::pair{vision.get(), "torchvision"}, std::pair{audio.get(), "torchaudio"}})
         facts.facts.push_back(fact ? *fact
                                    : pypi::Fact{path,
                                                 {""},
@@ -166,7 +172,6 @@ Result<pypi::ReleaseFacts> read_release(Context& ctx, const std::string& version
                                                 ctx.opts.index_label + " " + path +
                                                     ": no release requires a torch that admits " +
                                                     version});
-    }
     return facts;
 }
 

@@ -45,6 +45,7 @@ Result<std::string> PypiClient::get(const std::string& url, const std::string& r
     req.timeouts.connect = std::chrono::milliseconds(10000);
     req.timeouts.total = std::chrono::milliseconds(120000);
     req.max_body_bytes = cap;
+    req.session = &m_session;
     if (!range.empty()) req.headers.push_back("Range: " + range);
     ++m_requests;
     auto res = http_request(req);
@@ -75,6 +76,7 @@ Result<pypi::ProjectIndex> PypiClient::project(const std::string& name) {
     req.timeouts.connect = std::chrono::milliseconds(10000);
     req.timeouts.total = std::chrono::milliseconds(60000);
     req.max_body_bytes = k_page_cap;
+    req.session = &m_session;
     ++m_requests;
     auto res = http_request(req);
     if (!res) return res.error();

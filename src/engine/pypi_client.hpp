@@ -10,6 +10,7 @@
 
 #include "core/pypi/metadata.hpp"
 #include "core/pypi/simple_index.hpp"
+#include "engine/http.hpp"
 #include "util/result.hpp"
 
 namespace td::engine {
@@ -38,6 +39,7 @@ class PypiClient {
 
   private:
     std::string m_index;
+    HttpSession m_session;  // one TLS handshake per host, not per range read
     std::atomic<long> m_requests{0};
     std::atomic<long long> m_bytes{0};
 

@@ -410,6 +410,10 @@ class Judge {
             "GPUs visible");
 
         std::string driver = str(c, "nvidia_driver"), floor = expected("min-driver");
+        // A floor the knowledge base could not confirm is labelled so, and printed so.
+        std::string floor_note = expected("min-driver-unconfirmed") == "true"
+                                     ? " (unconfirmed in the knowledge base)"
+                                     : "";
         if (floor.empty())
             skip("TD141", "no minimum driver is labelled");
         else if (driver.empty())
@@ -417,10 +421,11 @@ class Judge {
         else {
             auto have = Version::parse(driver), want = Version::parse(floor);
             if (have && want && !(*have < *want))
-                add("TD141", "pass", driver, ">= " + floor, "driver " + driver);
+                add("TD141", "pass", driver, ">= " + floor + floor_note, "driver " + driver);
             else
-                add("TD141", "fail", driver, ">= " + floor,
-                    "the host driver " + driver + " is older than the image needs (" + floor + ")",
+                add("TD141", "fail", driver, ">= " + floor + floor_note,
+                    "the host driver " + driver + " is older than the image needs (" + floor +
+                        floor_note + ")",
                     "upgrade the driver to " + floor +
                         " or newer (or use the cuda-compat package on data-center GPUs)");
         }
