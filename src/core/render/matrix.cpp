@@ -435,9 +435,13 @@ class Expander {
                 continue;
             }
             if (!v.arch_list.empty() && !arch_list_covers(v.arch_list, g->cc)) {
-                std::string msg = "torch " + v.torch + "+" + v.wheel_variant +
-                                  " wheels are built for " + join(v.arch_list, ", ") +
-                                  ", which cannot run on " + gpu;
+                const TorchRelease* rel = m_kb.torch(v.torch);
+                const TorchVariant* built = rel ? rel->variant(v.wheel_variant) : nullptr;
+                std::string msg =
+                    "torch " + v.torch + "+" + v.wheel_variant + " wheels are built for " +
+                    join(v.arch_list, ", ") +
+                    (built && built->unconfirmed ? " (unconfirmed in the knowledge base)" : "") +
+                    ", which cannot run on " + gpu;
                 std::vector<std::string> fits;
                 if (const TorchRelease* tr = m_kb.torch(v.torch))
                     for (const auto& tv : tr->variants)

@@ -132,3 +132,16 @@ TEST_CASE("CUDA 11.6 and 11.7 are known; 13.3 to 13.5 floors are unconfirmed") {
         CHECK_FALSE(kb.min_driver_unconfirmed(mm));
     }
 }
+
+TEST_CASE("a build without an arch list renders, with a warning that targets are unchecked") {
+    auto plan = test::plan_one(
+        manifest("os-pip", R"({"torch": ["2.15.0"], "cuda": ["cu132"], "os": ["ubuntu24.04"]})",
+                 R"(, "target_gpus": ["H100"])"));
+    INFO(test::problems_text(plan));
+    REQUIRE(plan.problems.empty());
+    REQUIRE(plan.warnings.size() == 1);
+    CHECK_THAT(plan.warnings[0].message,
+               ContainsSubstring("no arch list for torch 2.15.0+cu132, so variant "
+                                 "t-2.15.0-cu132-ubuntu24.04 is not checked against the target "
+                                 "GPUs"));
+}
