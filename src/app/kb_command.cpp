@@ -49,6 +49,7 @@ int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
         std::cout << "  " << c.path << ": " << c.before << " -> " << c.after << "\n"
                   << "      source: " << c.source << "\n";
     }
+    for (const auto& s : result->skipped) std::cerr << "torchdock: skipped " << s << "\n";
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f", seconds);
     std::cerr << "torchdock: read " << result->releases.size() << " torch release"

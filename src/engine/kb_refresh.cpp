@@ -221,15 +221,22 @@ Result<RefreshResult> refresh_torch_data(const std::string& torch_json, const Re
     // neighbouring releases share the metadata cache.
     for (std::size_t i = 0; i < wanted.size(); ++i) results[i] = read_release(ctx, wanted[i]);
     std::vector<pypi::ReleaseFacts> facts;
+    RefreshResult out;
     for (std::size_t i = 0; i < wanted.size(); ++i) {
         if (!*results[i])
             return Error{results[i]->error().kind,
                          "torch " + wanted[i] + ": " + results[i]->error().message};
+        bool known_release = std::find(known->begin(), known->end(), wanted[i]) != known->end();
+        if (!known_release && !results[i]->value().find("python.min")) {
+            out.skipped.push_back(
+                "torch " + wanted[i] +
+                ": no CPython 3 Linux x86_64 wheel, so no Python range; not added");
+            continue;
+        }
         facts.push_back(std::move(results[i]->value()));
     }
     auto update = pypi::update_torch_data(torch_json, facts);
     if (!update) return update.error();
-    RefreshResult out;
     out.update = std::move(update.value());
     out.releases = wanted;
     out.requests = client.requests();

@@ -43,6 +43,9 @@ class WheelArchReader {
 struct RefreshResult {
     pypi::TorchDataUpdate update;
     std::vector<std::string> releases;  // read from the index, in order
+    // Releases the file lacks and the index has no CPython 3 Linux wheel for: not added
+    // (the knowledge base needs a Python range), with the reason.
+    std::vector<std::string> skipped;
     long requests = 0;
     long long bytes = 0;
 };
