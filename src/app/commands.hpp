@@ -90,6 +90,15 @@ struct ExplainOptions {
     bool json = false;
 };
 
+// `kb refresh`: data/torch.json from a package index (the only command that needs one).
+struct KbRefreshOptions {
+    bool check = false;                      // report only; exit 1 when the data disagrees
+    std::vector<std::string> releases;       // empty: every release from the data's oldest on
+    std::string index_url;                   // set by main to pip's default index
+    std::optional<std::string> index_label;  // how sources name the index ("PyPI")
+    int jobs = 8;
+};
+
 int run_render(const CommonOptions& common, const RenderOptions& opts);
 int run_list(const CommonOptions& common, const ListOptions& opts);
 int run_build(const BuildOptions& opts);
@@ -99,5 +108,6 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts);
 int run_diff(const DiffOptions& opts);
 int run_preflight(const CommonOptions& common, const PreflightOptions& opts);
 int run_explain(const CommonOptions& common, const ExplainOptions& opts);
+int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts);
 
 }  // namespace td::app

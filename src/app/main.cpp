@@ -5,6 +5,7 @@
 
 #include "app/commands.hpp"
 #include "app/exit_codes.hpp"
+#include "engine/pypi_client.hpp"
 
 int main(int argc, char** argv) {
     using namespace td::app;
@@ -147,6 +148,31 @@ int main(int argc, char** argv) {
                             "a fingerprint (doctor --json) to confirm or rule out causes");
     explain_cmd->add_flag("--json", explain.json, "print JSON");
 
+    KbRefreshOptions kb_refresh;
+    kb_refresh.index_url = td::engine::k_default_index_url;
+    auto* kb_cmd = cli.add_subcommand("kb", "the knowledge base (data/*.json)");
+    kb_cmd->require_subcommand(1);
+    auto* kb_refresh_cmd = kb_cmd->add_subcommand(
+        "refresh",
+        "update data/torch.json from the package index (PyPI); the only command "
+        "that needs the network");
+    kb_refresh_cmd->add_option("--data", common.data_dir,
+                               "knowledge base directory (default: $TORCHDOCK_DATA or the "
+                               "built-in path)");
+    kb_refresh_cmd->add_flag("--check", kb_refresh.check,
+                             "write nothing; exit 1 when the data disagrees with the index");
+    kb_refresh_cmd->add_option("--release", kb_refresh.releases,
+                               "torch release to read, e.g. 2.11.0 (repeatable; default: every "
+                               "release from the oldest in the data on)");
+    kb_refresh_cmd->add_option("--index-url", kb_refresh.index_url, "PEP 691 simple index to read")
+        ->capture_default_str();
+    kb_refresh_cmd->add_option("--index-name", kb_refresh.index_label,
+                               "how sources name that index (default: PyPI for pip's default "
+                               "index)");
+    kb_refresh_cmd->add_option("-j,--jobs", kb_refresh.jobs, "requests in flight at once")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 32));
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -163,6 +189,7 @@ int main(int argc, char** argv) {
         if (*diff_cmd) return run_diff(diff);
         if (*pre_cmd) return run_preflight(common, pre);
         if (*explain_cmd) return run_explain(common, explain);
+        if (*kb_refresh_cmd) return run_kb_refresh(common, kb_refresh);
     } catch (const std::exception& e) {
         std::cerr << "torchdock: internal error: " << e.what() << "\n";
         return k_exit_config;

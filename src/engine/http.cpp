@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include <memory>
+#include <mutex>
 
 #include "engine/interrupt.hpp"
 #include "util/strings.hpp"
@@ -70,6 +71,39 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 
 }  // namespace
 
+struct HttpSession::Impl {
+    CURLSH* share = nullptr;
+    std::mutex locks[CURL_LOCK_DATA_LAST];
+};
+
+namespace {
+void share_lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
+    static_cast<HttpSession::Impl*>(user)->locks[data].lock();
+}
+void share_unlock(CURL*, curl_lock_data data, void* user) {
+    static_cast<HttpSession::Impl*>(user)->locks[data].unlock();
+}
+}  // namespace
+
+HttpSession::HttpSession() : m_impl(std::make_unique<Impl>()) {
+    curl_global_init(CURL_GLOBAL_DEFAULT);  // reference-counted; paired below
+    m_impl->share = curl_share_init();
+    if (!m_impl->share) return;
+    curl_share_setopt(m_impl->share, CURLSHOPT_LOCKFUNC, share_lock);
+    curl_share_setopt(m_impl->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+    curl_share_setopt(m_impl->share, CURLSHOPT_USERDATA, m_impl.get());
+    for (curl_lock_data d :
+         {CURL_LOCK_DATA_CONNECT, CURL_LOCK_DATA_DNS, CURL_LOCK_DATA_SSL_SESSION})
+        curl_share_setopt(m_impl->share, CURLSHOPT_SHARE, d);
+}
+
+HttpSession::~HttpSession() {
+    if (m_impl->share) curl_share_cleanup(m_impl->share);
+    curl_global_cleanup();
+}
+
+void* HttpSession::handle() const { return m_impl->share; }
+
 std::string HttpResponse::header(const std::string& name) const {
     auto it = headers.find(name);
     return it == headers.end() ? std::string() : it->second;
@@ -129,6 +163,8 @@ Result<HttpResponse> http_request(const HttpRequest& req) {
     if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
     if (!req.unix_socket.empty())
         curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, req.unix_socket.c_str());
+    if (req.session && req.session->handle())
+        curl_easy_setopt(c, CURLOPT_SHARE, req.session->handle());
     if (req.method == "HEAD") {
         curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
     } else if (req.method != "GET") {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,22 @@ namespace td::engine {
 struct HttpTimeouts {
     std::chrono::milliseconds connect{5000};
     std::chrono::milliseconds total{30000};  // whole request; 0 = none (streams)
+};
+
+// Connections, DNS answers and TLS sessions kept between requests (a libcurl share
+// object): many small requests to one host then cost one handshake, not one each.
+// Thread-safe; must outlive the requests that use it.
+class HttpSession {
+  public:
+    HttpSession();
+    ~HttpSession();
+    HttpSession(const HttpSession&) = delete;
+    HttpSession& operator=(const HttpSession&) = delete;
+    void* handle() const;  // the CURLSH*
+    struct Impl;           // defined in http.cpp
+
+  private:
+    std::unique_ptr<Impl> m_impl;
 };
 
 struct HttpRequest {
@@ -39,6 +56,7 @@ struct HttpRequest {
     // Sent and completed even after Ctrl-C (removing containers on the way out); any other
     // request is aborted at once when an interrupt arrives.
     bool cleanup = false;
+    HttpSession* session = nullptr;  // reuse connections across requests (optional)
 };
 
 struct HttpResponse {

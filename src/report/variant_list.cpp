@@ -15,7 +15,10 @@ std::string variants_table(const std::vector<Variant>& variants) {
     for (const auto& v : variants)
         rows.push_back({v.name, v.manifest->image + ":" + v.tag,
                         v.base_ref + (v.base_digest ? " (locked)" : ""), v.python, or_dash(v.torch),
-                        or_dash(v.cuda), or_dash(v.cudnn), or_dash(v.nccl), or_dash(v.min_driver)});
+                        or_dash(v.cuda), or_dash(v.cudnn), or_dash(v.nccl),
+                        v.min_driver.empty()       ? "-"
+                        : v.min_driver_unconfirmed ? v.min_driver + " (unconfirmed)"
+                                                   : v.min_driver});
     return format_table({"VARIANT", "IMAGE", "BASE", "PYTHON", "TORCH", "CUDA", "CUDNN", "NCCL",
                          "MIN DRIVER"},
                         rows) +
@@ -37,7 +40,8 @@ std::string variants_json(const std::vector<Variant>& variants) {
              {"cuda", v.cuda},
              {"cudnn", v.cudnn},
              {"nccl", v.nccl},
-             {"min_driver", v.min_driver}});
+             {"min_driver", v.min_driver},
+             {"min_driver_unconfirmed", v.min_driver_unconfirmed}});
     return json_text(list);
 }
 

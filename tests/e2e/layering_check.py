@@ -26,6 +26,7 @@ CORE_DOMAINS = {
     "diagnose": {"json", "knowledge", "validate"},
     # Compiled into probes/kernels too: C++17, standard library only (not even util).
     "kernels": set(),
+    "pypi": set(),
 }
 # Domains that probes/ compile as well (C++17, standard library only): not even util, and
 # no third-party header.

@@ -154,7 +154,10 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb) {
             "the driver supports CUDA " + fp["driver"].value("cuda", std::string("?")) +
                 ", the runtime here is CUDA " + runtime,
             need.empty() ? "upgrade the driver"
-                         : "upgrade the driver to " + need + " or newer (CUDA " + runtime + ")");
+                         : "upgrade the driver to " + need + " or newer (CUDA " + runtime + ")" +
+                               (kb.min_driver_unconfirmed(runtime)
+                                    ? "; that floor is unconfirmed in the knowledge base"
+                                    : ""));
     }
     if (err_class == "forward_compat_unsupported")
         add("DR103", "error", "forward compatibility on unsupported hardware (error 804)",

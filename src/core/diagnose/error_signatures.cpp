@@ -106,8 +106,11 @@ ErrorSignature parse_signature(const json& s, const std::string& path, const std
         sig.checks.push_back(parse_check(checks[k], path + ".checks[" + std::to_string(k) + "]"));
     sig.source = string_list(s, path, "source", true, true);
     for (std::size_t k = 0; k < sig.source.size(); ++k)
-        if (!starts_with(sig.source[k], "https://"))
-            fail(path + ".source[" + std::to_string(k) + "]", "expected an https:// URL");
+        // A source is a document (https://) or a package named by its index, never by the
+        // index's host: "PyPI nvidia-cudnn-cu12".
+        if (!starts_with(sig.source[k], "https://") && !starts_with(sig.source[k], "PyPI "))
+            fail(path + ".source[" + std::to_string(k) + "]",
+                 "expected an https:// URL or a package citation (\"PyPI <name>\")");
     if (auto note = s.find("note"); note != s.end() && !note->is_string())
         fail(path + ".note", "expected a string");
     return sig;

@@ -185,7 +185,8 @@ void derive(const Derivation& d, std::map<std::string, std::string>& facts,
             facts.emplace("need_cuda", mm);
             if (const CudaMinor* c = kb.cuda(mm)) {
                 if (auto floor = kb.min_driver(mm); !floor.empty())
-                    facts.emplace("min_driver", floor);
+                    facts.emplace("min_driver",
+                                  kb.min_driver_unconfirmed(mm) ? floor + ", unconfirmed" : floor);
                 if (!c->minor_compat_min_driver.empty())
                     facts.emplace("compat_driver", c->minor_compat_min_driver);
             }

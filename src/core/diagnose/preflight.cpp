@@ -183,6 +183,12 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
     const CudaMinor* cm = cuda.empty() ? nullptr : kb.cuda(cuda);
     std::string min_driver = get(expect, "min-driver");
     if (min_driver.empty() && cm) min_driver = kb.min_driver(cuda);
+    // A floor the knowledge base could not confirm says so wherever it is printed.
+    const bool floor_unconfirmed =
+        get(expect, "min-driver-unconfirmed") == "true" ||
+        (cm && min_driver == kb.min_driver(cuda) && kb.min_driver_unconfirmed(cuda));
+    const std::string floor_text =
+        min_driver + (floor_unconfirmed ? " (unconfirmed in the knowledge base)" : "");
     std::string min_compat = get(expect, "min-driver-compat");
     if (min_compat.empty() && cm) min_compat = cm->minor_compat_min_driver;
     const auto have = Version::parse(driver_version);
@@ -215,7 +221,7 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
     } else if (at_least(*have, min_driver)) {
         path = DriverPath::Native;
         r.driver_verdict =
-            "driver " + driver_version + " meets " + cuda_name + "'s minimum driver " + min_driver;
+            "driver " + driver_version + " meets " + cuda_name + "'s minimum driver " + floor_text;
     } else {
         std::optional<int> family = driver_cuda_major(kb, *have);
         bool same_major = cuda_v && family && *family == cuda_v->major();
@@ -227,7 +233,7 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
             r.driver_verdict = "ok through CUDA minor-version compatibility: driver " +
                                driver_version + " (CUDA " + std::to_string(*family) +
                                ".x family, >= " + min_compat + ") is older than " + cuda_name +
-                               "'s minimum driver " + min_driver +
+                               "'s minimum driver " + floor_text +
                                "; caveat: no PTX JIT of newer PTX (kernels must be compiled for "
                                "the GPU; PTX built by "
                                "the newer toolkit cannot be JIT-compiled by this driver), and APIs "
@@ -243,7 +249,7 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
             r.driver_verdict = "ok only with the CUDA forward-compatibility package (" +
                                compat_package(cuda) + "): driver " + driver_version + " (branch " +
                                branch_name + ") is older than " + cuda_name + "'s minimum driver " +
-                               min_driver +
+                               floor_text +
                                "; forward compatibility works on data-center GPUs only and does "
                                "not work on GeForce/RTX GPUs";
             r.notes.push_back("the image must contain " + compat_package(cuda) +
@@ -253,7 +259,7 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
                               "CUDA-OpenGL/Vulkan interop");
         } else {
             std::string v = "not ok: driver " + driver_version + " is too old for " + cuda_name +
-                            ": it needs driver >= " + min_driver;
+                            ": it needs driver >= " + floor_text;
             if (!min_compat.empty() && cuda_v)
                 v += " (or >= " + min_compat + " of the CUDA " + std::to_string(cuda_v->major()) +
                      ".x family through minor-version compatibility)";

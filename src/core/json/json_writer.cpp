@@ -105,6 +105,12 @@ JsonWriter& JsonWriter::value(int i) {
     return *this;
 }
 
+JsonWriter& JsonWriter::boolean(bool b) {
+    before_value();
+    m_out += b ? "true" : "false";
+    return *this;
+}
+
 JsonWriter& JsonWriter::null() {
     before_value();
     m_out += "null";

@@ -19,6 +19,7 @@ class JsonWriter {
     JsonWriter& value(const std::string& s) { return value(std::string_view(s)); }
     JsonWriter& value(double d);
     JsonWriter& value(int i);
+    JsonWriter& boolean(bool b);
     JsonWriter& null();
     JsonWriter& strings(const std::vector<std::string>& xs);
     // Finishes with a newline and hands the text over.

@@ -30,8 +30,9 @@ void load_cuda(const json& doc, std::vector<CudaMinor>& out) {
         CudaMinor m;
         m.version = c.at("version").get<std::string>();
         for (const auto& r : c.at("releases"))
-            m.releases.push_back(
-                {r.at("version").get<std::string>(), r.at("min_driver_linux").get<std::string>()});
+            m.releases.push_back({r.at("version").get<std::string>(),
+                                  r.at("min_driver_linux").get<std::string>(),
+                                  r.value("unconfirmed", false)});
         m.minor_compat_min_driver = c.at("minor_compat_min_driver_linux").get<std::string>();
         m.sm = c.at("sm").get<std::vector<int>>();
         m.cudart_soname = c.at("cudart_soname").get<std::string>();
@@ -59,12 +60,17 @@ void load_torch(const json& doc, std::vector<TorchRelease>& out) {
         r.version = t.at("version").get<std::string>();
         r.python_min = t.at("python").at("min").get<std::string>();
         r.python_max = t.at("python").at("max").get<std::string>();
+        r.python_free_threaded = str_list(t.at("python"), "free_threaded");
+        r.glibc = str_or_empty(t, "glibc");
         r.torchvision = str_or_empty(t, "torchvision");
         r.torchaudio = str_or_empty(t, "torchaudio");
         for (const auto& [name, v] : t.at("variants").items()) {
             TorchVariant var;
             var.name = name;
             var.cuda = str_or_empty(v, "cuda");
+            var.cuda_runtime = str_or_empty(v, "cuda_runtime");
+            var.cublas = str_or_empty(v, "cublas");
+            var.unconfirmed = v.value("unconfirmed", false);
             var.cudnn = str_or_empty(v, "cudnn");
             var.nccl = str_or_empty(v, "nccl");
             var.arch_list = str_list(v, "arch_list");
@@ -248,6 +254,24 @@ std::string KnowledgeBase::min_driver(const std::string& major_minor) const {
     const CudaMinor* c = cuda(major_minor);
     if (!c || c->releases.empty()) return {};
     return c->releases.back().min_driver;
+}
+
+bool KnowledgeBase::min_driver_unconfirmed(const std::string& major_minor) const {
+    const CudaMinor* c = cuda(major_minor);
+    return c && !c->releases.empty() && c->releases.back().unconfirmed;
+}
+
+std::string KnowledgeBase::min_driver_of_release(const std::string& release,
+                                                 bool* unconfirmed) const {
+    auto v = Version::parse(release);
+    const CudaMinor* c = v ? cuda(v->major_minor()) : nullptr;
+    if (unconfirmed) *unconfirmed = false;
+    if (!c || c->releases.empty()) return {};
+    const CudaRelease* hit = &c->releases.back();
+    for (const auto& r : c->releases)
+        if (r.version == release) hit = &r;
+    if (unconfirmed) *unconfirmed = hit->unconfirmed;
+    return hit->min_driver;
 }
 
 std::vector<std::string> KnowledgeBase::torch_versions() const {

@@ -13,8 +13,9 @@
 namespace td {
 
 struct CudaRelease {
-    std::string version;     // "12.4.1"
-    std::string min_driver;  // Linux toolkit driver floor, "550.54.15" (or a branch "615")
+    std::string version;       // "12.4.1"
+    std::string min_driver;    // Linux toolkit driver floor, "550.54.15" (or a branch "615")
+    bool unconfirmed = false;  // the floor was not read from NVIDIA's own table
 };
 
 struct CudaMinor {
@@ -34,16 +35,20 @@ struct GpuModel {
 };
 
 struct TorchVariant {
-    std::string name;  // "cu121" or "cpu"
-    std::string cuda;  // "12.1", empty for cpu
+    std::string name;                  // "cu121" or "cpu"
+    std::string cuda;                  // "12.1", empty for cpu
+    std::string cuda_runtime, cublas;  // pinned wheel versions, when known
     std::string cudnn, nccl;
-    std::vector<std::string> arch_list;  // "8.0", "9.0+PTX"
+    std::vector<std::string> arch_list;  // "8.0", "9.0+PTX"; empty when unknown
+    bool unconfirmed = false;            // some of its facts were not confirmed (see the data file)
 };
 
 struct TorchRelease {
     std::string version;
     std::string python_min, python_max;
-    std::string torchvision, torchaudio;  // empty when none was released
+    std::vector<std::string> python_free_threaded;  // "3.13t", ...
+    std::string glibc;                              // manylinux floor of its wheels ("2.28")
+    std::string torchvision, torchaudio;            // empty when none was released
     std::vector<TorchVariant> variants;
     const TorchVariant* variant(const std::string& name) const;
     std::vector<std::string> variant_names() const;
@@ -95,8 +100,17 @@ class KnowledgeBase {
     std::string cudart_soname(const std::string& major) const;
     // Toolkit driver floor of CUDA x.y: that of its newest patch release.
     std::string min_driver(const std::string& major_minor) const;
+    // Whether that floor is unconfirmed (what prints it must say so).
+    bool min_driver_unconfirmed(const std::string& major_minor) const;
+    // The floor of one release ("13.4.1"), falling back to its minor's; the flag says
+    // whether it is unconfirmed.
+    std::string min_driver_of_release(const std::string& release, bool* unconfirmed) const;
 
     std::vector<std::string> torch_versions() const;
+    // Why `version` is not a known torch release, in one sentence for an error message:
+    // the range the data covers, releases of the same series, and how to refresh. A
+    // did-you-mean only for a near-typo (text that is not a plain release number).
+    std::string unknown_torch_text(const std::string& version) const;
     std::vector<std::string> gpu_names() const;
     std::vector<std::string> os_ids() const;
     std::vector<std::string> ngc_releases() const;

@@ -205,6 +205,7 @@ void footer(Text& out, const Variant& v) {
         {"base-cudnn", v.base_cudnn},
         {"min-driver", v.min_driver},
         {"min-driver-compat", v.min_driver_compat},
+        {"min-driver-unconfirmed", v.min_driver_unconfirmed ? "true" : ""},
         {"arch-list", join(v.arch_list, ";")},
         {"target-gpus", join(v.target_gpus, ",")},
         {"torch-reports", v.torch_reports},

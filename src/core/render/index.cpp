@@ -42,6 +42,7 @@ std::string render_index(const std::vector<Variant>& variants) {
         w.key("torchvision").value(v.torchvision).key("torchaudio").value(v.torchaudio);
         w.key("cuda").value(v.cuda).key("cudnn").value(v.cudnn).key("nccl").value(v.nccl);
         w.key("min_driver").value(v.min_driver).key("min_driver_compat").value(v.min_driver_compat);
+        if (v.min_driver_unconfirmed) w.key("min_driver_unconfirmed").boolean(true);
         w.key("arch_list").strings(v.arch_list).key("target_gpus").strings(v.target_gpus);
         w.end_object();
         w.key("validate").begin_object();

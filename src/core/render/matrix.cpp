@@ -111,8 +111,7 @@ class Expander {
         std::size_t before = m_diags.count();
         for (std::size_t i = 0; i < m_m->torch.size(); ++i)
             if (!m_kb.torch(m_m->torch[i]))
-                unknown(item_path("torch", i), "torch", m_m->torch[i], m_kb.torch_versions(),
-                        "torch.json");
+                error(item_path("torch", i), m_kb.unknown_torch_text(m_m->torch[i]));
         for (std::size_t i = 0; i < m_m->ngc.size(); ++i)
             if (!m_kb.ngc(m_m->ngc[i])) {
                 std::string msg = "NGC PyTorch release " + quote_value(m_m->ngc[i]) +
@@ -234,6 +233,7 @@ class Expander {
             v.os_family = os->family;
             image_python = os->python;
             v.pip_index = k_wheel_index + wheel;
+            check_glibc(cell, *tr, *os);
             system_python(*os, v);
             if (m_m->base == BaseKind::OsPip)
                 v.base_ref = os->image;
@@ -266,6 +266,15 @@ class Expander {
                      v.flavor + "-" + os.id;
         if (cudnn) v.base_cudnn = rel->cudnn;
         return true;
+    }
+
+    // manylinux wheels need at least the glibc their platform tag names.
+    void check_glibc(const Cell& cell, const TorchRelease& tr, const OsInfo& os) {
+        auto need = Version::parse(tr.glibc), have = Version::parse(os.glibc);
+        if (need && have && *have < *need)
+            error(cell.path("os"), "torch " + tr.version + " wheels need glibc " + tr.glibc +
+                                       " or newer (their manylinux tag); " + os.id + " has glibc " +
+                                       os.glibc);
     }
 
     void system_python(const OsInfo& os, Variant& v) {
@@ -337,14 +346,14 @@ class Expander {
             return error(cell.path("cuda"),
                          "CUDA " + v.cuda + " is not in the knowledge base (data/cuda.json)");
         v.min_driver = m_kb.min_driver(v.cuda);
+        v.min_driver_unconfirmed = m_kb.min_driver_unconfirmed(v.cuda);
         if (!v.base_cuda.empty()) {
-            auto base = Version::parse(v.base_cuda);
-            if (const CudaMinor* bc = base ? m_kb.cuda(base->major_minor()) : nullptr) {
-                std::string floor =
-                    bc->releases.empty() ? std::string() : bc->releases.back().min_driver;
-                for (const auto& r : bc->releases)
-                    if (r.version == v.base_cuda) floor = r.min_driver;
-                v.min_driver = max_driver(v.min_driver, floor);
+            bool unconfirmed = false;
+            std::string floor = m_kb.min_driver_of_release(v.base_cuda, &unconfirmed);
+            if (!floor.empty()) {
+                std::string raised = max_driver(v.min_driver, floor);
+                if (raised != v.min_driver) v.min_driver_unconfirmed = unconfirmed;
+                v.min_driver = raised;
             }
         }
         v.min_driver_compat = c->minor_compat_min_driver;
@@ -371,6 +380,9 @@ class Expander {
             return error(cell.path("ngc"), "the CUDA version of NGC " + rel->release + " (" +
                                                rel->cuda + ") is not in the knowledge base");
         v.min_driver = max_driver(m_kb.min_driver(v.cuda), rel->min_driver);
+        v.min_driver_unconfirmed = v.min_driver == rel->min_driver
+                                       ? rel->unconfirmed
+                                       : m_kb.min_driver_unconfirmed(v.cuda);
         v.min_driver_compat = m_kb.cuda(v.cuda)->minor_compat_min_driver;
     }
 
@@ -430,9 +442,13 @@ class Expander {
                 continue;
             }
             if (!v.arch_list.empty() && !arch_list_covers(v.arch_list, g->cc)) {
-                std::string msg = "torch " + v.torch + "+" + v.wheel_variant +
-                                  " wheels are built for " + join(v.arch_list, ", ") +
-                                  ", which cannot run on " + gpu;
+                const TorchRelease* rel = m_kb.torch(v.torch);
+                const TorchVariant* built = rel ? rel->variant(v.wheel_variant) : nullptr;
+                std::string msg =
+                    "torch " + v.torch + "+" + v.wheel_variant + " wheels are built for " +
+                    join(v.arch_list, ", ") +
+                    (built && built->unconfirmed ? " (unconfirmed in the knowledge base)" : "") +
+                    ", which cannot run on " + gpu;
                 std::vector<std::string> fits;
                 if (const TorchRelease* tr = m_kb.torch(v.torch))
                     for (const auto& tv : tr->variants)

@@ -40,6 +40,23 @@ void check_lock_fit(const std::string& lock_path, const LockDigests& lock,
                  "pins " + ref + ", which no variant uses any more; run `torchdock lock`"});
 }
 
+// A wheel build whose arch list the knowledge base lacks (a release `kb refresh` added from
+// the index, a build seen only downstream) cannot be checked against target GPUs: say so
+// rather than pass it silently.
+void warn_unchecked_targets(const std::string& file, const Manifest& m,
+                            const std::vector<Variant>& variants, std::size_t first,
+                            std::vector<Diagnostic>& warnings) {
+    if (m.target_gpus.empty()) return;
+    for (std::size_t i = first; i < variants.size(); ++i) {
+        const Variant& v = variants[i];
+        if (v.wheel_variant.empty() || v.cuda.empty() || !v.arch_list.empty()) continue;
+        warnings.push_back({file, m.pos_of("$.target_gpus"), "$.target_gpus",
+                            "the knowledge base has no arch list for torch " + v.torch + "+" +
+                                v.wheel_variant + ", so variant " + v.name +
+                                " is not checked against the target GPUs"});
+    }
+}
+
 }  // namespace
 
 RenderPlan plan_render(const std::vector<ManifestSource>& sources, const KnowledgeBase& kb) {
@@ -64,6 +81,7 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
             } else {
                 std::size_t first = plan.variants.size();
                 expand_manifest(manifest, kb, lock, plan.variants, diags);
+                warn_unchecked_targets(src.path, *manifest, plan.variants, first, plan.warnings);
                 if (src.lock_text)
                     check_lock_fit(*src.lock_path, lock, plan.variants, first, plan.warnings);
             }

@@ -39,6 +39,7 @@ struct Variant {
     std::string cudnn, nccl;  // versions torch loads
     std::string base_cudnn;   // cuDNN of an nvidia/cuda cudnn base
     std::string min_driver, min_driver_compat;
+    bool min_driver_unconfirmed = false;  // the knowledge base could not confirm the floor
     std::vector<std::string> arch_list;
     std::vector<std::string> target_gpus;  // knowledge-base model names ("H100")
 };

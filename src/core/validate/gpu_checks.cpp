@@ -124,6 +124,10 @@ void judge_gpu_tier(CheckContext& ctx) {
             "GPUs visible");
 
     std::string driver = str(c, "nvidia_driver"), floor = ctx.expected("min-driver");
+    // A floor the knowledge base could not confirm is labelled so, and printed so.
+    std::string floor_note = ctx.expected("min-driver-unconfirmed") == "true"
+                                 ? " (unconfirmed in the knowledge base)"
+                                 : "";
     if (floor.empty())
         ctx.skip("TD141", "no minimum driver is labelled");
     else if (driver.empty())
@@ -131,10 +135,11 @@ void judge_gpu_tier(CheckContext& ctx) {
     else {
         auto have = Version::parse(driver), want = Version::parse(floor);
         if (have && want && !(*have < *want))
-            ctx.add("TD141", "pass", driver, ">= " + floor, "driver " + driver);
+            ctx.add("TD141", "pass", driver, ">= " + floor + floor_note, "driver " + driver);
         else
-            ctx.add("TD141", "fail", driver, ">= " + floor,
-                    "the host driver " + driver + " is older than the image needs (" + floor + ")",
+            ctx.add("TD141", "fail", driver, ">= " + floor + floor_note,
+                    "the host driver " + driver + " is older than the image needs (" + floor +
+                        floor_note + ")",
                     "upgrade the driver to " + floor +
                         " or newer (or use the cuda-compat package on data-center GPUs)");
     }

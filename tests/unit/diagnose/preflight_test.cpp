@@ -151,7 +151,9 @@ TEST_CASE("preflight over a table of driver x CUDA x GPU cases") {
          false,
          false,
          "end of life",
-         ""},
+         // With CUDA 11.6 in the knowledge base, 11.8 is no longer its oldest CUDA, so it
+         // can tell that a 470 driver predates sm_90.
+         "predates H100 (cc 9.0)"},
         {"12.x on 450 is not ok",
          "12.4",
          "450.80.02",
@@ -425,4 +427,17 @@ TEST_CASE("preflight notes the forward-compatibility package and target GPUs") {
     std::string notes = join(r.notes, "\n");
     CHECK_THAT(notes, ContainsSubstring("L40S is not among the image's target GPUs"));
     CHECK_THAT(notes, !ContainsSubstring("NVIDIA H100 PCIe is not among"));
+}
+
+TEST_CASE("a driver floor the knowledge base could not confirm is printed as unconfirmed") {
+    // CUDA 13.4's floor is only a driver branch (R615) in its release notes.
+    PreflightResult r = check("13.4", "615.20.01", {"H100"});
+    CHECK(r.driver_ok);
+    CHECK_THAT(r.driver_verdict,
+               ContainsSubstring("minimum driver 615 (unconfirmed in the knowledge base)"));
+    r = check("13.4", "580.95.05", {"RTX 5090"});
+    CHECK_THAT(r.driver_verdict, ContainsSubstring("(unconfirmed in the knowledge base)"));
+    // A confirmed floor is printed plainly.
+    r = check("12.4", "550.54.15", {"H100"});
+    CHECK_THAT(r.driver_verdict, !ContainsSubstring("unconfirmed"));
 }

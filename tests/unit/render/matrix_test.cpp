@@ -79,7 +79,7 @@ TEST_CASE("a V100 with CUDA 13 is refused") {
     CHECK_THAT(
         e, ContainsSubstring(
                "$.target_gpus[0]: CUDA 13.0 does not support V100 (sm_70): it targets sm_75 to "
-               "sm_121; sm_70 needs CUDA 11.8 or newer; the last CUDA that supports it is 12.9"));
+               "sm_121; sm_70 needs CUDA 11.6 or newer; the last CUDA that supports it is 12.9"));
 }
 
 TEST_CASE("an NGC tag that does not exist is refused") {
@@ -88,15 +88,40 @@ TEST_CASE("an NGC tag that does not exist is refused") {
                                     "(no nvcr.io/nvidia/pytorch:24.13-py3)"));
 }
 
-TEST_CASE("unknown torch versions, GPUs and OSes get did-you-mean") {
+TEST_CASE("unknown OSes and GPUs get did-you-mean; unknown torch releases say what is covered") {
     auto e = refusal(manifest("os-pip",
                               R"({"torch": ["2.4.2"], "cuda": ["cu121"], "os": ["ubuntu22.4"]})",
                               R"(, "target_gpus": ["H10"])"));
-    CHECK_THAT(e,
-               ContainsSubstring("torch \"2.4.2\" is not in the knowledge base (data/torch.json)"));
-    CHECK_THAT(e, ContainsSubstring("; did you mean"));
+    CHECK_THAT(e, ContainsSubstring("torch \"2.4.2\" is not in the knowledge base: data/torch.json "
+                                    "covers torch 1.13.0 to "));
+    CHECK_THAT(e, ContainsSubstring("its 2.4 releases are 2.4.0, 2.4.1"));
+    CHECK_THAT(e, ContainsSubstring("run `torchdock kb refresh`"));
+    CHECK_THAT(e, !ContainsSubstring("did you mean \"2."));
     CHECK_THAT(e, ContainsSubstring("OS \"ubuntu22.4\" is not in the knowledge base"));
+    CHECK_THAT(e, ContainsSubstring("did you mean \"ubuntu22.04\"?"));
     CHECK_THAT(e, ContainsSubstring("GPU model \"H10\" is not in the knowledge base"));
+}
+
+TEST_CASE("a torch release newer than the knowledge base: coverage and refresh, no did-you-mean") {
+    // 2.99.0 is one edit away from 2.9.0: a plain release number is never "corrected".
+    auto e = refusal(
+        manifest("os-pip", R"({"torch": ["2.99.0"], "cuda": ["cpu"], "os": ["ubuntu22.04"]})"));
+    CHECK_THAT(e,
+               ContainsSubstring("torch \"2.99.0\" is not in the knowledge base: data/torch.json "
+                                 "covers torch 1.13.0 to "));
+    CHECK_THAT(e, ContainsSubstring("and 2.99.0 is newer; run `torchdock kb refresh`"));
+    CHECK_THAT(e, !ContainsSubstring("did you mean"));
+    // Text that is not a release number is a typo (the manifest grammar stops it first);
+    // the knowledge base's own text then suggests the nearest release.
+    e = refusal(
+        manifest("os-pip", R"({"torch": ["2.4.l"], "cuda": ["cpu"], "os": ["ubuntu22.04"]})"));
+    CHECK_THAT(e, ContainsSubstring("torch version \"2.4.l\" is not X.Y.Z"));
+    std::string typo = test::real_kb().unknown_torch_text("2.11.O");
+    CHECK_THAT(typo, ContainsSubstring("torch \"2.11.O\" is not a release number"));
+    CHECK_THAT(typo, ContainsSubstring("did you mean \"2.11.0\"?"));
+    e = refusal(
+        manifest("os-pip", R"({"torch": ["1.12.1"], "cuda": ["cpu"], "os": ["ubuntu22.04"]})"));
+    CHECK_THAT(e, ContainsSubstring("torchdock renders nothing older than 1.13.0"));
 }
 
 TEST_CASE("nvidia/cuda tags that do not exist are refused") {
@@ -142,9 +167,11 @@ TEST_CASE("a GPU the wheels' arch list cannot run is refused, naming variants th
     auto e = refusal(manifest("os-pip",
                               R"({"torch": ["2.9.1"], "cuda": ["cu128"], "os": ["ubuntu24.04"]})",
                               R"(, "target_gpus": ["P100"])"));
+    // That arch list comes from RELEASE.md, not the binaries: the refusal says so.
     CHECK_THAT(e, ContainsSubstring("$.matrix.cuda[0]: torch 2.9.1+cu128 wheels are built for 7.0, "
-                                    "7.5, 8.0, 8.6, 9.0, 10.0, 12.0, which cannot run on P100 "
-                                    "(sm_60); variants of torch 2.9.1 that do: cu126"));
+                                    "7.5, 8.0, 8.6, 9.0, 10.0, 12.0 (unconfirmed in the knowledge "
+                                    "base), which cannot run on P100 (sm_60); variants of torch "
+                                    "2.9.1 that do: cu126"));
 }
 
 TEST_CASE("arch list coverage follows cubin and PTX compatibility") {

@@ -1,0 +1,225 @@
+#include "core/pypi/release_facts.hpp"
+
+#include <algorithm>
+
+#include "util/strings.hpp"
+#include "util/version.hpp"
+
+namespace td::pypi {
+namespace {
+
+// "3.13" -> 13 (the minor of a CPython 3 version); -1 when it is not one.
+int minor_of(const std::string& py) {
+    auto v = Version::parse(py);
+    return v && v->major() == 3 ? v->minor() : -1;
+}
+
+bool glibc_less(const std::string& a, const std::string& b) {
+    auto va = Version::parse(a), vb = Version::parse(b);
+    return va && vb && *va < *vb;
+}
+
+// "nvidia-cudnn-cu13==9.19.0.56", "cuda-toolkit[cublas,cudart]==13.0.2": the requirement
+// without its marker, as cited.
+std::string short_requirement(const Requirement& r) {
+    std::string out = r.name;
+    if (!r.extras.empty()) out += "[" + join(r.extras, ",") + "]";
+    return out + r.specifier.str();
+}
+
+// The applicable requirement whose project name starts with `prefix` ("nvidia-cudnn"
+// matches nvidia-cudnn-cu12 and nvidia-cudnn).
+const Requirement* requirement_with_prefix(const CoreMetadata& md, const MarkerEnvironment& env,
+                                           const std::string& prefix) {
+    for (const Requirement* r : md.applicable(env))
+        if (r->name == prefix || starts_with(r->name, prefix + "-cu")) return r;
+    return nullptr;
+}
+
+std::string spec_value(const SpecifierSet& s) {
+    std::string pinned = s.pinned();
+    return pinned.empty() ? s.str() : pinned;
+}
+
+Fact single(const std::string& path, const std::string& value, const std::string& source) {
+    return Fact{path, {value}, false, source};
+}
+
+}  // namespace
+
+std::string cite_wheel(const std::string& index_label, const std::string& project,
+                       const IndexFile& file) {
+    std::string version = file.wheel ? file.wheel->version : std::string("?");
+    return index_label + " " + project + " " + version + " wheel " + file.filename + " (sha256 " +
+           (file.sha256.empty() ? std::string("not given by the index") : file.sha256) + ")";
+}
+
+const std::string& Fact::value() const {
+    static const std::string empty;
+    return values.empty() ? empty : values.front();
+}
+
+const Fact* ReleaseFacts::find(const std::string& path) const {
+    for (const auto& f : facts)
+        if (f.path == path) return &f;
+    return nullptr;
+}
+
+Result<ReleaseWheels> release_wheels(const ProjectIndex& torch, const std::string& version) {
+    ReleaseWheels rw;
+    rw.version = version;
+    rw.wheels = torch.linux_wheels(version);
+    if (rw.wheels.empty())
+        return Error{ErrorKind::Config,
+                     torch.name + " " + version + " has no Linux x86_64 wheel on the index"};
+    int best = -1;
+    for (const IndexFile* f : rw.wheels)
+        for (const auto& py : f->wheel->cpython_versions())
+            if (!ends_with(py, "t") && minor_of(py) > best) {
+                best = minor_of(py);
+                rw.metadata_wheel = f;
+                rw.metadata_python = py;
+            }
+    if (!rw.metadata_wheel) {
+        rw.metadata_wheel = rw.wheels.front();
+        rw.metadata_python = "3.12";
+    }
+    return rw;
+}
+
+void wheel_name_facts(const std::string& label, const ReleaseWheels& rw, ReleaseFacts& out) {
+    const IndexFile *lo = nullptr, *hi = nullptr, *glibc_wheel = nullptr;
+    int lo_minor = 1000, hi_minor = -1;
+    std::vector<std::pair<int, const IndexFile*>> free_threaded;
+    std::string glibc;
+    std::string project = rw.wheels.front()->wheel->distribution;
+    for (const IndexFile* f : rw.wheels) {
+        for (const auto& py : f->wheel->cpython_versions()) {
+            int m = minor_of(ends_with(py, "t") ? py.substr(0, py.size() - 1) : py);
+            if (m < 0) continue;
+            if (ends_with(py, "t")) {
+                free_threaded.emplace_back(m, f);
+                continue;
+            }
+            if (m < lo_minor) lo_minor = m, lo = f;
+            if (m > hi_minor) hi_minor = m, hi = f;
+        }
+        std::string floor = f->wheel->glibc_floor();
+        if (!floor.empty() && (glibc.empty() || glibc_less(glibc, floor))) {
+            glibc = floor;
+            glibc_wheel = f;
+        }
+    }
+    if (lo && hi) {
+        out.facts.push_back(
+            single("python.min", "3." + std::to_string(lo_minor), cite_wheel(label, project, *lo)));
+        out.facts.push_back(
+            single("python.max", "3." + std::to_string(hi_minor), cite_wheel(label, project, *hi)));
+        std::sort(free_threaded.begin(), free_threaded.end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
+        Fact ft{"python.free_threaded", {}, true, ""};
+        std::vector<std::string> cites;
+        for (const auto& [m, f] : free_threaded) {
+            std::string v = "3." + std::to_string(m) + "t";
+            if (std::find(ft.values.begin(), ft.values.end(), v) != ft.values.end()) continue;
+            ft.values.push_back(v);
+            cites.push_back(cite_wheel(label, project, *f));
+        }
+        ft.source = cites.empty() ? label + " " + project + " " + rw.version + ": none of its " +
+                                        std::to_string(rw.wheels.size()) +
+                                        " Linux x86_64 wheels is a free-threaded (cp3XYt) build"
+                                  : join(cites, "; ");
+        out.facts.push_back(std::move(ft));
+    }
+    if (glibc_wheel)
+        out.facts.push_back(single("glibc", glibc,
+                                   cite_wheel(label, project, *glibc_wheel) + ": platform tag " +
+                                       join(glibc_wheel->wheel->platform_tags, ".")));
+}
+
+std::optional<ToolkitPin> toolkit_pin(const CoreMetadata& md, const MarkerEnvironment& env) {
+    const Requirement* r = md.requirement_on("cuda-toolkit", env);
+    if (!r || r->specifier.pinned().empty()) return std::nullopt;
+    return ToolkitPin{r->specifier.pinned(), r->extras, short_requirement(*r)};
+}
+
+void pin_facts(const std::string& torch_cite, const CoreMetadata& md, const MarkerEnvironment& env,
+               const CoreMetadata* toolkit, const std::string& toolkit_cite, ReleaseFacts& out) {
+    struct Pin {
+        std::string value, source;
+    };
+    auto direct = [&](const std::string& prefix) -> std::optional<Pin> {
+        const Requirement* r = requirement_with_prefix(md, env, prefix);
+        if (!r || r->specifier.empty()) return std::nullopt;
+        return Pin{spec_value(r->specifier),
+                   torch_cite + ": Requires-Dist " + short_requirement(*r)};
+    };
+    auto tk = toolkit_pin(md, env);
+    // A library pinned through the cuda-toolkit meta-package: torch names the extra,
+    // the toolkit's metadata pins the library under that extra.
+    auto via_toolkit = [&](const std::string& extra,
+                           const std::string& prefix) -> std::optional<Pin> {
+        if (!tk || !toolkit ||
+            std::find(tk->extras.begin(), tk->extras.end(), extra) == tk->extras.end())
+            return std::nullopt;
+        MarkerEnvironment with_extra = env;
+        with_extra.extra = extra;
+        const Requirement* r = requirement_with_prefix(*toolkit, with_extra, prefix);
+        if (!r || r->specifier.empty()) return std::nullopt;
+        return Pin{spec_value(r->specifier), torch_cite + ": Requires-Dist " + tk->text + "; " +
+                                                 toolkit_cite + ": Requires-Dist " +
+                                                 short_requirement(*r) + " (extra " + extra + ")"};
+    };
+    auto runtime = direct("nvidia-cuda-runtime");
+    if (!runtime) runtime = via_toolkit("cudart", "nvidia-cuda-runtime");
+    auto cublas = direct("nvidia-cublas");
+    if (!cublas) cublas = via_toolkit("cublas", "nvidia-cublas");
+    auto cudnn = direct("nvidia-cudnn");
+    auto nccl = direct("nvidia-nccl");
+
+    auto rv = runtime ? Pep440Version::parse(runtime->value) : std::nullopt;
+    if (!rv || rv->release().size() < 2) {
+        out.facts.push_back(single("default_variant", "cpu",
+                                   torch_cite + ": no nvidia-cuda-runtime or cuda-toolkit pin"));
+        return;
+    }
+    std::string mm = std::to_string(rv->release()[0]) + "." + std::to_string(rv->release()[1]);
+    std::string name = "cu" + std::to_string(rv->release()[0]) + std::to_string(rv->release()[1]);
+    out.facts.push_back(single("default_variant", name, runtime->source));
+    std::string base = "variants." + name + ".";
+    out.facts.push_back(single(base + "cuda", mm, runtime->source));
+    out.facts.push_back(single(base + "cuda_runtime", runtime->value, runtime->source));
+    if (cublas) out.facts.push_back(single(base + "cublas", cublas->value, cublas->source));
+    if (cudnn) out.facts.push_back(single(base + "cudnn", cudnn->value, cudnn->source));
+    if (nccl) out.facts.push_back(single(base + "nccl", nccl->value, nccl->source));
+}
+
+CompanionPicker::CompanionPicker(const std::string& torch_version)
+    : m_torch(Pep440Version::parse(torch_version)) {}
+
+void CompanionPicker::offer(const std::string& version, const Requirement* r,
+                            const std::string& cite) {
+    if (m_done || !m_torch || !r || r->specifier.empty()) return;
+    Fact f{"", {version}, false, cite + ": Requires-Dist " + short_requirement(*r)};
+    std::string pinned = r->specifier.pinned();
+    auto pv = Pep440Version::parse(pinned);
+    bool prefix = !r->specifier.clauses().empty() && r->specifier.clauses()[0].prefix;
+    if (pv && !prefix && compare(*pv, *m_torch) == 0) {
+        m_exact = f;
+        m_done = true;
+        return;
+    }
+    if (r->specifier.contains(*m_torch)) {
+        if (!m_admits) m_admits = f;
+        return;
+    }
+    if (pv && compare(pv->public_version(), *m_torch) < 0) m_done = true;
+}
+
+std::optional<Fact> CompanionPicker::result(const std::string& path) const {
+    std::optional<Fact> f = m_exact ? m_exact : m_admits;
+    if (f) f->path = path;
+    return f;
+}
+
+}  // namespace td::pypi

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# `torchdock kb refresh` end to end. Usage: kb_refresh_test.sh TORCHDOCK [online]
+#  offline (default): no network needed. An unreachable index is an environment error
+#    (exit 3) that says only refresh needs the index; render and list still work offline.
+#  online: `kb refresh --check` of three releases against PyPI must find the committed
+#    data/torch.json in agreement (exit 0). Exits 77 (CTest's SKIP_RETURN_CODE) with the
+#    reason when PyPI cannot be reached.
+set -uo pipefail
+TD=$(realpath "$1")
+MODE=${2:-offline}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+WORK=$(mktemp -d /tmp/torchdock-kb-XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+cd "$ROOT"
+source "$ROOT/tests/e2e/lib/check.sh"
+
+if [ "$MODE" = offline ]; then
+  cp -r data "$WORK/data"
+  # Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+  run kb refresh --check --data "$WORK/data" --index-url http://127.0.0.1:9/simple/
+  check "an unreachable index exits 3 (environment)" test "$(rc)" = 3
+  check "the error names the index" has err "127.0.0.1:9"
+  check "the error says the other commands work offline" has err "work offline"
+  check "nothing was written" diff -r data "$WORK/data"
+  # The same with no route to any index: render and list never touch the network.
+  https_proxy=http://127.0.0.1:9 http_proxy=http://127.0.0.1:9 run render --check
+  check "render --check works without a network" test "$(rc)" = 0
+  https_proxy=http://127.0.0.1:9 http_proxy=http://127.0.0.1:9 run list
+  check "list works without a network" test "$(rc)" = 0
+  run kb refresh --check --release 2.11.0 --jobs 0
+  check "--jobs 0 is a usage error" test "$(rc)" = 2
+
+  # A local index serving wheels built from the recorded METADATA: torch and torchvision
+  # through PEP 658 .metadata files, cuda-toolkit and torchaudio through range reads of
+  # their zip directories. Their facts are PyPI's, so --check finds data/torch.json in
+  # agreement for 2.11.0.
+  python3 "$ROOT/tests/e2e/lib/fake_index.py" "$ROOT/tests/data/pypi" --pep658 torch torchvision \
+    >"$WORK/port" 2>"$WORK/index.err" &
+  INDEX_PID=$!
+  for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
+  URL="http://127.0.0.1:$(cat "$WORK/port")/simple/"
+  run kb refresh --check --release 2.11.0 --index-url "$URL" --index-name "the test index"
+  check "a local index (PEP 658 and range reads) agrees with data/torch.json for 2.11.0" test "$(rc)" = 0
+  check "it says which index it read" has err "read 1 torch release from the test index"
+  run kb refresh --check --release 2.10.0 --index-url "$URL"
+  check "a release the index lacks is a configuration error" test "$(rc)" = 2
+  check "the error names the release and what the index has" has err "torch \"2.10.0\" has no final Linux x86_64 release"
+  # Writing: a copy of the data without 2.11.0's cuDNN pin gets it back, with its source.
+  python3 - "$WORK/data/torch.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+d = json.load(open(p))
+for t in d["torch"]:
+    if t["version"] == "2.11.0":
+        t["variants"]["cu130"]["cudnn"] = "9.17.1.4"
+        del t["evidence"]["variants.cu130.cudnn"]
+open(p, "w").write(json.dumps(d, indent=2, ensure_ascii=False) + "\n")
+PY
+  run kb refresh --release 2.11.0 --data "$WORK/data" --index-url "$URL" --index-name "the test index"
+  check "refresh writes the corrected fact" test "$(rc)" = 0
+  check "refresh prints what changed" has out "variants.cu130.cudnn: 9.17.1.4 -> 9.19.0.56"
+  check "the fact carries its wheel and hash" has out "source: the test index torch 2.11.0 wheel torch-2.11.0-cp314-cp314-manylinux_2_28_x86_64.whl (sha256 "
+  check "the file holds the fact and its evidence" python3 -c "
+import json, sys
+t = [r for r in json.load(open('$WORK/data/torch.json'))['torch'] if r['version'] == '2.11.0'][0]
+sys.exit(not (t['variants']['cu130']['cudnn'] == '9.19.0.56'
+              and t['evidence']['variants.cu130.cudnn'].startswith('the test index torch 2.11.0 wheel')))"
+  kill "$INDEX_PID" 2>/dev/null
+  finish
+  exit $?
+fi
+
+run kb refresh --check --release 1.13.1 --release 2.11.0 --release 2.15.0
+if [ "$(rc)" = 3 ]; then
+  echo "skip - PyPI cannot be reached: $(tail -1 "$WORK/err")"
+  exit 77
+fi
+check "kb refresh --check of 1.13.1, 2.11.0, 2.15.0 agrees with PyPI (exit 0)" test "$(rc)" = 0
+check "it read three releases from PyPI" has err "read 3 torch releases from PyPI"
+check "it reports no differing fact" has err "0 facts differ"
+if [ "$(rc)" != 0 ]; then cat "$WORK/out" "$WORK/err"; fi
+finish

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""A local PEP 691 package index for the kb refresh tests: serves wheels built from the
+recorded METADATA files (tests/data/pypi), answers HTTP Range requests (206), and serves
+PEP 658 <wheel>.metadata for the projects named in --pep658 (their wheels themselves are
+refused, so only the .metadata route works; the others must be read with range requests). Prints its port, then serves until killed.
+Usage: fake_index.py DATA_DIR [--pep658 PROJECT ...]"""
+import hashlib, http.server, io, json, sys, zipfile
+
+data_dir = sys.argv[1]
+pep658 = set(sys.argv[3:]) if len(sys.argv) > 2 and sys.argv[2] == "--pep658" else set()
+
+def wheel(dist, version, tag, metadata_file):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(f"{dist}/__init__.py", "# padding so the member is not at offset 0\n" * 200)
+        z.writestr(f"{dist}-{version}.dist-info/METADATA", open(f"{data_dir}/{metadata_file}").read())
+        z.writestr(f"{dist}-{version}.dist-info/RECORD", "")
+    return f"{dist}-{version}-{tag}.whl", buf.getvalue()
+
+TORCH_TAGS = ["cp310-cp310", "cp311-cp311", "cp312-cp312", "cp313-cp313", "cp313-cp313t",
+              "cp314-cp314", "cp314-cp314t"]
+projects = {
+    "torch": [wheel("torch", "2.11.0", t + "-manylinux_2_28_x86_64", "torch-2.11.0.METADATA")
+              for t in TORCH_TAGS],
+    "cuda-toolkit": [wheel("cuda_toolkit", "13.0.2", "py2.py3-none-any", "cuda-toolkit-13.0.2.METADATA")],
+    "torchvision": [wheel("torchvision", "0.26.0", "cp313-cp313-manylinux_2_28_x86_64",
+                          "torchvision-0.26.0.METADATA")],
+    "torchaudio": [wheel("torchaudio", "2.11.1", "py3-none-manylinux_2_28_x86_64",
+                         "torchaudio-2.11.1.METADATA")],
+}
+files = {}
+for project, wheels in projects.items():
+    for name, blob in wheels:
+        files[name] = (project, blob)
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def send(self, code, body, ctype, extra=()):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in extra:
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        parts = self.path.strip("/").split("/")
+        if len(parts) == 2 and parts[0] == "simple" and parts[1] in projects:
+            page = {"meta": {"api-version": "1.1"}, "name": parts[1], "files": []}
+            for name, blob in projects[parts[1]]:
+                f = {"filename": name, "url": f"../../files/{name}", "size": len(blob),
+                     "hashes": {"sha256": hashlib.sha256(blob).hexdigest()}, "yanked": False}
+                if parts[1] in pep658:
+                    md = zipfile.ZipFile(io.BytesIO(blob)).read(
+                        [n for n in zipfile.ZipFile(io.BytesIO(blob)).namelist() if n.endswith("/METADATA")][0])
+                    f["core-metadata"] = {"sha256": hashlib.sha256(md).hexdigest()}
+                page["files"].append(f)
+            return self.send(200, json.dumps(page).encode(), "application/vnd.pypi.simple.v1+json")
+        if len(parts) == 2 and parts[0] == "files":
+            name = parts[1]
+            if name.endswith(".metadata") and name[:-9] in files and files[name[:-9]][0] in pep658:
+                blob = files[name[:-9]][1]
+                z = zipfile.ZipFile(io.BytesIO(blob))
+                md = z.read([n for n in z.namelist() if n.endswith("/METADATA")][0])
+                return self.send(200, md, "application/octet-stream")
+            if name in files:
+                if files[name][0] in pep658:  # its metadata must be read through PEP 658
+                    return self.send(403, b"read the .metadata file", "text/plain")
+                blob = files[name][1]
+                rng = self.headers.get("Range", "")
+                if rng.startswith("bytes="):
+                    a, b = rng[6:].split("-")
+                    if a == "":
+                        start, end = max(0, len(blob) - int(b)), len(blob) - 1
+                    else:
+                        start, end = int(a), min(int(b), len(blob) - 1)
+                    return self.send(206, blob[start:end + 1], "application/octet-stream",
+                                     [("Content-Range", f"bytes {start}-{end}/{len(blob)}")])
+                return self.send(200, blob, "application/octet-stream")
+        self.send(404, b"not found", "text/plain")
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
