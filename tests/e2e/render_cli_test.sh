@@ -97,4 +97,39 @@ else
   bad "hadolint is not installed (scripts/install-deps.sh installs it)"
 fi
 
+# 9. Hostile trees and names (adversarial report D1, D5, D11, D16, D12): refused, nothing
+# written, nothing waited on.
+mkdir -p "$WORK/inj"
+python3 - "$WORK/inj" <<'PY'
+import shutil, sys
+shutil.copy("manifests/debian-cpu.json",
+            sys.argv[1] + "/x\nFROM debian:bookworm\nRUN echo INJECTED > pwned.txt; id\nRUN true #.json")
+PY
+run render --manifests "$WORK/inj" --out "$WORK/inj-out"
+check "a manifest named with a newline and a FROM line: exit 2" test "$(rc)" = 2
+check "...nothing is rendered" test ! -e "$WORK/inj-out"
+check "...the name is shown escaped on one line" has err 'x\nFROM debian:bookworm'
+mkdir -p "$WORK/ff" && cp manifests/debian-cpu.json "$WORK/ff/"
+cp manifests/debian-cpu.json "$WORK/ff/x"$'\xff'".json"
+run render --manifests "$WORK/ff" --out "$WORK/ff-out"
+check "a manifest file name that is not UTF-8: exit 2, no internal error" \
+  bash -c "[ \"\$(cat '$WORK/rc')\" = 2 ] && ! grep -q 'internal error' '$WORK/err'"
+mkdir -p "$WORK/foreign" && echo '{"my": "own"}' >"$WORK/foreign/index.json"
+run render --only '*' --out "$WORK/foreign"
+check "render --only into a foreign directory: refused (exit 2)" test "$(rc)" = 2
+check "...its index.json is untouched" grep -q '"my": "own"' "$WORK/foreign/index.json"
+mkdir -p "$WORK/fifo" && cp manifests/debian-cpu.json "$WORK/fifo/" && mkfifo "$WORK/fifo/debian-cpu.lock.json"
+timeout 10 "$TD" render --manifests "$WORK/fifo" --out "$WORK/fifo-out" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
+check "a lock file that is a FIFO: refused at once (exit 2, no hang)" test "$(rc)" = 2
+check "...naming it a FIFO" has err "FIFO"
+ln -sf /dev/zero "$WORK/fifo/debian-cpu.lock.json"
+timeout 10 "$TD" render --manifests "$WORK/fifo" --out "$WORK/fifo-out" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
+check "a lock file that is /dev/zero: refused at once" test "$(rc)" = 2
+mkdir -p "$WORK/dangling" && cp manifests/debian-cpu.json "$WORK/dangling/" && ln -s nowhere "$WORK/dangling/a.json"
+run render --manifests "$WORK/dangling" --out "$WORK/dangling-out"
+check "a dangling *.json beside a good manifest: refused, not skipped" test "$(rc)" = 2
+check "...naming the entry" has err "a.json"
+run render --manifests manifests/debian-cpu.json
+check "--manifests naming a file says it is not a directory" has err "is not a directory"
+
 finish

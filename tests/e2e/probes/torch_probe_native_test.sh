@@ -59,10 +59,24 @@ import ast, sys
 ast.parse(open(sys.argv[1]).read(), filename=sys.argv[1], feature_version=(3, 7))' "$PROBE"
 f0=$fail
 PYOPTS="-I -S" probe python3   # -S: no site-packages, so no torch whatever python3 has
-check "without torch: exit 3" test "$(rc)" = 3
-check "without torch: status error" is 'j["status"]' error
-check "without torch: reason names the import failure" is '"import torch failed" in j["reason"]' true
+check "without torch: waived, exit 2 (an observation, not an error)" test "$(rc)" = 2
+check "without torch: status waived" is 'j["status"]' waived
+check "without torch: reason says no torch module" is '"no torch module" in j["reason"]' true
+check "without torch: the interpreter is named" is 'bool(j["data"]["python_executable"])' true
 check "without torch: schema 1, probe torch" is '[j["schema"], j["probe"]]' '[1, "torch"]'
+show_on_failure "$f0"
+
+# A torch that is there but does not import (as when nvidia-nccl-cu12 is missing): fail,
+# with the import error as the evidence.
+f0=$fail
+mkdir -p "$WORK/broken/torch"
+printf 'raise ImportError("libnccl.so.2: cannot open shared object file: No such file or directory")\n' \
+  >"$WORK/broken/torch/__init__.py"
+PYTHONPATH="$WORK/broken" PYOPTS="-S" probe python3
+check "torch that does not import: exit 1" test "$(rc)" = 1
+check "torch that does not import: status fail" is 'j["status"]' fail
+check "torch that does not import: the import error is the evidence" \
+  is 'j["data"]["import_error"]' "ImportError: libnccl.so.2: cannot open shared object file: No such file or directory"
 show_on_failure "$f0"
 
 PY=${TORCHDOCK_TEST_PYTHON:-}

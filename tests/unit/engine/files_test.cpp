@@ -1,5 +1,6 @@
 #include "engine/files.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch_test_macros.hpp>
@@ -81,4 +82,119 @@ TEST_CASE("reading a missing file is an error that names it") {
     auto r = engine::read_text_file("/nonexistent/x.json");
     REQUIRE_FALSE(r);
     CHECK(r.error().message.find("/nonexistent/x.json") != std::string::npos);
+}
+
+namespace {
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+void spit(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+}  // namespace
+
+TEST_CASE(
+    "inputs: a FIFO, a device, a directory or a dangling symlink is refused at once, "
+    "naming what it is",
+    "[regression]") {
+    TempDir tmp;
+    fs::path fifo = tmp.path / "x.lock.json";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    auto r = engine::read_text_file(fifo);  // would block forever on an open for reading
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("FIFO") != std::string::npos);
+    fs::path dev = tmp.path / "zero.json";
+    fs::create_symlink("/dev/zero", dev);
+    r = engine::read_text_file(dev);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("device") != std::string::npos);
+    r = engine::read_text_file(tmp.path);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("directory") != std::string::npos);
+    fs::create_symlink(tmp.path / "nowhere", tmp.path / "dangling.json");
+    r = engine::read_text_file(tmp.path / "dangling.json");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("symlink to nothing") != std::string::npos);
+}
+
+TEST_CASE("inputs: a file over the cap is refused with both sizes", "[regression]") {
+    TempDir tmp;
+    spit(tmp.path / "big.json", std::string(2000, 'x'));
+    auto r = engine::read_text_file(tmp.path / "big.json", 1000);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("2000 bytes, over the limit of 1000") != std::string::npos);
+    CHECK(engine::read_text_file(tmp.path / "big.json", 2000).value() == std::string(2000, 'x'));
+}
+
+TEST_CASE("trees: nothing below the root is read or written through a symlink", "[regression]") {
+    TempDir tmp;
+    fs::path outside = tmp.path / "outside";
+    fs::create_directories(outside);
+    spit(outside / "Dockerfile", "FROM evil\n");
+    fs::path tree = tmp.path / "dockerfiles";
+    fs::create_directories(tree);
+    fs::create_directory_symlink(outside, tree / "v-quick");  // a committed symlink
+    auto read = engine::read_file_in_tree(tree, "v-quick/Dockerfile");
+    REQUIRE_FALSE(read);
+    CHECK(read.error().message.find("symlink") != std::string::npos);
+    // Writing below it is refused too, and nothing lands in `outside`.
+    auto st = engine::write_files(tree, {{"v-quick/Dockerfile", "FROM good\n"}});
+    REQUIRE_FALSE(st);
+    CHECK(slurp(outside / "Dockerfile") == "FROM evil\n");
+    CHECK(engine::read_file_in_tree(tree, "../outside/Dockerfile")
+              .error()
+              .message.find("only plain names") != std::string::npos);
+}
+
+TEST_CASE("trees: a symlink at a file's own name is replaced, its target never written",
+          "[regression]") {
+    TempDir tmp;
+    fs::path victim = tmp.path / "bashrc";
+    spit(victim, "keep me\n");
+    fs::path work = tmp.path / "work" / "v-quick";
+    fs::create_directories(work);
+    fs::create_symlink(victim, work / "Dockerfile");
+    fs::create_symlink(victim, work / "build.log");
+    REQUIRE(engine::write_files(tmp.path / "work", {{"v-quick/Dockerfile", "FROM x\n"}}));
+    auto log = engine::OutputFile::create(tmp.path / "work", "v-quick/build.log");
+    REQUIRE(log);
+    REQUIRE(log->write("step 1\n"));
+    CHECK(slurp(victim) == "keep me\n");
+    CHECK_FALSE(fs::is_symlink(work / "Dockerfile"));
+    CHECK_FALSE(fs::is_symlink(work / "build.log"));
+    CHECK(slurp(work / "Dockerfile") == "FROM x\n");
+}
+
+TEST_CASE(
+    "render --only: never writes into a tree torchdock did not render, nor through a "
+    "symlink",
+    "[regression]") {
+    TempDir tmp;
+    fs::path foreign = tmp.path / "foreign";
+    fs::create_directories(foreign);
+    spit(foreign / "index.json", "{\"my\": \"own\"}");
+    auto st = engine::write_into_rendered_tree(foreign, {{"index.json", "{}"}});
+    REQUIRE_FALSE(st);
+    CHECK(st.error().kind == ErrorKind::Config);
+    CHECK(slurp(foreign / "index.json") == "{\"my\": \"own\"}");
+    fs::path rendered = tmp.path / "rendered";
+    REQUIRE(engine::write_tree_atomically(
+        rendered, {{"index.json", "{\n  \"generator\": \"torchdock\"\n}\n"}}));
+    fs::create_directory_symlink(rendered, tmp.path / "link");
+    CHECK_FALSE(engine::write_into_rendered_tree(tmp.path / "link", {{"a/Dockerfile", "x"}}));
+    CHECK(engine::write_into_rendered_tree(rendered, {{"a/Dockerfile", "x"}}));
+    CHECK(slurp(rendered / "a" / "Dockerfile") == "x");
+}
+
+TEST_CASE("report paths are checked before any work: empty, a directory, a missing directory",
+          "[regression]") {
+    TempDir tmp;
+    CHECK(engine::check_output_file("--json", "").error().kind == ErrorKind::Usage);
+    CHECK(engine::check_output_file("--json", tmp.path.string())
+              .error()
+              .message.find("is a directory") != std::string::npos);
+    auto missing = engine::check_output_file("--json", (tmp.path / "no" / "x.json").string());
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().message.find("does not exist") != std::string::npos);
+    CHECK_FALSE(fs::exists(tmp.path / "no"));  // no silent mkdir
+    CHECK(engine::check_output_file("--json", (tmp.path / "x.json").string()));
 }

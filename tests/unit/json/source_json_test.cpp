@@ -3,6 +3,9 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include "core/json/diagnostics.hpp"
+#include "core/json/json_text.hpp"
+
 using namespace td;
 using Catch::Matchers::ContainsSubstring;
 
@@ -54,4 +57,27 @@ TEST_CASE("integers are told apart from fractions") {
     CHECK_FALSE(r.value.items[1].is_integer());
     CHECK_FALSE(r.value.items[2].is_integer());
     CHECK(r.value.items[3].number == -3);
+}
+
+TEST_CASE("a UTF-8 byte order mark at the start is not content", "[regression]") {
+    auto r = parse_source_json("\xEF\xBB\xBF{\"a\": 1}");
+    CHECK(r.errors.empty());
+}
+
+TEST_CASE("JSON from outside is parsed with a depth limit (a 50,000-deep fingerprint)",
+          "[regression]") {
+    std::string why;
+    std::string deep = std::string(50000, '[') + std::string(50000, ']');
+    CHECK_FALSE(parse_json_bounded(deep, why));
+    CHECK(why.find("deeper than 64") != std::string::npos);
+    CHECK(parse_json_bounded(R"({"schema": 1, "a": [[1]]})", why));
+    CHECK_FALSE(parse_json_bounded("{", why));
+}
+
+TEST_CASE("diagnostics keep the first 100 problems of a file and count the rest", "[regression]") {
+    Diagnostics d("m.json");
+    for (int i = 0; i < 3500; ++i) d.add({1, 1}, "$.pip", "bad");
+    CHECK(d.count() == 3500);
+    REQUIRE(d.items().size() == 101);
+    CHECK(d.items().back().message.find("and 3400 more problems") != std::string::npos);
 }

@@ -117,3 +117,38 @@ TEST_CASE("a lock file that no longer fits its manifest is warned about, not ign
     CHECK_THAT(all, ContainsSubstring("does not pin nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04"));
     CHECK_THAT(all, ContainsSubstring("pins debian:trixie, which no variant uses any more"));
 }
+
+TEST_CASE("a manifest file name with a newline and a FROM line is refused; nothing renders",
+          "[regression]") {
+    // Adversarial report D1: the path reached the header comment and a LABEL raw.
+    auto text = engine::read_text_file(test::source_path("tests/data/golden.json"));
+    REQUIRE(text);
+    std::string evil = "manifests/x\nFROM debian:bookworm\nRUN echo INJECTED; id\nRUN true #.json";
+    RenderPlan plan = plan_render({ManifestSource{evil, text.value(), {}, {}}}, test::real_kb());
+    CHECK(plan.files.empty());
+    REQUIRE_FALSE(plan.problems.empty());
+    std::string shown = format_diagnostic(plan.problems.front());
+    CHECK_THAT(shown, ContainsSubstring("control character"));
+    CHECK(shown.find('\n') == std::string::npos);  // the name is shown escaped, on one line
+    for (const char* bad : {"manifests/x\xff.json", "manifests/Upper.json", "manifests/a_b.json",
+                            "manifests/.json", "manifests/x.yaml"}) {
+        INFO(bad);
+        CHECK(plan_render({ManifestSource{bad, text.value(), {}, {}}}, test::real_kb())
+                  .files.empty());
+    }
+}
+
+TEST_CASE("dockerfile_quote never writes a control byte, whatever reaches it") {
+    CHECK(dockerfile_quote("a\nFROM x") == "\"a\\\\x0aFROM x\"");
+    CHECK(dockerfile_quote("say \"$HOME\"\\") == "\"say \\\"\\$HOME\\\"\\\\\"");
+}
+
+TEST_CASE("a matrix whose exclude rules remove every cell is an error, not an empty family",
+          "[regression]") {
+    std::string manifest = R"({"schema": 1, "name": "t", "image": "torchdock/t",
+        "base": "debian-torch", "matrix": {"os": ["debian12"], "exclude": [{"os": "debian12"}]}})";
+    RenderPlan plan =
+        plan_render({ManifestSource{"manifests/t.json", manifest, {}, {}}}, test::real_kb());
+    REQUIRE_FALSE(plan.problems.empty());
+    CHECK_THAT(test::problems_text(plan), ContainsSubstring("remove every cell"));
+}

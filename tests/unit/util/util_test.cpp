@@ -40,3 +40,19 @@ TEST_CASE("quote_value shows control characters instead of acting on them") {
     CHECK(quote_value("a\nb") == "\"a\\nb\"");
     CHECK(quote_value("\x1b[31m") == "\"\\x1b[31m\"");
 }
+
+TEST_CASE(
+    "shown text: invalid UTF-8, C1 controls and bidi overrides are escaped; real UTF-8 "
+    "stays; a cut counts characters",
+    "[regression]") {
+    CHECK(terminal_text("\x1b]0;PWNED\x07\x1b[2Jred\nnext") ==
+          "\\x1b]0;PWNED\\x07\\x1b[2Jred\\nnext");
+    CHECK(terminal_text("caf\xc3\xa9 \xff\xfe") == "caf\xc3\xa9 \\xff\\xfe");
+    CHECK(terminal_text("x\xe2\x80\xaey") == "x\\u202ey");
+    CHECK(quote_value("a\"b") == "\"a\\\"b\"");
+    CHECK(terminal_text(std::string(300, 'x'), 200).size() == 200 + 3);
+    CHECK(is_valid_utf8("caf\xc3\xa9"));
+    CHECK_FALSE(is_valid_utf8("\xc0\x80"));      // overlong
+    CHECK_FALSE(is_valid_utf8("\xed\xa0\x80"));  // surrogate
+    CHECK_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));
+}

@@ -355,3 +355,14 @@ TEST_CASE("TD110/TD111: probe-libs finding nothing to resolve is a skip, not a p
     CHECK_THAT(check(r, "TD110").message, ContainsSubstring("no CUDA libraries and no torch"));
     CHECK(check(r, "TD111").status == "skip");
 }
+
+TEST_CASE("--expect values are checked: versions, thresholds, one line", "[regression]") {
+    CHECK(parse_expect_overrides({"cuda=12.4", "torch=2.4.1+cu124", "validate.shm-min-mb=1024"}));
+    for (const char* bad : {"cuda=99999999999999999999.1", "cudnn=abc", "torch=2.4; rm -rf /",
+                            "validate.shm-min-mb=-1", "nccl=", "python=3.11\n"}) {
+        INFO(bad);
+        auto r = parse_expect_overrides({bad});
+        REQUIRE_FALSE(r);
+        CHECK(r.error().kind == ErrorKind::Usage);
+    }
+}
