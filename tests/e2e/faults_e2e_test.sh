@@ -37,6 +37,14 @@ check "...TD110 is an error, not a skip" bash -c "[[ '$(status_of TD110)' == err
 check "...the summary does not say passed" bash -c "! grep -q '1 of 1 images passed' '$WORK/out'"
 check "...no container is left" test "$(leftovers)" = 0
 
+# --- a probe that floods its output is read bounded and is an error, not a pass (D13) -------
+FLOOD=$WORK/flood
+mkdir -p "$FLOOD" && cp "$PROBES"/* "$FLOOD"/
+printf '#!/bin/sh\nhead -c 20000000 /dev/zero | tr "\\0" x\necho\nexit 0\n' >"$FLOOD/probe-libs"
+run validate "$IMG" --probes "$FLOOD" --json "$WORK/v.json"
+check "a probe printing a 20 MB line: TD110 is an error naming the cap ($(status_of TD110 | cut -c1-80))" \
+  bash -c "[[ '$(status_of TD110)' == error\|*'more than 8 MiB'* ]]"
+
 # --- an image without torch and without labels fails (D19) ----------------------------------
 run validate "$IMG" --probes "$PROBES" --json "$WORK/v.json"
 check "plain Debian (no torch, no labels): exit 1" test "$(rc)" = 1
