@@ -26,9 +26,14 @@ fi
 if [ ${#missing[@]} -gt 0 ]; then
   need_root
   if [ ! -f "$BACKPORTS" ]; then
-    cat > "$BACKPORTS" <<'SRC'
+    # bookworm-backports from the mirror this machine's apt already uses (no host is
+    # written here: the first Debian URI in its sources).
+    mirror=$(grep -hoE '^(URIs: *|deb +(\[[^]]*\] +)?)[a-z]+://[^ ]+' /etc/apt/sources.list.d/*.sources \
+               /etc/apt/sources.list 2>/dev/null | grep -v -- '-security' | head -n 1 | awk '{print $NF}')
+    [ -n "$mirror" ] || { echo "install-deps: no Debian mirror found in the apt sources" >&2; exit 3; }
+    cat > "$BACKPORTS" <<SRC
 Types: deb
-URIs: http://deb.debian.org/debian
+URIs: $mirror
 Suites: bookworm-backports
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg

@@ -127,8 +127,12 @@ inline int finish(const char* name, Exit status, const std::string& reason, cons
 class Library {
   public:
     Library() = default;
-    explicit Library(std::initializer_list<const char*> sonames) {
-        for (const char* name : sonames) {
+    explicit Library(std::initializer_list<const char*> sonames)
+        : Library(std::vector<std::string>(sonames.begin(), sonames.end())) {}
+    // Tries each name in turn: a soname (the loader's search) or an absolute path (that file).
+    explicit Library(const std::vector<std::string>& names) {
+        for (const std::string& name_string : names) {
+            const char* name = name_string.c_str();
             m_handle = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
             if (m_handle) {
                 m_soname = name;
@@ -185,6 +189,14 @@ class Library {
     bool m_absent = true;
 };
 
+// The file given by a --library=PATH flag when there is one, else the sonames the loader
+// would search for.
+inline std::vector<std::string> path_or_sonames(const std::string& path,
+                                                std::initializer_list<const char*> sonames) {
+    if (!path.empty()) return {path};
+    return std::vector<std::string>(sonames.begin(), sonames.end());
+}
+
 // Splits `s` at `sep`; empty pieces are dropped unless `keep_empty`.
 inline std::vector<std::string> split(const std::string& s, char sep, bool keep_empty = true) {
     std::vector<std::string> out;
@@ -196,6 +208,21 @@ inline std::vector<std::string> split(const std::string& s, char sep, bool keep_
         if (p == std::string::npos) return out;
         start = p + 1;
     }
+}
+
+// The probe's flags after parse_flags: "" when they are all in `known`, else an error text
+// ("unknown argument --x (probe-cuda takes --library=PATH)").
+inline std::string unknown_flag(const std::map<std::string, std::string>& flags,
+                                std::initializer_list<const char*> known,
+                                const std::string& usage) {
+    for (const auto& kv : flags) {
+        bool ok = false;
+        for (const char* k : known) ok = ok || kv.first == k;
+        if (!ok)
+            return "unknown argument " + (kv.first == "?" ? kv.second : "--" + kv.first) + " (" +
+                   usage + ")";
+    }
+    return {};
 }
 
 // Parses "--name=value" flags; unknown flags are an error the probe reports.

@@ -42,10 +42,12 @@ struct Runtime {
     PROBE_CUDART_FN(cudaGetLastError);
     std::string missing;  // the first function dlsym did not find
 
-    // Loads the newest libcudart that the loader finds. False when none loads or a
-    // function is missing (then lib.error() or `missing` says which).
-    bool load() {
-        lib = Library({"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"});
+    // Loads `path` (the libcudart torch loaded), else the newest libcudart the loader finds.
+    // False when none loads or a function is missing (then lib.error() or `missing` says
+    // which).
+    bool load(const std::string& path = {}) {
+        lib = Library(
+            path_or_sonames(path, {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"}));
         if (!lib.ok()) return false;
 #define PROBE_CUDART_LOAD(name)                  \
     name = lib.symbol<decltype(&::name)>(#name); \

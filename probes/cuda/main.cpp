@@ -43,16 +43,13 @@ int main(int argc, char** argv) {
     const char* kName = "cuda";
     auto flags = probe::parse_flags(argc, argv);
     Json data = Json::object();
-    if (!flags.empty()) {
-        std::string bad =
-            flags.begin()->first == "?" ? flags.begin()->second : "--" + flags.begin()->first;
-        return probe::finish(kName, probe::kError,
-                             "unknown argument " + bad + " (probe-cuda takes no flags)", data);
-    }
+    if (auto bad = probe::unknown_flag(flags, {"library"}, "probe-cuda takes --library=PATH");
+        !bad.empty())
+        return probe::finish(kName, probe::kError, bad, data);
 
     std::string nvidia = probe::cuda::nvidia_driver_version();
     probe::cuda::Runtime rt;
-    if (!rt.load()) {
+    if (!rt.load(flags.count("library") ? flags["library"] : "")) {
         std::string why = rt.lib.ok() ? "libcudart has no " + rt.missing
                                       : "no libcudart loads: " + rt.lib.error();
         std::printf("cuda: %s\n", why.c_str());

@@ -55,9 +55,10 @@ struct Cudnn {
     PROBE_FN(cudnnConvolutionForward);
     std::string missing;
 
-    // cuDNN 9 first; 8 has the same legacy convolution API (9 keeps it, deprecated).
-    bool load() {
-        lib = probe::Library({"libcudnn.so.9", "libcudnn.so.8"});
+    // `path` (the libcudnn torch loaded), else cuDNN 9 first; 8 has the same legacy
+    // convolution API (9 keeps it, deprecated).
+    bool load(const std::string& path) {
+        lib = probe::Library(probe::path_or_sonames(path, {"libcudnn.so.9", "libcudnn.so.8"}));
         if (!lib.ok()) return false;
 #define PROBE_LOAD(name)                         \
     name = lib.symbol<decltype(&::name)>(#name); \
@@ -268,15 +269,13 @@ int main(int argc, char** argv) {
     const char* kName = "cudnn";
     auto flags = probe::parse_flags(argc, argv);
     Json data = Json::object();
-    if (!flags.empty()) {
-        std::string bad =
-            flags.begin()->first == "?" ? flags.begin()->second : "--" + flags.begin()->first;
-        return probe::finish(kName, probe::kError,
-                             "unknown argument " + bad + " (probe-cudnn takes no flags)", data);
-    }
+    if (auto bad = probe::unknown_flag(flags, {"library", "cudart"},
+                                       "probe-cudnn takes --library=PATH and --cudart=PATH");
+        !bad.empty())
+        return probe::finish(kName, probe::kError, bad, data);
 
     Cudnn dnn;
-    dnn.load();
+    dnn.load(flags.count("library") ? flags["library"] : "");
     const bool versions_ok = dnn.lib.ok() && dnn.cudnnGetVersion && dnn.cudnnGetCudartVersion;
     const size_t version = versions_ok ? dnn.cudnnGetVersion() : 0;
     const size_t cudart_version = versions_ok ? dnn.cudnnGetCudartVersion() : 0;
@@ -299,7 +298,7 @@ int main(int argc, char** argv) {
         CUDNN_VERSION);
 
     probe::cuda::Runtime rt;
-    if (!rt.load()) {
+    if (!rt.load(flags.count("cudart") ? flags["cudart"] : "")) {
         data.set("conv", Json());
         std::string why = rt.lib.ok() ? "libcudart has no " + rt.missing
                                       : "no libcudart loads: " + rt.lib.error();

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "content_version.hpp"
 #include "elf.hpp"
 #include "ldcache.hpp"
 #include "loader.hpp"
@@ -26,6 +27,8 @@
 
 using namespace libsprobe;
 using probe::Json;
+using probe::libs::content_version;
+using probe::libs::ContentVersion;
 
 namespace {
 
@@ -189,8 +192,15 @@ struct Duplicates {
                     if (v.size() > version.size()) version = v;
                 }
                 std::vector<std::string> seen(c->seen.begin(), c->seen.end());
-                list.push(Json::object(
-                    {{"path", c->real}, {"version", version}, {"seen_as", Json::array_of(seen)}}));
+                // The name can say less than the file (the wheels ship only libcudnn.so.9):
+                // ask the file itself.
+                ContentVersion content = content_version(fam, c->real);
+                Json copy = Json::object(
+                    {{"path", c->real}, {"version", version}, {"seen_as", Json::array_of(seen)}});
+                copy.set("content_version",
+                         content.version.empty() ? Json() : Json(content.version));
+                if (!content.error.empty()) copy.set("content_error", content.error);
+                list.push(copy);
             }
             out.push(Json::object({{"name", fam}, {"copies", list}}));
         }
@@ -326,6 +336,9 @@ int finish(probe::Exit status, const std::string& reason, const Json& data) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // A child asked for one library's version (content_version.hpp).
+    if (argc == 2 && std::strncmp(argv[1], "--ask-version=", 14) == 0)
+        return probe::libs::answer_version_request(argv[1] + 14);
     auto flags = probe::parse_flags(argc, argv);
     std::vector<std::string> extra_roots, extra_sites;
     int max_depth = 64;
@@ -399,21 +412,11 @@ int main(int argc, char** argv) {
         if (!f || (!res.elf(f->path).soname.empty() && res.elf(f->path).soname != n)) continue;
         add_root(f->path, "loader-search", f->via);
     }
-    // (2) pip wheels (nvidia-*-cu12/13 in nvidia/*/lib) and torch in every site dir.
+    // (2) pip wheels (nvidia-*-cu12/13 in nvidia/*/lib) and torch in the site directories of
+    // the interpreter that runs torch (--site-dirs, from the torch probe): no fixed list.
     std::vector<std::string> sites;
     {
         std::set<std::string> seen;
-        std::vector<std::string> patterns;
-        for (const char* prefix :
-             {"/usr/lib", "/usr/lib64", "/usr/local/lib", "/opt/conda/lib", "/opt/venv/lib"})
-            for (const char* leaf : {"site-packages", "dist-packages"})
-                patterns.push_back(std::string(prefix) + "/python3*/" + leaf);
-        for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
-            if (const char* v = std::getenv(var); v && *v)
-                patterns.push_back(std::string(v) + "/lib/python3*/site-packages");
-        for (const auto& p : patterns)
-            for (const auto& d : glob_dirs(p))
-                if (seen.insert(real_path(d)).second) sites.push_back(d);
         for (const auto& d : extra_sites)
             if (is_dir(d) && seen.insert(real_path(d)).second) sites.push_back(d);
     }

@@ -40,8 +40,9 @@ struct Cudart {
 
     // Opens the newest CUDA runtime there is; false with `error` set when none loads or
     // a symbol is missing.
-    bool load(std::string& error) {
-        lib = probe::Library({"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"});
+    bool load(std::string& error, const std::string& path = {}) {
+        lib = probe::Library(probe::path_or_sonames(
+            path, {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"}));
         if (!lib.ok()) {
             error =
                 "no CUDA runtime (libcudart.so.13, .so.12, .so.11.0) can be loaded: " + lib.error();
@@ -93,8 +94,8 @@ struct Nccl {
     ncclResult_t (*GroupEnd)() = nullptr;
     const char* (*GetErrorString)(ncclResult_t) = nullptr;
 
-    bool load(std::string& error) {
-        lib = probe::Library({"libnccl.so.2"});
+    bool load(std::string& error, const std::string& path = {}) {
+        lib = probe::Library(probe::path_or_sonames(path, {"libnccl.so.2"}));
         if (!lib.ok()) {
             error = "libnccl.so.2 cannot be loaded: " + lib.error();
             return false;

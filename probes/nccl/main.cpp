@@ -588,6 +588,7 @@ int finish(probe::Exit status, const std::string& reason) {
 int main(int argc, char** argv) {
     auto flags = probe::parse_flags(argc, argv);
     std::string sizes_flag = "1K,4K,16K,64K,256K,1M,4M,16M,64M,256M";
+    std::string library_flag, cudart_flag;  // the libnccl and libcudart torch loaded
     std::string dtypes_flag = "float32,int32,bfloat16";
     std::string modes_flag = "single,multi";
     for (const auto& [key, value] : flags) {
@@ -608,6 +609,10 @@ int main(int argc, char** argv) {
             if (value.empty() || *end != '\0' || !(t > 0) || t > 86400)
                 return finish(probe::kError, "bad --timeout=" + value + " (seconds, > 0)");
             g_state.timeout_s = t;
+        } else if (key == "library") {
+            library_flag = value;
+        } else if (key == "cudart") {
+            cudart_flag = value;
         } else if (key == "test-hang" &&
                    (value == "query" || value == "init" || value == "allreduce")) {
             g_cfg.test_hang = value;
@@ -617,7 +622,8 @@ int main(int argc, char** argv) {
         } else {
             return finish(probe::kError,
                           "bad flag --" + key + "=" + value +
-                              " (flags: --sizes, --dtypes, --modes, --iters, --warmup, --timeout)");
+                              " (flags: --sizes, --dtypes, --modes, --iters, --warmup, --timeout, "
+                              "--library, --cudart)");
         }
     }
     std::vector<size_t> sizes;
@@ -650,7 +656,7 @@ int main(int argc, char** argv) {
     Api api;
     std::string err;
     // No NCCL at all is an observation (a CPU image), not a failure of the probe.
-    if (!api.nccl.load(err))
+    if (!api.nccl.load(err, library_flag))
         return finish(api.nccl.lib.absent() ? probe::kWaived : probe::kError, err);
     g_state.soname = api.nccl.lib.soname();
     g_state.library = api.nccl.lib.path();
@@ -676,7 +682,7 @@ int main(int argc, char** argv) {
     }
 
     // The version is known; without a runtime there is no all-reduce to run.
-    if (!api.cuda.load(err))
+    if (!api.cuda.load(err, cudart_flag))
         return finish(api.cuda.lib.absent() ? probe::kWaived : probe::kError, err);
     g_state.cudart_library = api.cuda.lib.path();
 

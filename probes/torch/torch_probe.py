@@ -36,6 +36,11 @@ import sys
 import tempfile
 import time
 
+# Its helper module lies beside it (the probe directory); `python -I` leaves that directory
+# off sys.path, so it is added (last: nothing of the image's is shadowed).
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+import torch_probe_env as probe_env  # noqa: E402
+
 PROBE = "torch"
 EXIT = {"pass": 0, "fail": 1, "waived": 2, "error": 3}
 ALL_DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")
@@ -162,8 +167,8 @@ def describe(torch):
     }
     try:
         info["cudnn"] = torch.backends.cudnn.version()
-    except Exception:
-        pass
+    except Exception as e:  # noqa: BLE001 - "cuDNN version incompatibility" is evidence
+        info["cudnn_error"] = "%s: %s" % (type(e).__name__, first_line(e))
     try:
         info["cuda_available"] = bool(torch.cuda.is_available())
     except Exception as e:
@@ -373,6 +378,47 @@ def kill_group(proc):
     proc.wait()
 
 
+class ForkedRank(object):
+    """One gloo rank as a fork of this process: torch is already imported, so a rank starts in
+    milliseconds instead of paying a second `import torch`. Only for the CPU backend: CUDA
+    cannot be used across fork. Duck-types the parts of subprocess.Popen used here."""
+
+    def __init__(self, flags, rank, result, err_path):
+        self.returncode = None
+        self.pid = os.fork()
+        if self.pid == 0:  # the rank
+            code = 1
+            try:
+                os.setsid()
+                fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                rank_flags = dict(flags)
+                rank_flags.update({"_rank": rank, "_result": result, "backend": "gloo"})
+                code = worker(rank_flags)
+            finally:
+                os._exit(code)
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid == self.pid:
+                self.returncode = os.waitstatus_to_exitcode(status) if hasattr(
+                    os, "waitstatus_to_exitcode") else (status >> 8)
+        return self.returncode
+
+    def kill(self):
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def wait(self):
+        while self.poll() is None:
+            time.sleep(0.01)
+        return self.returncode
+
+
 def distributed(flags, backend):
     world, timeout = flags["world-size"], flags["timeout"]
     expected = expected_checksum(world)
@@ -386,15 +432,23 @@ def distributed(flags, backend):
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
         start = time.monotonic()
+        res["start"] = "fork" if backend == "gloo" else "spawn"
         for rank in range(world):
+            result = os.path.join(tmp, "rank%d.json" % rank)
+            err_path = os.path.join(tmp, "rank%d.err" % rank)
+            if backend == "gloo":
+                sys.stdout.flush()
+                sys.stderr.flush()
+                procs.append((ForkedRank(dict(flags, _init=init), rank, result, err_path), None))
+                continue
             cmd = [sys.executable, os.path.abspath(__file__), "--_worker", "--_rank=%d" % rank,
                    "--world-size=%d" % world, "--backend=" + backend, "--_init=" + init,
-                   "--_result=" + os.path.join(tmp, "rank%d.json" % rank), "--timeout=%d" % timeout]
+                   "--_result=" + result, "--timeout=%d" % timeout]
             if flags["inject-error"]:
                 cmd.append("--inject-error")
             if flags["inject-hang"]:
                 cmd.append("--inject-hang")
-            errf = open(os.path.join(tmp, "rank%d.err" % rank), "w")
+            errf = open(err_path, "w")
             procs.append((subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=errf, stderr=errf, env=env,
                                            start_new_session=True), errf))
         deadline = start + timeout
@@ -407,7 +461,8 @@ def distributed(flags, backend):
                 if p.poll() is None:
                     kill_group(p)
         for p, f in procs:
-            f.close()
+            if f:
+                f.close()
         for rank in range(world):
             path = os.path.join(tmp, "rank%d.json" % rank)
             r = {"rank": rank, "ok": False, "error": None, "exit_code": procs[rank][0].returncode}
@@ -439,7 +494,7 @@ def distributed(flags, backend):
         for p, f in procs:
             if p.poll() is None:
                 kill_group(p)
-            if not f.closed:
+            if f and not f.closed:
                 f.close()
         shutil.rmtree(tmp, ignore_errors=True)
     return res
@@ -455,10 +510,14 @@ FLAGS = {
     "world-size": (int, 2),
     "backend": (str, "auto"),
     "timeout": (int, 120),
+    # The image's interpreters, ':'-separated, in the order the image would use them; the
+    # first that finds torch runs the probe. Empty: this interpreter.
+    "candidates": (str, ""),
     # Hidden, for tests and for the ranks themselves.
     "inject-error": (to_bool, False),
     "inject-hang": (to_bool, False),
     "_worker": (to_bool, False),
+    "_chosen": (to_bool, False),
     "_rank": (int, 0),
     "_init": (str, ""),
     "_result": (str, ""),
@@ -487,6 +546,21 @@ def main(argv):
             "devices": [], "matmul": None, "distributed": None, "notes": []}
     data["python"] = sys.version.split()[0]
     data["python_executable"] = sys.executable
+    if flags["candidates"] and not flags["_chosen"]:
+        chosen, tried = probe_env.discover(flags["candidates"].split(":"))
+        if chosen is None:
+            data["interpreters_tried"] = tried
+            reason = "no PyTorch found; interpreters tried: " + (", ".join(tried) or "none")
+            log(reason)
+            return finish("waived", reason, data)
+        if chosen != sys.executable:
+            os.environ["TORCHDOCK_PROBE_TRIED"] = json.dumps(tried)
+            os.execv(chosen, [chosen, os.path.abspath(__file__)] + list(argv) + ["--_chosen"])
+        data["interpreters_tried"] = tried
+    elif flags["_chosen"]:
+        data["interpreters_tried"] = json.loads(os.environ.pop("TORCHDOCK_PROBE_TRIED", "[]"))
+    else:
+        data["interpreters_tried"] = ["%s (%s)" % (sys.executable, data["python"])]
     # No torch at all is an observation (waived); a torch that is there but does not import
     # is a finding (fail) whose error text is the evidence.
     try:
@@ -494,6 +568,14 @@ def main(argv):
         spec = importlib.util.find_spec("torch")
     except BaseException as e:  # noqa: B902 - a broken package can raise anything here
         spec, data["import_error"] = None, "%s: %s" % (type(e).__name__, first_line(e))
+    # Where this interpreter imports from (torch's directory first when there is one): the
+    # library probe looks there for torch and the nvidia-* wheels, even when torch fails to
+    # import.
+    data["site_dirs"] = probe_env.site_dirs(spec.origin if spec else None,
+                                            os.path.dirname(os.path.abspath(__file__)))
+    # What is installed, also when torch does not import (the import error's missing library
+    # is then named with the wheel torch pins for it).
+    data["distributions"] = probe_env.distributions()
     if spec is None and "import_error" not in data:
         log("no torch module for python %s (%s)" % (data["python"], sys.executable))
         return finish("waived", "no torch module for python %s (%s)" % (data["python"], sys.executable), data)
@@ -508,6 +590,9 @@ def main(argv):
         return finish("fail", "import torch failed: " + msg, data)
 
     data.update(describe(torch))
+    # What this torch really loaded, from where, and what is installed beside it.
+    data["torch_file"] = getattr(torch, "__file__", None)
+    data["loaded_libraries"] = probe_env.loaded_libraries()
     log("python %s (%s)" % (sys.version.split()[0], sys.executable))
     log("torch %s, CUDA %s, cuDNN %s, NCCL %s" % (data["torch"], data["cuda"], data["cudnn"], data["nccl"]))
     log("arch list: %s" % (" ".join(data["arch_list"]) or "(none)"))

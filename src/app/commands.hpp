@@ -59,6 +59,7 @@ struct ValidateOptions {
     std::optional<std::string> probes_dir;  // default: $TORCHDOCK_PROBES, else beside the binary
     int jobs = 2;
     int probe_timeout_s = 180;
+    std::optional<std::string> python;  // the interpreter to use (default: the image's own)
 };
 
 struct DoctorOptions {
@@ -66,7 +67,7 @@ struct DoctorOptions {
     std::optional<std::string> image;
     std::optional<std::string> json;  // write the fingerprint here
     std::optional<std::string> probes_dir;
-    std::string python;  // host: the python with torch (default python3)
+    std::optional<std::string> python;  // the interpreter to use (default: the environment's own)
 };
 
 struct DiffOptions {

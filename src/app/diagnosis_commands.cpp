@@ -90,7 +90,7 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
             if (!part.empty()) gpus.push_back(part);
     if (opts.host) {
         auto run =
-            engine::run_probe_on_host({"cuda", "probe-cuda", {}, false, false},
+            engine::run_probe_on_host({"cuda", "probe-cuda", {}, false, false, {}},
                                       opts.probes_dir ? std::filesystem::path(*opts.probes_dir)
                                                       : engine::default_probes_dir(),
                                       60);

@@ -8,6 +8,7 @@
 #include "app/probe_containers.hpp"
 #include "core/diagnose/doctor.hpp"
 #include "core/json/json_text.hpp"
+#include "core/validate/probe_plan.hpp"
 #include "engine/container_run.hpp"
 #include "engine/environment_facts.hpp"
 #include "engine/files.hpp"
@@ -79,8 +80,11 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
     EnvironmentFacts facts;
     if (opts.host) {
         facts = engine::host_facts();
-        for (const auto& p : engine::doctor_probes())
-            probes[p.name] = engine::run_probe_on_host(p, probes_dir, 60, opts.python);
+        probes =
+            engine::run_probes(engine::doctor_probes(), python_candidates(facts.env, opts.python),
+                               kb.value(), [&](const engine::ProbeSpec& p) {
+                                   return engine::run_probe_on_host(p, probes_dir, 60);
+                               });
     } else {
         auto api = engine::DockerApi::from_environment();
         if (!api) return fail(api.error());
@@ -91,11 +95,13 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
         if (!f) return fail(f.error());
         facts = f.value();
-        for (const auto& p : engine::doctor_probes()) {
-            if (engine::interrupted()) break;
-            probes[p.name] = engine::run_probe_in_image(api.value(), *opts.image, p, probes_dir,
-                                                        false, 60, label);
-        }
+        // The image's interpreters come from its own configuration (facts.env is its Env).
+        probes =
+            engine::run_probes(engine::doctor_probes(), python_candidates(facts.env, opts.python),
+                               kb.value(), [&](const engine::ProbeSpec& p) {
+                                   return engine::run_probe_in_image(api.value(), *opts.image, p,
+                                                                     probes_dir, 0, 60, label);
+                               });
         if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
     }
     if (engine::interrupted()) {

@@ -104,6 +104,10 @@ int main(int argc, char** argv) {
                      "seconds one probe may run (1 to 86400)")
         ->check(CLI::Range(1, 86400))
         ->capture_default_str();
+    validate_cmd->add_option("--python", validate.python,
+                             "the interpreter in the image whose torch to inspect (default: the "
+                             "image's own: VIRTUAL_ENV, CONDA_PREFIX, then python3/python on its "
+                             "PATH)");
 
     DoctorOptions doctor;
     auto* doctor_cmd = cli.add_subcommand(
@@ -116,7 +120,8 @@ int main(int argc, char** argv) {
     doctor_cmd->add_option("--probes", doctor.probes_dir,
                            "probe directory (default: $TORCHDOCK_PROBES or beside the binary)");
     doctor_cmd->add_option("--python", doctor.python,
-                           "host: the python whose torch to inspect (default python3)");
+                           "the python whose torch to inspect (default: the environment's own: "
+                           "VIRTUAL_ENV, CONDA_PREFIX, then python3/python on PATH)");
 
     DiffOptions diff;
     auto* diff_cmd = cli.add_subcommand(

@@ -9,7 +9,9 @@
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
 #include "app/probe_containers.hpp"
+#include "core/diagnose/explain.hpp"
 #include "core/validate/checks.hpp"
+#include "core/validate/probe_plan.hpp"
 #include "engine/container_run.hpp"
 #include "engine/docker_api.hpp"
 #include "engine/environment_facts.hpp"
@@ -71,6 +73,7 @@ bool gpu_tier_available(const engine::DockerApi& api, const ValidateOptions& opt
 struct Run {
     const ValidateOptions& opts;
     const KnowledgeBase& kb;
+    const ErrorSignatures& signatures;
     const engine::DockerApi& api;
     const std::map<std::string, std::string>& overrides;
     fs::path probes_dir;
@@ -99,20 +102,28 @@ void validate_one(Run& run, report::ImageValidation& v) {
     v.expectations_source = in.expect.count("source") ? in.expect["source"] : "none found";
     in.gpu_tier = run.gpu_tier;
     in.gpu_skip_reason = run.gpu_reason;
-    for (auto p : engine::validation_probes(run.gpu_tier)) {
-        if (engine::interrupted()) return;
-        if (p.gpu_only && !run.gpu_tier) continue;
-        // The GEMM probe reports the fraction of the GPU's datasheet peak.
-        if (p.name == "gemm")
-            if (auto peak = gemm_peak_flag(in.probes["cuda"], run.kb)) p.args.push_back(*peak);
-        in.probes[p.name] = engine::run_probe_in_image(run.api, v.image, p, run.probes_dir,
-                                                       run.gpu_tier ? run.gpus : 0,
-                                                       run.opts.probe_timeout_s, run.run_label);
-    }
+    std::vector<engine::ProbeSpec> specs;
+    for (auto& p : engine::validation_probes(run.gpu_tier))
+        if (!p.gpu_only || run.gpu_tier) specs.push_back(std::move(p));
+    // PyTorch is looked for the way the image would run it: its own interpreters.
+    in.probes =
+        engine::run_probes(specs, python_candidates(info.value()->env, run.opts.python), run.kb,
+                           [&](const engine::ProbeSpec& p) {
+                               return engine::run_probe_in_image(
+                                   run.api, v.image, p, run.probes_dir, run.gpu_tier ? run.gpus : 0,
+                                   run.opts.probe_timeout_s, run.run_label);
+                           });
+    if (engine::interrupted()) return;
     if (auto shm = engine::shm_bytes_in_image(run.api, v.image, run.run_label))
         in.shm_bytes = shm.value();
     else
         in.shm_error = shm.error().message;
+    // Error texts (an import error, torch's cuDNN error) get the cause and fix `explain` gives.
+    in.advise = [&run](const std::string& text) -> std::optional<ErrorAdvice> {
+        auto e = explain_error_text(text, run.signatures, run.kb);
+        if (!e) return std::nullopt;
+        return ErrorAdvice{e->id, e->cause, e->fix};
+    };
     v.checks = evaluate(in, run.kb);
     // Probes that could not reach the engine are errors already; say why once, and exit 3.
     if (auto alive = run.api.ping(); !alive) {
@@ -144,8 +155,11 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     if (auto st = check_flags(opts, gpu_count); !st) return fail(st.error());
     auto overrides = parse_expect_overrides(opts.expect);
     if (!overrides) return fail(overrides.error());
-    auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
+    auto data_dir = engine::find_data_dir(common.data_dir);
+    auto kb = engine::load_knowledge_base(data_dir);
     if (!kb) return fail(kb.error());
+    auto signatures = engine::load_error_signatures(data_dir);
+    if (!signatures) return fail(signatures.error());
     fs::path probes_dir =
         opts.probes_dir ? fs::path(*opts.probes_dir) : engine::default_probes_dir();
     if (!fs::is_directory(probes_dir)) {
@@ -160,8 +174,8 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
 
     std::string gpu_reason;
     bool gpu_tier = gpu_tier_available(api.value(), opts, gpu_count, gpu_reason);
-    Run run{opts,     kb.value(), api.value(), overrides.value(),      probes_dir,
-            gpu_tier, gpu_count,  gpu_reason,  engine::new_run_label()};
+    Run run{opts,       kb.value(), signatures.value(), api.value(), overrides.value(),
+            probes_dir, gpu_tier,   gpu_count,          gpu_reason,  engine::new_run_label()};
     if (!run.gpu_tier && opts.require_gpu) {
         print_error("--require-gpu: " + run.gpu_reason);
         return k_exit_environment;

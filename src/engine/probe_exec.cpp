@@ -1,35 +1,59 @@
 #include "engine/probe_exec.hpp"
 
+#include <unistd.h>
+
+#include "core/validate/probe_plan.hpp"
 #include "engine/container_run.hpp"
+#include "engine/interrupt.hpp"
 #include "engine/process.hpp"
+#include "util/strings.hpp"
 
 namespace td::engine {
 namespace fs = std::filesystem;
 
 std::vector<ProbeSpec> validation_probes(bool gpu_tier) {
     return {
-        {"cuda", "probe-cuda", {}, false, false},
-        {"libs", "probe-libs", {}, false, false},
-        {"cudnn", "probe-cudnn", {}, false, false},
-        {"nccl", "probe-nccl", {gpu_tier ? "--timeout=120" : "--sizes=1K"}, false, false},
-        {"gemm", "probe-gemm", {"--sizes=8192", "--repeats=10"}, false, true},
-        {"torch", "torch_probe.py", {"--world-size=2", "--timeout=120"}, true, false},
+        {"torch", "torch_probe.py", {"--world-size=2", "--timeout=120"}, true, false, {}},
+        {"libs", "probe-libs", {}, false, false, {}},
+        {"cuda", "probe-cuda", {}, false, false, {}},
+        {"cudnn", "probe-cudnn", {}, false, false, {}},
+        {"nccl", "probe-nccl", {gpu_tier ? "--timeout=120" : "--sizes=1K"}, false, false, {}},
+        {"gemm", "probe-gemm", {"--sizes=8192", "--repeats=10"}, false, true, {}},
     };
 }
 
 std::vector<ProbeSpec> doctor_probes() {
     return {
-        {"cuda", "probe-cuda", {}, false, false},
-        {"libs", "probe-libs", {}, false, false},
-        {"cudnn", "probe-cudnn", {}, false, false},
-        {"nccl", "probe-nccl", {"--sizes=1K", "--modes=single"}, false, false},
         // Facts only: no matmul, one process.
         {"torch",
          "torch_probe.py",
          {"--dtypes=none", "--world-size=1", "--timeout=60"},
          true,
-         false},
+         false,
+         {}},
+        {"libs", "probe-libs", {}, false, false, {}},
+        {"cuda", "probe-cuda", {}, false, false, {}},
+        {"cudnn", "probe-cudnn", {}, false, false, {}},
+        {"nccl", "probe-nccl", {"--sizes=1K", "--modes=single"}, false, false, {}},
     };
+}
+
+std::map<std::string, ProbeRun> run_probes(
+    std::vector<ProbeSpec> specs, const std::vector<std::string>& interpreters,
+    const KnowledgeBase& kb, const std::function<ProbeRun(const ProbeSpec&)>& run_one) {
+    std::map<std::string, ProbeRun> out;
+    auto find = [&](const std::string& name) -> const ProbeRun* {
+        auto it = out.find(name);
+        return it == out.end() ? nullptr : &it->second;
+    };
+    for (auto& p : specs) {
+        if (interrupted()) break;
+        for (auto& flag : dynamic_probe_flags(p.name, find("torch"), find("cuda"), kb))
+            p.args.push_back(std::move(flag));
+        if (p.python) p.interpreters = interpreters;
+        out[p.name] = run_one(p);
+    }
+    return out;
 }
 
 fs::path default_probes_dir() {
@@ -88,16 +112,21 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
     ContainerRunSpec spec;
     spec.image = image;
     if (p.python) {
-        // The image's own python: the venv's when there is one, else python3.
+        // The image's own interpreters, passed as arguments (never pasted into the script):
+        // the first that exists starts the probe, which then picks the one that finds torch.
         // No python at all is an observation: say so in the probe's own contract.
-        std::string cmd =
-            "py=$(command -v python || command -v python3) || { echo '{\"probe\":\"" + p.name +
-            "\",\"schema\":1,\"status\":\"waived\",\"reason\":\"no python interpreter on the "
-            "image PATH\",\"data\":{\"torch\":null,\"interpreters_tried\":[]}}'; exit 2; }; "
-            "exec \"$py\" " +
+        std::string script =
+            "c=$1; shift; for py in \"$@\"; do if [ -f \"$py\" ] && [ -x \"$py\" ]; "
+            "then exec \"$py\" " +
             path;
-        for (const auto& a : p.args) cmd += " " + a;
-        spec.cmd = {"/bin/sh", "-c", cmd};
+        for (const auto& a : p.args) script += " " + a;
+        script += " \"$c\"; fi; done; echo '{\"probe\":\"" + p.name +
+                  "\",\"schema\":1,\"status\":\"waived\",\"reason\":\"no python "
+                  "interpreter in the image\",\"data\":{\"torch\":null,\"interpreters_tried\":"
+                  "[]}}'; exit 2";
+        spec.cmd = {"/bin/sh", "-c", script, "torchdock-probe",
+                    "--candidates=" + join(p.interpreters, ":")};
+        spec.cmd.insert(spec.cmd.end(), p.interpreters.begin(), p.interpreters.end());
     } else {
         spec.cmd = {path};
         spec.cmd.insert(spec.cmd.end(), p.args.begin(), p.args.end());
@@ -118,14 +147,22 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
     return judge_run(p, r->exit_code, r->out, r->err, r->seconds);
 }
 
-ProbeRun run_probe_on_host(const ProbeSpec& p, const fs::path& probes_dir, int timeout_s,
-                           const std::string& python) {
+ProbeRun run_probe_on_host(const ProbeSpec& p, const fs::path& probes_dir, int timeout_s) {
     if (!fs::exists(probes_dir / p.file)) return not_built(p, probes_dir);
     ProcessSpec spec;
-    if (p.python)
-        spec.argv = {python.empty() ? "python3" : python, (probes_dir / p.file).string()};
-    else
+    if (p.python) {
+        std::string first;
+        for (const auto& c : p.interpreters)
+            if (first.empty() && ::access(c.c_str(), X_OK) == 0) first = c;
+        if (first.empty())
+            return no_result(
+                p, ProbeRun::State::NotRun,
+                "no python interpreter here (looked for: " + join(p.interpreters, ", ") + ")");
+        spec.argv = {first, (probes_dir / p.file).string(),
+                     "--candidates=" + join(p.interpreters, ":")};
+    } else {
         spec.argv = {(probes_dir / p.file).string()};
+    }
     spec.argv.insert(spec.argv.end(), p.args.begin(), p.args.end());
     spec.env = environment_with({});
     spec.timeout = std::chrono::seconds(timeout_s);

@@ -2,10 +2,13 @@
 // Running the probes (probes/README.md): inside an image through a throwaway container, or
 // natively on this host. Both return the parsed result (core/validate/probe_run.hpp ProbeRun).
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
-#include "core/validate/checks.hpp"
+#include "core/knowledge/knowledge_base.hpp"
+#include "core/validate/probe_run.hpp"
 #include "engine/docker_api.hpp"
 
 namespace td::engine {
@@ -15,14 +18,26 @@ inline constexpr const char* k_probe_mount = "/opt/torchdock-probes";
 struct ProbeSpec {
     std::string name;               // "cuda"
     std::string file;               // what must exist in the probe directory
-    std::vector<std::string> args;  // flags
+    std::vector<std::string> args;  // flags (torchdock's own: no shell metacharacters)
     bool python = false;            // run with the environment's python (torch_probe.py)
     bool gpu_only = false;
+    // Python probes: the interpreters to consider, in order (core python_candidates); the
+    // first that exists starts the probe, which then picks the first that finds torch.
+    std::vector<std::string> interpreters;
 };
 
-// The probes `validate` runs; `doctor` runs the same with lighter flags.
+// The probes `validate` runs, in order (the torch probe first: the others look where torch
+// looks); `doctor` runs the same with lighter flags.
 std::vector<ProbeSpec> validation_probes(bool gpu_tier);
 std::vector<ProbeSpec> doctor_probes();
+
+// Runs `specs` in order through `run_one`, each with the flags that depend on what the
+// earlier ones found (core/validate/probe_plan: site directories, the libraries torch
+// loaded, the GPU's peaks), python probes with `interpreters`. Stops at Ctrl-C (the probes
+// not run are absent from the result).
+std::map<std::string, ProbeRun> run_probes(
+    std::vector<ProbeSpec> specs, const std::vector<std::string>& interpreters,
+    const KnowledgeBase& kb, const std::function<ProbeRun(const ProbeSpec&)>& run_one);
 
 // The default probe directory: $TORCHDOCK_PROBES, else build/<preset>/probes-bin next to
 // the running binary.
@@ -32,9 +47,8 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
                             const std::filesystem::path& probes_dir, int gpus, int timeout_s,
                             const std::string& run_label);
 
-// `python` is the interpreter for python probes (empty: python3 on PATH).
 ProbeRun run_probe_on_host(const ProbeSpec& p, const std::filesystem::path& probes_dir,
-                           int timeout_s, const std::string& python = {});
+                           int timeout_s);
 
 // One shell command in the image, for facts no probe reports (/etc/os-release, glibc, /dev/shm).
 Result<std::string> run_shell_in_image(const DockerApi& api, const std::string& image,

@@ -52,8 +52,12 @@ check "no GPU here: the GPU tier is skipped, not passed" test "$(status_of "$H" 
 check "no GPU here: the skip says why" bash -c "grep -q 'NVIDIA runtime' <<<'$(message_of "$H" TD140)'"
 check "cuDNN without its CUDA runtime fails TD103" test "$(status_of "$N" TD103)" = fail
 check "...naming the missing soname" bash -c "grep -q 'libcudart.so.13' <<<'$(message_of "$N" TD103)'"
-check "two cuDNN copies fail TD111" test "$(status_of "$T" TD111)" = fail
-check "...naming both copies" bash -c "m='$(message_of "$T" TD111)'; grep -q '/opt/other/lib' <<<\"\$m\""
+# The second copy is the same cuDNN under a file name that says 9.1.0: versions come from
+# the files themselves, so it is one version twice (a warning), not a conflict.
+check "a copy named libcudnn.so.9.1.0 that is really $cudnn_version: TD111 warns (same version twice)" \
+  test "$(status_of "$T" TD111)" = warn
+check "...naming both copies with the version they report" \
+  bash -c "m='$(message_of "$T" TD111)'; grep -q '/opt/other/lib/libcudnn.so.9.1.0 ($cudnn_version)' <<<\"\$m\""
 check "lying CUDA label fails TD101" test "$(status_of "$L" TD101)" = fail
 check "...saying what it found" bash -c "grep -q 'runs CUDA 13.0 but is labelled 12.4' <<<'$(message_of "$L" TD101)'"
 check "the summary table lists every image" test "$(grep -cE '^torchdock-test/' "$WORK/out")" -ge 4
@@ -61,7 +65,7 @@ check "JUnit XML is well-formed with a failure per failed check" python3 - "$WOR
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 assert root.tag == "testsuites" and len(root) == 4
-assert int(root.get("failures")) >= 3 and len(root.findall(".//failure")) == int(root.get("failures"))
+assert int(root.get("failures")) >= 2 and len(root.findall(".//failure")) == int(root.get("failures"))
 assert int(root.get("skipped")) > 0
 PY
 check "Markdown summary names the failing check" grep -q 'TD103 cudnn.cuda_major | \*\*FAIL\*\*' "$WORK/v.md"

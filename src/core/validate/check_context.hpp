@@ -46,6 +46,21 @@ class CheckContext {
 // A JSON member as text ("" when absent or null; numbers and booleans printed).
 std::string str(const nlohmann::json& j, const char* key);
 
+// How an observed version meets an expectation, read as a prefix: "9" and "9.10" match
+// 9.10.2.21; "9.10.2.99" does not. Unverifiable: the observed value has fewer parts than the
+// expectation and agrees on all of them (a library reports 9.10.2, 9.10.2.21 is expected).
+enum class VersionMatch { Equal, Differs, Unverifiable };
+VersionMatch match_version(const std::string& have, const std::string& want);
+
+// The version of an installed distribution the torch probe saw ("nvidia-cudnn-cu12"), "".
+std::string distribution_version(const CheckContext& ctx, const std::string& name);
+
+// The distribution that installed the files of a library family as torch loads them, with
+// its version: ("nvidia-cudnn-cu12", "9.10.2.21") when torch's libcudnn lies in that wheel's
+// nvidia/cudnn/lib; empty when torch loads it from elsewhere.
+std::pair<std::string, std::string> wheel_of_loaded(const CheckContext& ctx,
+                                                    const std::string& family);
+
 void judge_static_tier(CheckContext& ctx);
 void judge_torch(CheckContext& ctx);  // TD119-TD123, part of the static tier
 void judge_gpu_tier(CheckContext& ctx);

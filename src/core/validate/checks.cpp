@@ -1,7 +1,11 @@
 // `evaluate`: both tiers of checks, then the evidence rule over all of them.
 #include "core/validate/checks.hpp"
 
+#include <algorithm>
+
 #include "core/validate/check_context.hpp"
+#include "core/validate/probe_plan.hpp"
+#include "util/version.hpp"
 
 namespace td {
 namespace validate_detail {
@@ -16,6 +20,51 @@ std::string str(const json& j, const char* key) {
     if (it->is_number_integer()) return std::to_string(it->get<long long>());
     if (it->is_number()) return std::to_string(it->get<double>());
     if (it->is_boolean()) return it->get<bool>() ? "true" : "false";
+    return {};
+}
+
+VersionMatch match_version(const std::string& have, const std::string& want) {
+    auto numeric = [](const std::string& v) {
+        return Version::parse(v.substr(0, v.find_first_not_of("0123456789.")));
+    };
+    auto h = numeric(have), w = numeric(want);
+    if (!h || !w) return have == want ? VersionMatch::Equal : VersionMatch::Differs;
+    std::size_t n = std::min(h->parts().size(), w->parts().size());
+    for (std::size_t i = 0; i < n; ++i)
+        if (h->parts()[i] != w->parts()[i]) return VersionMatch::Differs;
+    return w->parts().size() > h->parts().size() ? VersionMatch::Unverifiable : VersionMatch::Equal;
+}
+
+std::string distribution_version(const CheckContext& ctx, const std::string& name) {
+    const json& d = ctx.data("torch");
+    auto it = d.find("distributions");
+    if (it == d.end() || !it->is_object() || !it->contains(name)) return {};
+    return str((*it)[name], "version");
+}
+
+std::pair<std::string, std::string> wheel_of_loaded(const CheckContext& ctx,
+                                                    const std::string& family) {
+    const ProbeRun* torch = ctx.probe("torch");
+    if (!torch) return {};
+    auto loaded = loaded_library_paths(*torch, family);
+    const json& d = ctx.data("torch");
+    auto dists = d.find("distributions");
+    if (loaded.empty() || dists == d.end() || !dists->is_object()) return {};
+    // The wheel whose location + "nvidia/<family dir>/lib/" holds the loaded main library.
+    std::string dir = loaded.front().substr(0, loaded.front().find_last_of('/') + 1);
+    for (const auto& [name, info] : dists->items()) {
+        std::string location = str(info, "location");
+        if (name.rfind("nvidia-", 0) != 0 || location.empty()) continue;
+        if (location.back() != '/') location += '/';
+        if (dir.rfind(location + "nvidia/", 0) == 0) {
+            // nvidia-cudnn-cu12 -> nvidia/cudnn/lib; the family decides which wheel, not the dir
+            std::string stem =
+                name.substr(7, name.rfind("-cu") == std::string::npos ? std::string::npos
+                                                                      : name.rfind("-cu") - 7);
+            std::string want = family == "cudart" ? "cuda-runtime" : family;
+            if (stem == want) return {name, str(info, "version")};
+        }
+    }
     return {};
 }
 

@@ -7,6 +7,7 @@
 // (CheckInfo::evidence), and `evaluate` turns a pass, warn or skip into `error` when one of
 // them was attempted but gave no evidence (hung, crashed, printed garbage, reported an
 // error, or its engine went away). That rule lives in one place, `apply_evidence_rule`.
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,6 +19,14 @@
 
 namespace td {
 
+// What a known error signature says about an error text (an import error, torch's cuDNN
+// error): the same cause and fix `explain` gives. Filled in by the caller (validate may not
+// depend on diagnosis); nullopt when no signature knows the text.
+struct ErrorAdvice {
+    std::string id, cause, fix;  // "EX103", ...
+};
+using ErrorAdvisor = std::function<std::optional<ErrorAdvice>(const std::string& error_text)>;
+
 struct ValidationInput {
     std::string image;
     Expectations expect;
@@ -26,6 +35,7 @@ struct ValidationInput {
     std::string gpu_skip_reason;             // why not, when not
     std::optional<long long> shm_bytes;      // /dev/shm size a default `docker run` gives
     std::string shm_error;                   // why shm_bytes is unknown
+    ErrorAdvisor advise;                     // optional
 };
 
 struct CheckResult {

@@ -1,4 +1,4 @@
-// Probe results parsed from their output, and probe flags derived from the knowledge base.
+// Probe results parsed from their output.
 #include "core/validate/probe_run.hpp"
 
 #include <cstdio>
@@ -74,25 +74,6 @@ ProbeRun parse_probe_output(const std::string& probe, const std::string& stdout_
         run.data = json();
     }
     return run;
-}
-
-// "--peak-tflops=bf16:989,fp16:989,..." for the first GPU the cuda probe saw, from gpus.json.
-std::optional<std::string> gemm_peak_flag(const ProbeRun& cuda, const KnowledgeBase& kb) {
-    if (!cuda.usable() || !cuda.data.contains("devices") || cuda.data["devices"].empty())
-        return std::nullopt;
-    const GpuModel* g = kb.gpu(cuda.data["devices"][0].value("name", ""));
-    if (!g) return std::nullopt;
-    std::vector<std::string> parts;
-    for (const auto& [dtype, tflops] : g->peak_tflops) {
-        if (dtype != "fp32" && dtype != "tf32" && dtype != "fp16" && dtype != "bf16" &&
-            dtype != "fp8")
-            continue;  // GEMM dtypes only
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%s:%g", dtype.c_str(), tflops);
-        parts.push_back(buf);
-    }
-    if (parts.empty()) return std::nullopt;
-    return "--peak-tflops=" + join(parts, ",");
 }
 
 }  // namespace td

@@ -1,12 +1,9 @@
 #pragma once
 // One probe run inside an image (or natively): how it ended and what its JSON result line
-// said (probes/README.md is the contract), and the flags a probe gets from the knowledge
-// base. Pure. Used by validate's checks and by doctor's fingerprints.
+// said (probes/README.md is the contract). Pure. Used by validate's checks and by doctor's
+// fingerprints.
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
-
-#include "core/knowledge/knowledge_base.hpp"
 
 namespace td {
 
@@ -39,9 +36,5 @@ std::string probe_program(const std::string& name);
 // Parses a probe's stdout: its last non-empty line must be the schema-1 JSON object.
 ProbeRun parse_probe_output(const std::string& probe, const std::string& stdout_text,
                             int exit_code);
-
-// "--peak-tflops=bf16:989,fp16:989,..." for the first GPU the cuda probe saw (gpus.json
-// datasheet peaks of the GEMM dtypes), or nullopt when the GPU or its peaks are unknown.
-std::optional<std::string> gemm_peak_flag(const ProbeRun& cuda, const KnowledgeBase& kb);
 
 }  // namespace td

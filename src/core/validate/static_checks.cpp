@@ -2,8 +2,11 @@
 // torch's build, a CPU all-reduce, /dev/shm).
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <set>
 
 #include "core/validate/check_context.hpp"
+#include "core/validate/probe_plan.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
@@ -12,25 +15,39 @@ namespace {
 
 using nlohmann::json;
 
-// Compares the first `n` components.
-bool same_prefix(const std::string& a, const std::string& b, std::size_t n) {
-    auto va = Version::parse(a.substr(0, a.find_first_not_of("0123456789.")));
-    auto vb = Version::parse(b.substr(0, b.find_first_not_of("0123456789.")));
-    if (!va || !vb) return a == b;
-    for (std::size_t i = 0; i < n; ++i) {
-        int x = i < va->parts().size() ? va->parts()[i] : 0;
-        int y = i < vb->parts().size() ? vb->parts()[i] : 0;
-        if (x != y) return false;
-    }
-    return true;
-}
-
-// CUDA runtime as the image shows it: the loader's libcudart, else the one torch carries.
+// CUDA runtime as the image shows it: the libcudart torch loads (the cuda probe asks that
+// file), else the loader's, else the CUDA torch was built with.
 std::string observed_cuda(const CheckContext& ctx) {
     const json& c = ctx.data("cuda");
     if (c.contains("runtime_version") && c["runtime_version"].is_number_integer())
         return cuda_version_from_int(c["runtime_version"].get<long long>());
     return str(ctx.data("torch"), "cuda");
+}
+
+// The runtime library torch loads against the CUDA torch was built with: "" when they fit
+// (or cannot be compared), else the verdict: fail for an older runtime or another major,
+// warn for a newer minor.
+void runtime_against_build(CheckContext& ctx, const std::string& runtime, const std::string& want) {
+    std::string build = str(ctx.data("torch"), "cuda");
+    auto r = Version::parse(runtime), b = Version::parse(build);
+    std::string where = str(ctx.data("cuda"), "runtime_library");
+    auto [wheel, wheel_version] = wheel_of_loaded(ctx, "cudart");
+    std::string from = wheel.empty() ? where : wheel + " " + wheel_version + " (" + where + ")";
+    std::string observed = runtime + " (torch built with " + build + ")";
+    if (r->major() != b->major() || *r < *b)
+        return ctx.add("TD101", "fail", observed, want.empty() ? build : want,
+                       "torch was built with CUDA " + build + " but loads runtime " + runtime +
+                           " from " + from,
+                       "install the CUDA " + b->major_minor() + " runtime torch expects (" +
+                           (wheel.empty() ? "libcudart" : wheel.substr(0, wheel.rfind('-'))) + " " +
+                           b->major_minor() + ".*) or the torch build for CUDA " + runtime);
+    ctx.add("TD101", "warn", observed, want.empty() ? build : want,
+            "torch was built with CUDA " + build + " and loads the newer runtime " + runtime +
+                " from " + from + ": compatible within CUDA " + std::to_string(b->major()) +
+                ", but it needs the driver floor of CUDA " + runtime + ", not " + build,
+            "pin the runtime torch was built with, or make sure hosts meet CUDA " + runtime +
+                "'s driver floor",
+            "warning");
 }
 
 void cuda_runtime(CheckContext& ctx) {
@@ -39,33 +56,38 @@ void cuda_runtime(CheckContext& ctx) {
         return ctx.skip("TD101", "no CUDA runtime on the loader's path, and " +
                                      ctx.torch_import_failure() +
                                      ", so the runtime torch would load is unknown");
-    if (want.empty()) {
-        if (have.empty())
-            ctx.add("TD101", "pass", "none", "none", "no CUDA expected and none found (CPU image)");
-        else
-            ctx.add("TD101", "pass", have, "none",
-                    "CUDA " + have + " present although none is labelled");
-        return;
-    }
-    if (have.empty())
+    if (!want.empty() && have.empty())
         return ctx.add("TD101", "fail", "none", want,
                        "the image promises CUDA " + want + " but no CUDA runtime loads (" +
                            ctx.why_missing("cuda") + ")",
                        "install the CUDA " + want + " runtime (libcudart.so." +
                            split(want, '.')[0] + ") or fix the io.torchdock.cuda label");
-    if (same_prefix(have, want, 2))
-        ctx.add("TD101", "pass", have, want, "CUDA runtime " + have);
-    else
-        ctx.add("TD101", "fail", have, want,
-                "the image runs CUDA " + have + " but is labelled " + want,
-                "rebuild from a base with CUDA " + want + ", or correct the label");
+    if (!want.empty() && match_version(have, want) == VersionMatch::Differs)
+        return ctx.add("TD101", "fail", have, want,
+                       "the image runs CUDA " + have + " but is labelled " + want,
+                       "rebuild from a base with CUDA " + want + ", or correct the label");
+    std::string build = str(ctx.data("torch"), "cuda");
+    auto r = Version::parse(have), b = Version::parse(build);
+    if (r && b && !(*r == *b) && r->major_minor() != b->major_minor())
+        return runtime_against_build(ctx, have, want);
+    if (have.empty())
+        return ctx.add("TD101", "pass", "none", "none",
+                       "no CUDA expected and none found (CPU image)");
+    std::string also = build.empty() ? "" : " (torch built with " + build + ")";
+    ctx.add("TD101", "pass", have + also, want.empty() ? "none" : want,
+            want.empty() ? "CUDA " + have + " present although none is labelled" + also
+                         : "CUDA runtime " + have + also);
 }
 
 // A library version promised by a label against the one found (TD102 cuDNN, TD104 NCCL).
+// `have` is the fullest version known (a wheel's 9.10.2.21 over the library's 9.10.2).
 void library_version(CheckContext& ctx, const char* id, const std::string& library,
                      const std::string& want, const std::string& have, const std::string& probe,
                      const std::string& mismatch_fix) {
-    if (want.empty()) return ctx.skip(id, "no " + library + " version is labelled or expected");
+    if (want.empty())
+        return ctx.add(id, "skip", have, "",
+                       "no " + library + " version is labelled or expected" +
+                           (have.empty() ? "" : " (found " + library + " " + have + ")"));
     if (have.empty() && ctx.torch_import_failed())
         return ctx.skip(id,
                         "the loader finds no " + library + ", and " + ctx.torch_import_failure());
@@ -74,19 +96,59 @@ void library_version(CheckContext& ctx, const char* id, const std::string& libra
                        library + " " + want + " is promised but none is found (" +
                            ctx.why_missing(probe) + ")",
                        "install " + library + " " + want);
-    if (same_prefix(have, want, 3))
-        ctx.add(id, "pass", have, want, library + " " + have);
-    else
-        ctx.add(id, "fail", have, want,
-                library + " " + have + " is found, " + want + " is labelled", mismatch_fix);
+    switch (match_version(have, want)) {
+        case VersionMatch::Equal:
+            return ctx.add(id, "pass", have, want, library + " " + have);
+        case VersionMatch::Differs:
+            return ctx.add(id, "fail", have, want,
+                           library + " " + have + " is found, " + want + " is labelled",
+                           mismatch_fix);
+        case VersionMatch::Unverifiable:
+            return ctx.add(id, "warn", have, want,
+                           library + " " + have + " agrees with " + want +
+                               " as far as the library reports its version; the rest cannot be "
+                               "checked",
+                           "label the version the library reports, or install it from a wheel "
+                           "whose metadata names the full version",
+                           "warning");
+    }
+}
+
+// The fullest version of a library torch uses: the wheel it was loaded from, when the
+// wheel agrees with what the library itself reports, else the library's own answer.
+std::string fullest(const CheckContext& ctx, const std::string& family, const std::string& own) {
+    auto [wheel, version] = wheel_of_loaded(ctx, family);
+    if (!version.empty() && (own.empty() || match_version(version, own) == VersionMatch::Equal))
+        return version;
+    return own;
 }
 
 void cudnn_version(CheckContext& ctx) {
     const json& t = ctx.data("torch");
-    std::string have = t.contains("cudnn") && t["cudnn"].is_number_integer()
-                           ? cudnn_version_from_int(t["cudnn"].get<long long>())
-                           : str(ctx.data("cudnn"), "version_string");
-    library_version(ctx, "TD102", "cuDNN", ctx.expected("cudnn"), have, "cudnn",
+    // torch could not use its cuDNN (a second cuDNN shadows parts of it): that is a failure
+    // whatever the labels say.
+    if (std::string err = str(t, "cudnn_error"); !err.empty()) {
+        std::optional<ErrorAdvice> advice;
+        if (ctx.input().advise) advice = ctx.input().advise(err);
+        std::vector<std::string> places;
+        for (const auto& p : loaded_library_paths(*ctx.probe("torch"), "cudnn")) {
+            std::string dir = p.substr(0, p.find_last_of('/'));
+            if (std::find(places.begin(), places.end(), dir) == places.end()) places.push_back(dir);
+        }
+        return ctx.add(
+            "TD102", "fail", "torch cannot use cuDNN", ctx.expected("cudnn"),
+            (advice ? advice->id + ": " : "") + err +
+                (places.size() > 1 ? " (torch loads cuDNN from " + join(places, " and ") + ")"
+                                   : ""),
+            advice ? advice->fix
+                   : "remove the other cuDNN from LD_LIBRARY_PATH so torch loads the "
+                     "one it was built with");
+    }
+    std::string own = t.contains("cudnn") && t["cudnn"].is_number_integer()
+                          ? cudnn_version_from_int(t["cudnn"].get<long long>())
+                          : str(ctx.data("cudnn"), "version_string");
+    library_version(ctx, "TD102", "cuDNN", ctx.expected("cudnn"), fullest(ctx, "cudnn", own),
+                    "cudnn",
                     "a different cuDNN shadows the intended one: check LD_LIBRARY_PATH and TD111");
 }
 
@@ -125,11 +187,39 @@ void cudnn_cuda_major(CheckContext& ctx) {
 void nccl_version(CheckContext& ctx) {
     std::string have = str(ctx.data("torch"), "nccl");
     if (have.empty()) have = str(ctx.data("nccl"), "version");
-    library_version(ctx, "TD104", "NCCL", ctx.expected("nccl"), have, "nccl",
+    library_version(ctx, "TD104", "NCCL", ctx.expected("nccl"), fullest(ctx, "nccl", have), "nccl",
                     "check which libnccl.so.2 wins (TD111) or correct the label");
 }
 
-std::string fix_for_missing(const std::string& soname) {
+// The requirement torch pins for a library's wheel ("nvidia-nccl-cu12==2.27.5" for
+// libnccl.so.2), from torch's own metadata; "" when torch pins none.
+std::string pinned_wheel(const CheckContext& ctx, const std::string& soname) {
+    std::string family = cuda_library_family(soname);
+    if (family.empty()) return {};
+    // NVIDIA names the wheels after the libraries, lowercased, with two exceptions.
+    std::string token = family == "cudart"       ? "cuda-runtime"
+                        : family == "nvToolsExt" ? "nvtx"
+                                                 : to_lower(family);
+    const json& d = ctx.data("torch");
+    auto dists = d.find("distributions");
+    if (dists == d.end() || !dists->is_object() || !dists->contains("torch")) return {};
+    const json pins = (*dists)["torch"].value("requires", json::array());
+    for (const auto& r : pins) {
+        if (!r.is_string()) continue;
+        std::string req = r.get<std::string>();
+        std::string pin = req.substr(0, req.find_first_of("; "));
+        auto eq = pin.find("==");
+        if (eq == std::string::npos) continue;
+        std::string name = to_lower(pin.substr(0, eq));
+        if (name.rfind("nvidia-" + token + "-cu", 0) == 0) return pin;
+    }
+    return {};
+}
+
+std::string fix_for_missing(const CheckContext& ctx, const std::string& soname) {
+    if (auto pin = pinned_wheel(ctx, soname); !pin.empty())
+        return "pip install '" + pin + "' (torch " + distribution_version(ctx, "torch") +
+               " requires it), or reinstall torch without --no-deps";
     if (starts_with(soname, "libcudart.so.")) {
         std::string major = soname.substr(13, soname.find('.', 13) - 13);
         return "install the CUDA " + major + " runtime (apt cuda-cudart-" + major +
@@ -163,7 +253,26 @@ void libs_resolved(CheckContext& ctx) {
     ctx.add("TD110", "fail", join(missing, "; "), "all resolve",
             "unresolved: " + missing.front() +
                 (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more" : ""),
-            fix_for_missing(str(u[0], "soname")));
+            fix_for_missing(ctx, str(u[0], "soname")));
+}
+
+// The version of one copy: what the file itself reports (probe-libs asks each file in its
+// own process), else what its name says.
+std::string copy_version(const json& copy) {
+    std::string content = str(copy, "content_version");
+    return content.empty() ? str(copy, "version") : content;
+}
+
+// Where torch loads a family's files from: their directories, in order.
+std::vector<std::string> torch_dirs(const CheckContext& ctx, const std::string& family) {
+    std::vector<std::string> dirs;
+    const ProbeRun* torch = ctx.probe("torch");
+    if (!torch) return dirs;
+    for (const auto& p : loaded_library_paths(*torch, family)) {
+        std::string dir = p.substr(0, p.find_last_of('/'));
+        if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+    }
+    return dirs;
 }
 
 void libs_duplicates(CheckContext& ctx) {
@@ -171,29 +280,57 @@ void libs_duplicates(CheckContext& ctx) {
     if (libs_found_nothing(ctx))
         return ctx.skip("TD111", "nothing to compare: " + ctx.why_missing("libs"));
     if (!d.contains("duplicates")) return ctx.skip("TD111", ctx.why_missing("libs"));
-    std::vector<std::string> conflicts, same;
+    // mixed: torch itself loads copies of different versions (broken for torch);
+    // shadowed: torch loads one version, another is where the loader looks (a trap for other
+    // programs and for the next change of LD_LIBRARY_PATH); same: one version twice.
+    std::vector<std::string> mixed, shadowed, same;
     for (const auto& dup : d["duplicates"]) {
+        std::string family = str(dup, "name");
+        std::map<std::string, std::string> version_of_dir;
         std::vector<std::string> versions, copies;
         for (const auto& c : dup.value("copies", json::array())) {
-            copies.push_back(str(c, "path") + " (" + str(c, "version") + ")");
-            versions.push_back(str(c, "version"));
+            std::string path = str(c, "path"), v = copy_version(c);
+            copies.push_back(path + " (" + (v.empty() ? "version unknown" : v) + ")");
+            versions.push_back(v);
+            version_of_dir[path.substr(0, path.find_last_of('/'))] = v;
         }
         std::sort(versions.begin(), versions.end());
         versions.erase(std::unique(versions.begin(), versions.end()), versions.end());
-        (versions.size() > 1 ? conflicts : same)
-            .push_back(str(dup, "name") + ": " + join(copies, ", "));
+        std::string line = family + ": " + join(copies, ", ");
+        if (versions.size() < 2) {
+            same.push_back(line);
+            continue;
+        }
+        std::set<std::string> loaded_versions;
+        auto dirs = torch_dirs(ctx, family);
+        for (const auto& dir : dirs)
+            if (auto it = version_of_dir.find(dir); it != version_of_dir.end())
+                loaded_versions.insert(it->second);
+        if (dirs.empty() || loaded_versions.size() != 1 || dirs.size() > 1)
+            mixed.push_back(line + (dirs.size() > 1 ? "; torch loads " + family + " files from " +
+                                                          join(dirs, " and ")
+                                                    : ""));
+        else
+            shadowed.push_back(line + "; torch loads only " + *loaded_versions.begin() + " from " +
+                               dirs.front());
     }
-    if (!conflicts.empty())
-        ctx.add("TD111", "fail", join(conflicts, "; "), "one version per library",
-                "conflicting copies that can shadow each other: " + conflicts.front(),
-                "remove one copy, or make LD_LIBRARY_PATH/RUNPATH pick the intended one");
-    else if (!same.empty())
-        ctx.add("TD111", "warn", join(same, "; "), "one copy per library",
-                "several copies of the same version: " + same.front(),
-                "harmless today; remove the extra copy to keep upgrades predictable", "warning");
-    else
-        ctx.add("TD111", "pass", "no duplicates", "one copy per library",
-                "no duplicate CUDA libraries");
+    if (!mixed.empty())
+        return ctx.add("TD111", "fail", join(mixed, "; "), "one version per library",
+                       "conflicting copies that can shadow each other: " + mixed.front(),
+                       "remove one copy, or make LD_LIBRARY_PATH/RUNPATH pick the intended one");
+    if (!shadowed.empty())
+        return ctx.add(
+            "TD111", "warn", join(shadowed, "; "), "one version per library",
+            "another version is installed beside the one torch uses: " + shadowed.front() +
+                "; programs that load it by name get the other",
+            "remove the copy torch does not use, or keep it off the loader's path", "warning");
+    if (!same.empty())
+        return ctx.add("TD111", "warn", join(same, "; "), "one copy per library",
+                       "several copies of the same version: " + same.front(),
+                       "harmless today; remove the extra copy to keep upgrades predictable",
+                       "warning");
+    ctx.add("TD111", "pass", "no duplicates", "one copy per library",
+            "no duplicate CUDA libraries");
 }
 
 void shm_size(CheckContext& ctx) {

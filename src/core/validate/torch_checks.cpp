@@ -37,9 +37,14 @@ std::string torch_imports(CheckContext& ctx) {
     }
     if (ctx.torch_import_failed()) {
         std::string error = str(t, "import_error");
-        ctx.add("TD119", "fail", error, "importable", "import torch failed: " + error,
-                "run `torchdock explain` on the error for its cause; commonly a CUDA library "
-                "wheel is missing or shadowed (see TD110)");
+        std::optional<ErrorAdvice> advice;
+        if (ctx.input().advise) advice = ctx.input().advise(error);
+        ctx.add("TD119", "fail", error, "importable",
+                "import torch failed: " + error +
+                    (advice ? " (" + advice->id + ": " + advice->cause + ")" : ""),
+                advice ? advice->fix
+                       : "no known cause for this error (`torchdock explain` says more when it "
+                         "learns one); TD110 names libraries that do not resolve");
         return ctx.torch_import_failure();
     }
     std::string tried = interpreters_tried(t);

@@ -90,7 +90,7 @@ ensure_debian_base() {
     svc_log "debootstrap bookworm (about a minute)"
     local root="$TORCHDOCK_CACHE/rootfs.$$"
     rm -rf "$root"
-    debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >"$TORCHDOCK_CACHE/debootstrap.log" 2>&1 \
+    debootstrap --variant=minbase bookworm "$root" >"$TORCHDOCK_CACHE/debootstrap.log" 2>&1 \
       || { svc_log "debootstrap failed:"; tail -20 "$TORCHDOCK_CACHE/debootstrap.log" >&2; rm -rf "$root"; return 1; }
     # What docker's debian images do: no apt cache kept, no recommends.
     rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin

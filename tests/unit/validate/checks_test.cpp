@@ -3,6 +3,8 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include "core/validate/check_context.hpp"
+#include "core/validate/probe_plan.hpp"
 #include "test_support.hpp"
 
 using namespace td;
@@ -155,10 +157,10 @@ TEST_CASE("checks: the GPU tier judges thresholds from the labels") {
     CHECK_THAT(check(r, "TD144").message, ContainsSubstring("bf16 650.0 < 700"));
     CHECK(check(r, "TD145").status == "pass");
     CHECK(check(r, "TD146").status == "pass");
-    CHECK(gemm_peak_flag(in.probes["cuda"], test::real_kb()).value_or("").find("--peak-tflops=") ==
-          0);
-    CHECK(gemm_peak_flag(in.probes["cuda"], test::real_kb()).value_or("").find("fp64") ==
-          std::string::npos);
+    auto flags = dynamic_probe_flags("gemm", nullptr, &in.probes["cuda"], test::real_kb());
+    REQUIRE(flags.size() == 1);
+    CHECK(flags[0].find("--peak-tflops=") == 0);
+    CHECK(flags[0].find("fp64") == std::string::npos);
 }
 
 namespace {
@@ -170,7 +172,7 @@ ValidationInput healthy_gpu_image() {
     in.gpu_tier = true;
     in.expect = {{"source", "image labels"},
                  {"cuda", "12.4"},
-                 {"cudnn", "9.1.0.70"},
+                 {"cudnn", "9.1.0"},
                  {"nccl", "2.21.5"},
                  {"torch", "2.4.1"},
                  {"target-gpus", "H100"},
@@ -365,4 +367,25 @@ TEST_CASE("--expect values are checked: versions, thresholds, one line", "[regre
         REQUIRE_FALSE(r);
         CHECK(r.error().kind == ErrorKind::Usage);
     }
+}
+
+TEST_CASE(
+    "expectations are prefixes: cudnn=9 matches 9.10.2.21, 9.10.2.99 does not; what the "
+    "library cannot tell is a warning",
+    "[regression]") {
+    using validate_detail::match_version;
+    using validate_detail::VersionMatch;
+    CHECK(match_version("9.10.2.21", "9") == VersionMatch::Equal);
+    CHECK(match_version("9.10.2.21", "9.10") == VersionMatch::Equal);
+    CHECK(match_version("9.10.2.21", "9.10.2.21") == VersionMatch::Equal);
+    CHECK(match_version("9.10.2.21", "9.10.2.99") == VersionMatch::Differs);
+    CHECK(match_version("12.8", "12") == VersionMatch::Equal);
+    CHECK(match_version("2.27.5", "2.27") == VersionMatch::Equal);
+    CHECK(match_version("9.10.2", "9.10.2.21") == VersionMatch::Unverifiable);
+    CHECK(match_version("9.1.0", "9.10") == VersionMatch::Differs);
+    ValidationInput in = healthy_gpu_image();
+    in.expect["cudnn"] = "9.1.0.70";
+    auto c = check(evaluate(in, test::real_kb()), "TD102");
+    CHECK(c.status == "warn");
+    CHECK_THAT(c.message, ContainsSubstring("as far as the library reports"));
 }

@@ -1,0 +1,150 @@
+#include "core/validate/probe_plan.hpp"
+
+#include <algorithm>
+
+#include "util/strings.hpp"
+
+namespace td {
+namespace {
+
+using nlohmann::json;
+
+// Docker's PATH for a container whose image sets none.
+constexpr const char* k_default_path =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// Families by the part of the file name after "lib" and before ".so" or a "_"/"-" suffix.
+// Longest names first, so "cublasLt" wins over "cublas" and "cudart" over "cuda".
+const std::vector<std::string>& families() {
+    static const std::vector<std::string> all = [] {
+        std::vector<std::string> f = {"cudart",   "cublasLt",  "cublas", "cudnn",      "nccl",
+                                      "nvrtc",    "nvJitLink", "cufft",  "curand",     "cusparseLt",
+                                      "cusparse", "cusolver",  "cupti",  "nvToolsExt", "cufile",
+                                      "nvshmem",  "nvidia-ml", "cuda"};
+        std::stable_sort(f.begin(), f.end(), [](const std::string& a, const std::string& b) {
+            return a.size() > b.size();
+        });
+        return f;
+    }();
+    return all;
+}
+
+std::string env_value(const std::vector<std::string>& env, const std::string& name) {
+    for (const auto& kv : env)
+        if (kv.size() > name.size() && kv.compare(0, name.size(), name) == 0 &&
+            kv[name.size()] == '=')
+            return kv.substr(name.size() + 1);
+    return {};
+}
+
+// The file name of a path.
+std::string base_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+// "--name=a,b" from the strings of a JSON array; empty when there are none.
+std::string list_flag(const std::string& name, const json& list) {
+    std::vector<std::string> items;
+    if (list.is_array())
+        for (const auto& x : list)
+            if (x.is_string() && !x.get<std::string>().empty() &&
+                x.get<std::string>().find(',') == std::string::npos)
+                items.push_back(x.get<std::string>());
+    return items.empty() ? std::string() : "--" + name + "=" + join(items, ",");
+}
+
+std::optional<std::string> gemm_peak_flag(const ProbeRun* cuda, const KnowledgeBase& kb) {
+    if (!cuda || !cuda->usable() || !cuda->data.contains("devices") ||
+        !cuda->data["devices"].is_array() || cuda->data["devices"].empty())
+        return std::nullopt;
+    const GpuModel* g = kb.gpu(cuda->data["devices"][0].value("name", ""));
+    if (!g) return std::nullopt;
+    std::vector<std::string> parts;
+    for (const auto& [dtype, tflops] : g->peak_tflops) {
+        if (dtype != "fp32" && dtype != "tf32" && dtype != "fp16" && dtype != "bf16" &&
+            dtype != "fp8")
+            continue;  // GEMM dtypes only
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%s:%g", dtype.c_str(), tflops);
+        parts.push_back(buf);
+    }
+    if (parts.empty()) return std::nullopt;
+    return "--peak-tflops=" + join(parts, ",");
+}
+
+}  // namespace
+
+std::vector<std::string> python_candidates(const std::vector<std::string>& env,
+                                           const std::optional<std::string>& python_override) {
+    if (python_override) return {*python_override};
+    std::vector<std::string> out;
+    auto add = [&](const std::string& p) {
+        if (!p.empty() && p[0] == '/' && std::find(out.begin(), out.end(), p) == out.end())
+            out.push_back(p);
+    };
+    for (const char* prefix : {"VIRTUAL_ENV", "CONDA_PREFIX"})
+        if (auto dir = env_value(env, prefix); !dir.empty()) add(dir + "/bin/python");
+    std::string path = env_value(env, "PATH");
+    for (const auto& dir : split(path.empty() ? k_default_path : path, ':')) {
+        if (dir.empty()) continue;  // "" means the working directory: not an image's interpreter
+        add(dir + "/python3");
+        add(dir + "/python");
+    }
+    return out;
+}
+
+std::string cuda_library_family(const std::string& file_name) {
+    if (file_name.rfind("lib", 0) != 0) return {};
+    auto so = file_name.find(".so");
+    if (so == std::string::npos) return {};
+    std::string stem = file_name.substr(3, so - 3);
+    for (const auto& f : families())
+        if (stem == f || stem.rfind(f + "_", 0) == 0 || stem.rfind(f + "-", 0) == 0) return f;
+    return {};
+}
+
+std::vector<std::string> loaded_library_paths(const ProbeRun& torch, const std::string& family) {
+    std::vector<std::string> main, rest;
+    if (!torch.usable() || !torch.data.contains("loaded_libraries") ||
+        !torch.data["loaded_libraries"].is_array())
+        return {};
+    for (const auto& p : torch.data["loaded_libraries"]) {
+        if (!p.is_string()) continue;
+        std::string path = p.get<std::string>(), name = base_name(path);
+        if (cuda_library_family(name) != family) continue;
+        // The family's own library ("libcudnn.so.9"), not a sub-library ("libcudnn_ops.so.9").
+        bool is_main =
+            name.rfind("lib" + family + ".so", 0) == 0 || name.rfind("lib" + family + "-", 0) == 0;
+        (is_main ? main : rest).push_back(path);
+    }
+    main.insert(main.end(), rest.begin(), rest.end());
+    return main;
+}
+
+std::vector<std::string> dynamic_probe_flags(const std::string& probe, const ProbeRun* torch,
+                                             const ProbeRun* cuda, const KnowledgeBase& kb) {
+    std::vector<std::string> out;
+    auto library = [&](const std::string& flag, const std::string& family) {
+        if (!torch) return;
+        auto paths = loaded_library_paths(*torch, family);
+        // A path with a comma or a control character is not passed (it could not be meant).
+        if (!paths.empty() && is_valid_utf8(paths.front()) &&
+            paths.front().find_first_of(",\n\r") == std::string::npos)
+            out.push_back("--" + flag + "=" + paths.front());
+    };
+    if (probe == "libs" && torch && torch->usable()) {
+        std::string flag = list_flag("site-dirs", torch->data.value("site_dirs", json()));
+        if (!flag.empty()) out.push_back(flag);
+    } else if (probe == "cuda") {
+        library("library", "cudart");
+    } else if (probe == "cudnn") {
+        library("library", "cudnn");
+        library("cudart", "cudart");
+    } else if (probe == "nccl") {
+        library("library", "nccl");
+        library("cudart", "cudart");
+    } else if (probe == "gemm") {
+        if (auto peak = gemm_peak_flag(cuda, kb)) out.push_back(*peak);
+    }
+    return out;
+}
+
+}  // namespace td

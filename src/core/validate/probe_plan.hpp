@@ -1,0 +1,40 @@
+#pragma once
+// Which probes run, in which order, with which flags: decided from the image's own
+// configuration and from what earlier probes found, never from fixed directory lists.
+// Pure. The torch probe runs first and finds PyTorch the way the image would run it (its
+// interpreters, torch's site directories, the CUDA libraries torch really loads); the
+// library probes then look where torch looks and ask the files torch loaded.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/knowledge/knowledge_base.hpp"
+#include "core/validate/probe_run.hpp"
+
+namespace td {
+
+// The interpreters an image would run, in order: $VIRTUAL_ENV/bin/python,
+// $CONDA_PREFIX/bin/python, then python3 and python in each directory of $PATH (Docker's
+// default PATH when the image sets none). `env` is "NAME=value" entries (an image's Env or
+// a host's environment). With `python_override` (--python), just that.
+std::vector<std::string> python_candidates(const std::vector<std::string>& env,
+                                           const std::optional<std::string>& python_override);
+
+// The family of a CUDA library file name ("libcudnn_ops.so.9" -> "cudnn", "libcudart.so.12"
+// -> "cudart", "libcublasLt.so.12" -> "cublasLt"); "" for anything else.
+std::string cuda_library_family(const std::string& file_name);
+
+// The CUDA libraries the torch probe saw mapped into torch's process, by family: the
+// main library of each family first ("libcudnn.so.9" before "libcudnn_ops.so.9").
+std::vector<std::string> loaded_library_paths(const ProbeRun& torch, const std::string& family);
+
+// Flags of a probe that depend on earlier results:
+//   libs:  --site-dirs=<torch's interpreter's import directories>
+//   cuda:  --library=<the libcudart torch loaded>
+//   cudnn: --library=<the libcudnn torch loaded> --cudart=<its libcudart>
+//   nccl:  --library=<the libnccl torch loaded> --cudart=<its libcudart>
+//   gemm:  --peak-tflops=... for the GPU the cuda probe saw (gpus.json datasheet peaks)
+std::vector<std::string> dynamic_probe_flags(const std::string& probe, const ProbeRun* torch,
+                                             const ProbeRun* cuda, const KnowledgeBase& kb);
+
+}  // namespace td

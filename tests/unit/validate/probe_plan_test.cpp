@@ -1,0 +1,60 @@
+#include "core/validate/probe_plan.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include "test_support.hpp"
+
+using namespace td;
+
+TEST_CASE("python candidates come from the image's own configuration, in the order it would "
+          "run them") {
+    std::vector<std::string> env = {"PATH=/opt/venv/bin:/usr/local/bin:/usr/bin",
+                                    "VIRTUAL_ENV=/opt/venv", "CONDA_PREFIX=/opt/conda"};
+    CHECK(python_candidates(env, std::nullopt) ==
+          std::vector<std::string>{"/opt/venv/bin/python", "/opt/conda/bin/python",
+                                   "/opt/venv/bin/python3", "/usr/local/bin/python3",
+                                   "/usr/local/bin/python", "/usr/bin/python3", "/usr/bin/python"});
+    // No PATH in the image: Docker's default; uv's /app/.venv only through PATH.
+    auto d = python_candidates({}, std::nullopt);
+    CHECK(d.front() == "/usr/local/sbin/python3");
+    CHECK(python_candidates({"PATH=/app/.venv/bin:/usr/bin"}, std::nullopt).front() ==
+          "/app/.venv/bin/python3");
+    CHECK(python_candidates(env, std::string("/x/python")) == std::vector<std::string>{"/x/python"});
+    // Relative and empty PATH entries are not an image's interpreters.
+    CHECK(python_candidates({"PATH=:bin:/usr/bin"}, std::nullopt) ==
+          std::vector<std::string>{"/usr/bin/python3", "/usr/bin/python"});
+}
+
+TEST_CASE("CUDA library families are told by file name, sub-libraries and auditwheel names "
+          "included") {
+    CHECK(cuda_library_family("libcudnn.so.9") == "cudnn");
+    CHECK(cuda_library_family("libcudnn_ops.so.9") == "cudnn");
+    CHECK(cuda_library_family("libcublasLt.so.12") == "cublasLt");
+    CHECK(cuda_library_family("libcublas.so.12") == "cublas");
+    CHECK(cuda_library_family("libcudart.so.12") == "cudart");
+    CHECK(cuda_library_family("libcuda.so.1") == "cuda");
+    CHECK(cuda_library_family("libnvrtc-builtins.so.12.8") == "nvrtc");
+    CHECK(cuda_library_family("libtorch_cuda.so").empty());
+    CHECK(cuda_library_family("libc.so.6").empty());
+}
+
+TEST_CASE("library probes ask the files torch loaded; the library probe looks where torch's "
+          "interpreter imports from") {
+    ProbeRun torch = parse_probe_output(
+        "torch",
+        R"({"probe":"torch","schema":1,"status":"pass","reason":"","data":{"site_dirs":["/app/.venv/lib/python3.11/site-packages","/usr/lib/python3.11"],"loaded_libraries":["/w/nvidia/cudnn/lib/libcudnn_graph.so.9","/w/nvidia/cudnn/lib/libcudnn.so.9","/w/nvidia/cuda_runtime/lib/libcudart.so.12"]}})"
+        "\n",
+        0);
+    const auto& kb = test::real_kb();
+    CHECK(dynamic_probe_flags("libs", &torch, nullptr, kb) ==
+          std::vector<std::string>{
+              "--site-dirs=/app/.venv/lib/python3.11/site-packages,/usr/lib/python3.11"});
+    CHECK(dynamic_probe_flags("cudnn", &torch, nullptr, kb) ==
+          std::vector<std::string>{"--library=/w/nvidia/cudnn/lib/libcudnn.so.9",
+                                   "--cudart=/w/nvidia/cuda_runtime/lib/libcudart.so.12"});
+    CHECK(dynamic_probe_flags("cuda", &torch, nullptr, kb) ==
+          std::vector<std::string>{"--library=/w/nvidia/cuda_runtime/lib/libcudart.so.12"});
+    CHECK(dynamic_probe_flags("nccl", &torch, nullptr, kb) ==
+          std::vector<std::string>{"--cudart=/w/nvidia/cuda_runtime/lib/libcudart.so.12"});
+    CHECK(dynamic_probe_flags("cuda", nullptr, nullptr, kb).empty());
+}
