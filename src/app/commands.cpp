@@ -31,8 +31,8 @@ std::optional<RenderPlan> plan(const CommonOptions& common, int& code, bool writ
         std::cerr << "torchdock: warning: " << format_diagnostic(w) << "\n";
     if (!p.problems.empty()) {
         for (const auto& d : p.problems) std::cerr << format_diagnostic(d) << "\n";
-        print_error(std::to_string(p.problems.size()) + " problem" +
-                    (p.problems.size() == 1 ? "" : "s") + " in the manifests" +
+        print_error(std::to_string(p.problem_count) + " problem" +
+                    (p.problem_count == 1 ? "" : "s") + " in the manifests" +
                     (writes ? "; nothing was written" : ""));
         code = k_exit_config;
         return std::nullopt;
@@ -53,6 +53,13 @@ int print_diff(const TreeDiff& diff, const std::string& out_dir) {
 }  // namespace
 
 int run_render(const CommonOptions& common, const RenderOptions& opts) {
+    // An empty path would mean the current directory to some calls and nothing to others.
+    for (const auto& [flag, value] :
+         {std::pair{"--out", opts.out_dir}, std::pair{"--manifests", common.manifests_dir}})
+        if (value.empty()) {
+            print_error(std::string(flag) + " needs a directory");
+            return k_exit_config;
+        }
     int code = 0;
     auto p = plan(common, code, !opts.check && !opts.stdout_variant);
     if (!p) return code;

@@ -115,7 +115,7 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
                     " is not an NVIDIA driver version (like 535.104.05 or 570.124)");
         return k_exit_config;
     }
-    auto overrides = parse_expect_overrides(opts.expect);
+    auto overrides = parse_expect_overrides(opts.expect, preflight_expect_keys());
     if (!overrides) return fail(overrides.error());
     auto api = engine::DockerApi::from_environment();
     if (!api) return fail(api.error());
@@ -128,7 +128,13 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
     Expectations expect = gather_expectations(opts.image, info.value()->labels, info.value()->env,
                                               kb.value(), overrides.value());
 
-    PreflightResult r = preflight(expect, driver, gpus, kb.value(), fc.value());
+    ContainerRequirements requirements;
+    for (const auto& kv : info.value()->env) {
+        if (starts_with(kv, "NVIDIA_REQUIRE_CUDA=")) requirements.require_cuda = kv.substr(20);
+        if (starts_with(kv, "NVIDIA_DISABLE_REQUIRE=") && kv.size() > 23)
+            requirements.disable_require = true;
+    }
+    PreflightResult r = preflight(expect, driver, gpus, kb.value(), fc.value(), requirements);
     if (opts.json) {
         nlohmann::json targets = nlohmann::json::array();
         for (const auto& t : r.targets)
@@ -136,6 +142,7 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
         std::cout << json_text(nlohmann::json{{"schema", 1},
                                               {"image", opts.image},
                                               {"driver", driver},
+                                              {"answer", r.answer},
                                               {"ok", r.ok},
                                               {"driver_ok", r.driver_ok},
                                               {"driver_verdict", r.driver_verdict},
@@ -143,19 +150,25 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
                                               {"run_flags", r.run_flags},
                                               {"notes", r.notes}});
     } else {
-        std::cout << opts.image << " on driver " << driver << ": " << (r.ok ? "YES" : "NO") << "\n";
-        std::cout << "  driver: " << (r.driver_ok ? "yes" : "no") << " - " << r.driver_verdict
-                  << "\n";
+        std::string answer = r.answer;
+        for (auto& c : answer) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        // Image labels and names reach these lines: shown escaped, never acted on.
+        std::cout << terminal_text(opts.image) << " on driver " << terminal_text(driver) << ": "
+                  << answer << "\n";
+        std::cout << "  driver: " << (r.driver_ok ? "yes" : "no") << " - "
+                  << terminal_text(r.driver_verdict) << "\n";
         for (const auto& t : r.targets)
-            std::cout << "  " << t.gpu << (t.cc.empty() ? "" : " (" + t.cc + ")") << ": "
-                      << (t.ok ? "yes" : "no")
-                      << (t.reasons.empty() ? "" : " - " + join(t.reasons, "; ")) << "\n";
-        if (!r.run_flags.empty())
-            std::cout << "  run with: docker run " << join(r.run_flags, " ") << " " << opts.image
+            std::cout << "  " << terminal_text(t.gpu) << (t.cc.empty() ? "" : " (" + t.cc + ")")
+                      << ": " << (t.ok ? "yes" : "no")
+                      << (t.reasons.empty() ? "" : " - " + terminal_text(join(t.reasons, "; ")))
                       << "\n";
-        for (const auto& n : r.notes) std::cout << "  note: " << n << "\n";
+        if (!r.run_flags.empty())
+            std::cout << "  run with: docker run " << join(r.run_flags, " ") << " "
+                      << terminal_text(opts.image) << "\n";
+        for (const auto& n : r.notes) std::cout << "  note: " << terminal_text(n) << "\n";
     }
-    return r.ok ? k_exit_ok : k_exit_check_failed;
+    // Only a checked yes is a pass; "unknown" is not.
+    return r.answer == "yes" ? k_exit_ok : k_exit_check_failed;
 }
 
 int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
@@ -201,9 +214,11 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
             std::cout << found.size()
                       << " failures recognised, the most root-cause-like first:\n\n";
         for (const auto& e : found) {
+            // Evidence lines and facts come from the log: shown escaped, never acted on.
             std::cout << e.id << "  " << e.title << "\n";
-            for (const auto& line : e.evidence) std::cout << "  | " << line << "\n";
-            std::cout << "  cause: " << e.cause << "\n  fix:   " << e.fix << "\n";
+            for (const auto& line : e.evidence) std::cout << "  | " << terminal_text(line) << "\n";
+            std::cout << "  cause: " << terminal_text(e.cause)
+                      << "\n  fix:   " << terminal_text(e.fix) << "\n";
             if (!e.verdict.empty())
                 std::cout << "  " << e.verdict << " (from " << *opts.fingerprint << ")\n";
             std::cout << "\n";

@@ -16,6 +16,7 @@
 #include "engine/probe_exec.hpp"
 #include "engine/project_loader.hpp"
 #include "report/table.hpp"
+#include "util/strings.hpp"
 
 namespace td::app {
 namespace fs = std::filesystem;
@@ -33,15 +34,21 @@ std::string describe(const nlohmann::json& fp) {
         {"driver", s(fp["driver"], "version") + " (CUDA " + s(fp["driver"], "cuda") + ")"},
         {"cuda runtime",
          s(fp["cuda_runtime"], "version") + "  " + s(fp["cuda_runtime"], "library")},
-        {"cudnn (loader)",
-         s(fp["cudnn_loader"], "version") + "  " + s(fp["cudnn_loader"], "library")},
-        {"nccl (loader)", s(fp["nccl_loader"], "version") + "  " + s(fp["nccl_loader"], "library")},
+        {"cudnn", s(fp["cudnn_loader"], "version") + "  " + s(fp["cudnn_loader"], "library")},
+        {"nccl", s(fp["nccl_loader"], "version") + "  " + s(fp["nccl_loader"], "library")},
+        {"python", s(fp["python"], "version") + "  " + s(fp["python"], "executable")},
+    };
+    auto num = [](const nlohmann::json& j, const char* k) {
+        return j.is_object() && j.contains(k) && j[k].is_number_integer()
+                   ? std::to_string(j[k].get<long long>())
+                   : std::string("-");
     };
     if (fp["torch"].is_object())
         rows.push_back({"torch", s(fp["torch"], "version") + " (CUDA " + s(fp["torch"], "cuda") +
-                                     ", NCCL " + s(fp["torch"], "nccl") + ")"});
+                                     ", cuDNN " + num(fp["torch"], "cudnn") + ", NCCL " +
+                                     s(fp["torch"], "nccl") + ")"});
     else
-        rows.push_back({"torch", "-"});
+        rows.push_back({"torch", "- (" + s(fp, "torch_error") + ")"});
     std::string gpus;
     for (const auto& g : fp["gpus"])
         gpus += (gpus.empty() ? "" : ", ") + s(g, "name") + " (" + s(g, "cc") + ")";
@@ -72,8 +79,11 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
     }
     if (opts.json)
         if (auto st = engine::check_output_file("--json", *opts.json); !st) return fail(st.error());
-    auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
+    auto data_dir = engine::find_data_dir(common.data_dir);
+    auto kb = engine::load_knowledge_base(data_dir);
     if (!kb) return fail(kb.error());
+    auto signatures = engine::load_error_signatures(data_dir);
+    if (!signatures) return fail(signatures.error());
     fs::path probes_dir =
         opts.probes_dir ? fs::path(*opts.probes_dir) : engine::default_probes_dir();
     std::map<std::string, ProbeRun> probes;
@@ -109,7 +119,7 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         return k_exit_interrupted;
     }
     nlohmann::json fp = build_fingerprint(facts, probes);
-    auto findings = doctor_findings(fp, kb.value());
+    auto findings = doctor_findings(fp, kb.value(), &signatures.value());
     std::cout << describe(fp) << "\n";
     std::vector<std::vector<std::string>> rows;
     for (const auto& f : findings) rows.push_back({f.id, f.severity, f.title, f.detail});
@@ -117,7 +127,8 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         std::cout << "no findings\n";
     else {
         std::cout << report::format_table({"ID", "SEVERITY", "FINDING", "DETAIL"}, rows);
-        for (const auto& f : findings) std::cout << "  " << f.id << " fix: " << f.fix << "\n";
+        for (const auto& f : findings)
+            std::cout << "  " << f.id << " fix: " << terminal_text(f.fix) << "\n";
     }
     if (opts.json) {
         nlohmann::json out = fp;

@@ -153,7 +153,7 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     engine::install_interrupt_handlers();
     int gpu_count = -1;
     if (auto st = check_flags(opts, gpu_count); !st) return fail(st.error());
-    auto overrides = parse_expect_overrides(opts.expect);
+    auto overrides = parse_expect_overrides(opts.expect, validate_expect_keys());
     if (!overrides) return fail(overrides.error());
     auto data_dir = engine::find_data_dir(common.data_dir);
     auto kb = engine::load_knowledge_base(data_dir);

@@ -70,7 +70,10 @@ BuildOutcome run_build(const BuildBackend& backend, const BuildRequest& request)
     if (auto st =
             write_files(root, {{rel + "/Dockerfile", request.dockerfile_text}}, MissingDir::Create);
         !st) {
-        outcome.error = st.error().message + " (is --work-dir writable?)";
+        outcome.error = st.error().message;
+        if (st.error().message.find("Permission denied") != std::string::npos ||
+            st.error().message.find("Read-only") != std::string::npos)
+            outcome.error += " (is --work-dir writable?)";
         return outcome;
     }
     std::error_code ec;

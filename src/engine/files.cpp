@@ -228,6 +228,10 @@ Result<std::uint64_t> read_blocks(const std::string& path, std::size_t block_byt
     if (!stdin_) {
         std::error_code ec;
         if (fs::is_directory(path, ec)) return io_error("read", shown, "it is a directory");
+        // A log is a file or a pipe; a device (/dev/zero, /dev/urandom) never ends.
+        auto st = fs::status(path, ec);
+        if (fs::is_character_file(st) || fs::is_block_file(st) || fs::is_socket(st))
+            return io_error("read", shown, "it is a device or socket, not a log");
         fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) return io_error("read", shown, std::strerror(errno));
     }

@@ -36,8 +36,8 @@ Result<std::string> read_file_in_tree(const std::filesystem::path& root, const s
 
 // Reads `path` ("-": standard input) in blocks of at most `block_bytes`, handing each to
 // `sink` in order, so memory stays at one block whatever the size of the file or the
-// stream. Returns the bytes read. A directory is refused; a Ctrl-C stops the reading with
-// an Io error saying so.
+// stream. Returns the bytes read. A directory, device or socket is refused (a FIFO is read
+// like a pipe); a Ctrl-C stops the reading with an Io error saying so.
 Result<std::uint64_t> read_blocks(const std::string& path, std::size_t block_bytes,
                                   const std::function<void(std::string_view)>& sink);
 

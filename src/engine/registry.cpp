@@ -43,6 +43,8 @@ struct Client {
         req.max_body = registry::k_max_manifest_bytes;
         req.max_redirects = k_max_redirects;
         req.protocols = protocols();
+        // Plain http only to the loopback registry itself: a redirect leaves over https.
+        req.redirect_protocols = "https";
         return http_request(req);
     }
 

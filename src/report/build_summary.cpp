@@ -5,6 +5,7 @@
 
 #include "core/json/json_text.hpp"
 #include "report/table.hpp"
+#include "util/strings.hpp"
 
 namespace td {
 const char* build_result_name(BuildRecord::Result r) {
@@ -80,11 +81,12 @@ std::string build_failures(const std::vector<BuildRecord>& records) {
     std::string out;
     for (const auto& r : records) {
         if (r.result != BuildRecord::Result::Failed) continue;
+        // Step text and log lines come from the build: shown escaped, never acted on.
         out += r.variant + ": build failed";
-        if (!r.failed_step.empty()) out += " at step " + r.failed_step;
+        if (!r.failed_step.empty()) out += " at step " + terminal_text(r.failed_step);
         out += "\n";
-        for (const auto& line : r.failure_tail) out += "  | " + line + "\n";
-        if (!r.error.empty()) out += "  " + r.error + "\n";
+        for (const auto& line : r.failure_tail) out += "  | " + terminal_text(line) + "\n";
+        if (!r.error.empty()) out += "  " + terminal_text(r.error) + "\n";
         if (!r.log_path.empty()) out += "  full log: " + r.log_path + "\n";
     }
     return out;

@@ -68,10 +68,10 @@ int ImageValidation::warned() const { return count(*this, "warn"); }
 
 std::string validation_table(const ImageValidation& v) {
     std::string out =
-        v.image +
+        terminal_text(v.image) +
         (v.expectations_source.empty() ? "" : "  (expectations: " + v.expectations_source + ")") +
         "\n";
-    if (!v.error.empty()) return out + "  ERROR: " + v.error + "\n";
+    if (!v.error.empty()) return out + "  ERROR: " + terminal_text(v.error) + "\n";
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : v.checks) {
         std::string status = c.status == "pass"    ? "pass"
@@ -85,7 +85,7 @@ std::string validation_table(const ImageValidation& v) {
     out += format_table({"ID", "CHECK", "RESULT", "OBSERVED", "EXPECTED", "DETAIL"}, rows);
     for (const auto& c : v.checks)
         if ((c.status == "fail" || c.status == "error" || c.status == "warn") && !c.fix.empty())
-            out += "  " + c.id + " fix: " + c.fix + "\n";
+            out += "  " + c.id + " fix: " + terminal_text(c.fix) + "\n";
     return out;
 }
 

@@ -131,5 +131,11 @@ check "a dangling *.json beside a good manifest: refused, not skipped" test "$(r
 check "...naming the entry" has err "a.json"
 run render --manifests manifests/debian-cpu.json
 check "--manifests naming a file says it is not a directory" has err "is not a directory"
+mkdir -p "$WORK/cwd" && echo '{"my": "own"}' >"$WORK/cwd/index.json"
+(cd "$WORK/cwd" && "$TD" render --manifests "$ROOT/manifests" --only '*' --out '' >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
+check "render --only '*' --out '': a usage error (exit 2), the current directory untouched" \
+  bash -c "[ \"\$(cat '$WORK/rc')\" = 2 ] && grep -q '\"my\": \"own\"' '$WORK/cwd/index.json' && [ ! -e '$WORK/cwd/t-debian12' ]"
+run render --out ''
+check "render --out '': a usage error naming the flag" has err "--out needs a directory"
 
 finish

@@ -52,9 +52,12 @@ std::string ImageRef::api_host() const {
     return registry == "docker.io" ? "registry-1.docker.io" : registry;
 }
 
-bool ImageRef::plain_http() const {
-    std::string host = registry.substr(
-        0, registry.rfind(':') == std::string::npos ? registry.size() : registry.rfind(':'));
+bool is_loopback_host(const std::string& host_port) {
+    std::string host = host_port;
+    if (!host.empty() && host.front() != '[' && host.rfind(':') != std::string::npos)
+        host = host.substr(0, host.rfind(':'));
+    else if (!host.empty() && host.front() == '[')
+        host = host.substr(0, host.find(']') + 1);
     if (host == "localhost" || host == "[::1]") return true;
     // An IPv4 literal in 127.0.0.0/8, not a DNS name that happens to start with "127.".
     auto octets = split(host, '.');
@@ -65,6 +68,8 @@ bool ImageRef::plain_http() const {
             return false;
     return true;
 }
+
+bool ImageRef::plain_http() const { return is_loopback_host(registry); }
 
 ImageRef apply_mirrors(const ImageRef& ref, const Mirrors& mirrors) {
     auto it = mirrors.find(ref.registry);

@@ -27,6 +27,10 @@ struct ImageRef {
 
 // registry host -> mirror host. Applying it keeps repository, tag and digest.
 using Mirrors = std::map<std::string, std::string>;
+// Whether "host[:port]" names this machine: localhost, [::1] or an IPv4 literal in
+// 127.0.0.0/8 (not a DNS name that happens to start with "127.").
+bool is_loopback_host(const std::string& host_port);
+
 ImageRef apply_mirrors(const ImageRef& ref, const Mirrors& mirrors);
 
 // Parses one "FROM=TO" mirror setting ("docker.io=127.0.0.1:5000").

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/build/image_ref.hpp"
 #include "core/render/grammar.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
@@ -173,6 +174,11 @@ std::string check_token_realm(std::string_view realm, bool plain_http_registry) 
     std::string_view rest = realm.substr(sep + 3);
     if (rest.empty() || rest.front() == '/' || rest.front() == '?' || rest.front() == '#')
         return "token realm " + shown_quoted(realm) + " names no host";
+    // Plain http stays on this machine: a loopback registry cannot send the token request
+    // in the clear to another host.
+    std::string host(rest.substr(0, rest.find_first_of("/?#")));
+    if (scheme == "http" && !is_loopback_host(host))
+        return "token realm " + shown_quoted(realm) + " is plain http to another host" + expected;
     return {};
 }
 

@@ -1,5 +1,6 @@
 #include "core/diagnose/doctor.hpp"
 
+#include "core/validate/probe_plan.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
@@ -29,6 +30,11 @@ std::string text(const json& j, const char* key) {
     if (j[key].is_string()) return j[key].get<std::string>();
     if (j[key].is_number_integer()) return std::to_string(j[key].get<long long>());
     return j[key].dump();
+}
+
+std::string str_of(const json& j, const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
+                                                                  : std::string();
 }
 
 std::string cuda_int(const json& v) {
@@ -61,18 +67,40 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
                 {"glibc", f.glibc}};
 
     const json& t = data_of(probes, "torch");
+    // The interpreter is known whether or not torch imports.
+    fp["python"] = t.contains("python")
+                       ? json{{"version", text(t, "python")},
+                              {"executable", value_or_null(t, "python_executable")},
+                              {"interpreters_tried", t.value("interpreters_tried", json::array())}}
+                       : json();
+    json wheels = json::object();  // nvidia-* and companions as installed, with versions
+    if (t.contains("distributions") && t["distributions"].is_object())
+        for (const auto& [name, info] : t["distributions"].items())
+            wheels[name] = text(info, "version");
+    fp["wheels"] = wheels;
+    // What torch pins (so a missing library can be named with the wheel that ships it).
+    fp["torch_requires"] = t.contains("distributions") && t["distributions"].is_object() &&
+                                   t["distributions"].contains("torch")
+                               ? t["distributions"]["torch"].value("requires", json::array())
+                               : json::array();
     if (t.contains("torch") && t["torch"].is_string()) {
-        fp["python"] = {{"version", text(t, "python")}};
         fp["torch"] = {{"version", text(t, "torch")},
                        {"cuda", value_or_null(t, "cuda")},
                        {"cudnn", value_or_null(t, "cudnn")},
+                       {"cudnn_error", value_or_null(t, "cudnn_error")},
                        {"nccl", value_or_null(t, "nccl")},
                        {"arch_list", t.value("arch_list", json::array())},
-                       {"cuda_available", t.value("cuda_available", false)}};
+                       {"cuda_available", t.value("cuda_available", false)},
+                       {"loaded_libraries", t.value("loaded_libraries", json::array())}};
     } else {
         fp["torch"] = nullptr;
         auto it = probes.find("torch");
-        fp["torch_error"] = it == probes.end() ? "not probed" : it->second.reason;
+        if (!str_of(t, "import_error").empty()) fp["torch_import_error"] = text(t, "import_error");
+        fp["torch_error"] = it == probes.end()     ? "not probed"
+                            : !it->second.usable() ? it->second.problem()
+                            : t.contains("import_error")
+                                ? "import torch failed: " + text(t, "import_error")
+                                : it->second.reason;
     }
     const json& c = data_of(probes, "cuda");
     fp["driver"] = {
@@ -101,15 +129,18 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     fp["duplicates"] = l.value("duplicates", json::array());
     fp["unresolved"] = l.value("unresolved", json::array());
     const json& dn = data_of(probes, "cudnn");
-    fp["cudnn_loader"] = dn.contains("version_string")
+    // The cuDNN and NCCL the probes asked: the files torch loads when torch loads them, else
+    // what the loader finds by name.
+    fp["cudnn_loader"] = dn.contains("version_string") && dn["version_string"].is_string()
                              ? json{{"version", text(dn, "version_string")},
                                     {"cuda", cuda_int(value_or_null(dn, "cudart_version"))},
                                     {"library", text(dn, "library")}}
                              : json();
     const json& nc = data_of(probes, "nccl");
-    fp["nccl_loader"] = nc.contains("version") ? json{{"version", text(nc, "version")},
-                                                      {"library", text(nc, "library")}}
-                                               : json();
+    fp["nccl_loader"] =
+        nc.contains("version") && nc["version"].is_string()
+            ? json{{"version", text(nc, "version")}, {"library", text(nc, "library")}}
+            : json();
 
     json env = json::object();
     for (const auto& kv : f.env) {
@@ -128,8 +159,16 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     return fp;
 }
 
-std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb) {
+std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
+                                     const ErrorSignatures* signatures) {
     std::vector<Finding> out;
+    // An error text with what `explain` says of it: "<text> (EX103: <cause>)" and its fix.
+    auto explained = [&](const std::string& text, std::string fallback_fix) {
+        std::optional<Explanation> e;
+        if (signatures) e = explain_error_text(text, *signatures, kb);
+        return e ? std::make_pair(text + " (" + e->id + ": " + e->cause + ")", e->fix)
+                 : std::make_pair(text, std::move(fallback_fix));
+    };
     auto add = [&](const char* id, const char* severity, std::string title, std::string detail,
                    std::string fix) {
         out.push_back({id, severity, std::move(title), std::move(detail), std::move(fix)});
@@ -170,13 +209,26 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb) {
                 (fp["unresolved"].size() > 1
                      ? " (and " + std::to_string(fp["unresolved"].size() - 1) + " more)"
                      : ""),
-            "install what provides it, or fix LD_LIBRARY_PATH");
+            [&] {
+                // The same torch metadata the probe read: {"distributions": {"torch": ...}}.
+                json torch_data = {
+                    {"distributions",
+                     {{"torch", {{"requires", fp.value("torch_requires", json::array())}}}}}};
+                std::string pin = wheel_pin_for(torch_data, u.value("soname", ""));
+                return pin.empty() ? std::string("install what provides it, or fix LD_LIBRARY_PATH")
+                                   : "pip install '" + pin +
+                                         "' (torch requires it), or reinstall torch without "
+                                         "--no-deps";
+            }());
     }
     if (fp["duplicates"].is_array())
         for (const auto& d : fp["duplicates"]) {
             std::vector<std::string> versions, copies;
             for (const auto& c : d.value("copies", json::array())) {
-                std::string v = c.value("version", "");
+                // What the file itself reports, else what its name says.
+                std::string v = c.contains("content_version") && c["content_version"].is_string()
+                                    ? c["content_version"].get<std::string>()
+                                    : c.value("version", "");
                 if (std::find(versions.begin(), versions.end(), v) == versions.end())
                     versions.push_back(v);
                 copies.push_back(c.value("path", "?") + " (" + v + ")");
@@ -210,19 +262,15 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb) {
         if (torch_cuda.empty() && !fp["gpus"].empty())
             add("DR108", "warning", "CPU-only torch on a GPU host",
                 "torch " + torch.value("version", "") + " has no CUDA",
-                "install torch from a CUDA wheel index (download.pytorch.org/whl/cuXXX)");
+                "install a CUDA build of torch (PyPI's default build, or a +cuXXX build from the "
+                "PyTorch wheel index)");
     }
     const json& loader_cudnn = fp["cudnn_loader"];
-    if (torch.is_object() && torch["cudnn"].is_number_integer() && loader_cudnn.is_object()) {
-        std::string torch_cudnn = cudnn_version_from_int(torch["cudnn"].get<long long>());
-        torch_cudnn = torch_cudnn.substr(0, torch_cudnn.rfind('.'));  // major.minor
-        std::string loader = loader_cudnn.value("version", "");
-        if (!loader.empty() && !starts_with(loader, torch_cudnn))
-            add("DR109", "info", "torch's cuDNN differs from the one the loader finds",
-                "torch uses cuDNN " + torch_cudnn + ", the loader's default is " + loader + " (" +
-                    loader_cudnn.value("library", "") + ")",
-                "fine while torch loads its own; programs that load cuDNN by name get the other "
-                "one");
+    if (torch.is_object() && torch["cudnn_error"].is_string()) {
+        auto [detail, fix] = explained(torch["cudnn_error"].get<std::string>(),
+                                       "let torch load the cuDNN it was built with: remove other "
+                                       "cuDNN directories from LD_LIBRARY_PATH");
+        add("DR115", "error", "torch cannot use its cuDNN", detail, fix);
     }
     if (loader_cudnn.is_object() && !loader_cudnn.value("cuda", std::string()).empty()) {
         std::string built_for = loader_cudnn["cuda"].get<std::string>();
@@ -237,6 +285,15 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb) {
                                      : ", but the CUDA runtime here is " + runtime),
                 "install the CUDA " + major + " runtime, or the cuDNN build for the CUDA in use");
     }
+    if (!runtime.empty() && !torch_cuda.empty())
+        if (auto r = Version::parse(runtime), b = Version::parse(torch_cuda);
+            r && b && r->major() == b->major() && *b < *r && r->major_minor() != b->major_minor())
+            add("DR117", "warning", "torch loads a newer CUDA runtime than it was built with",
+                "torch was built with CUDA " + torch_cuda + " and loads runtime " + runtime + " (" +
+                    fp["cuda_runtime"].value("library", std::string()) +
+                    "): compatible within the major, but it needs CUDA " + runtime +
+                    "'s driver floor (" + kb.min_driver(runtime) + ")",
+                "pin the runtime torch was built with, or make sure hosts meet that floor");
     if (fp["shm_bytes"].is_number_integer() && fp["shm_bytes"].get<long long>() < (1LL << 30))
         add("DR110", "warning", "/dev/shm is small",
             "/dev/shm is " + std::to_string(fp["shm_bytes"].get<long long>() >> 20) +
@@ -261,7 +318,12 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb) {
                         "remove " + dir + " from LD_LIBRARY_PATH");
             }
     }
-    if (!torch.is_object() && fp.contains("torch_error"))
+    if (!torch.is_object() && fp.contains("torch_import_error")) {
+        auto [detail, fix] =
+            explained(fp["torch_import_error"].get<std::string>(),
+                      "no known cause for this error; DR104 names libraries that do not resolve");
+        add("DR116", "error", "torch does not import", detail, fix);
+    } else if (!torch.is_object() && fp.contains("torch_error"))
         add("DR113", "info", "no torch", fp["torch_error"].get<std::string>(),
             "install torch if this environment should run it");
     return out;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/diagnose/explain.hpp"
 #include "core/knowledge/knowledge_base.hpp"
 #include "core/validate/probe_run.hpp"
 
@@ -37,7 +38,10 @@ struct Finding {
     std::string fix;
 };
 
-std::vector<Finding> doctor_findings(const nlohmann::json& fingerprint, const KnowledgeBase& kb);
+// `signatures` (optional) give the cause and fix of an import or cuDNN error, the same as
+// `explain` says.
+std::vector<Finding> doctor_findings(const nlohmann::json& fingerprint, const KnowledgeBase& kb,
+                                     const ErrorSignatures* signatures = nullptr);
 
 // Parses /etc/os-release text.
 std::map<std::string, std::string> parse_os_release(const std::string& text);

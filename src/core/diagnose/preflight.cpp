@@ -6,6 +6,8 @@
 #include <optional>
 #include <set>
 
+#include "core/diagnose/container_requirement.hpp"
+#include "core/diagnose/explain_facts.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
@@ -177,7 +179,7 @@ bool ForwardCompat::supports(const std::string& driver_version,
 PreflightResult preflight(const std::map<std::string, std::string>& expect,
                           const std::string& driver_version,
                           const std::vector<std::string>& gpu_models, const KnowledgeBase& kb,
-                          const ForwardCompat& fc) {
+                          const ForwardCompat& fc, const ContainerRequirements& requirements) {
     PreflightResult r;
     const std::string cuda = major_minor_of(get(expect, "cuda"));
     const CudaMinor* cm = cuda.empty() ? nullptr : kb.cuda(cuda);
@@ -291,6 +293,38 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
         }
     }
     r.driver_ok = path != DriverPath::None;
+    bool driver_checked = path != DriverPath::None && !min_driver.empty();
+    if (!driver_checked && path == DriverPath::None && have) driver_checked = true;  // a "no"
+
+    // The container toolkit's own admission check (NVIDIA_REQUIRE_CUDA), which runs before
+    // anything in the image and does not know about minor-version compatibility.
+    if (!requirements.require_cuda.empty() && have) {
+        std::string driver_cuda = explain_detail::cuda_for_driver(kb, driver_version);
+        RequirementVerdict req =
+            evaluate_require_cuda(requirements.require_cuda, driver_version, driver_cuda);
+        std::string what = "the image's NVIDIA_REQUIRE_CUDA (\"" + requirements.require_cuda +
+                           "\") against driver " + driver_version +
+                           (driver_cuda.empty() ? "" : " (CUDA " + driver_cuda + ")");
+        if (req.outcome == RequirementVerdict::Outcome::NotMet) {
+            driver_checked = true;
+            if (requirements.disable_require) {
+                r.notes.push_back(what + " is not met (" + req.detail +
+                                  "), but the image sets NVIDIA_DISABLE_REQUIRE");
+            } else if (r.driver_ok) {
+                r.driver_verdict =
+                    "ok only with -e NVIDIA_DISABLE_REQUIRE=1: the NVIDIA container "
+                    "toolkit refuses to start the container otherwise, because " +
+                    what + " is not met (" + req.detail + "); then " + r.driver_verdict;
+                r.run_flags.push_back("-e NVIDIA_DISABLE_REQUIRE=1");
+            } else {
+                r.driver_verdict +=
+                    "; besides, the NVIDIA container toolkit refuses to start it: " + what +
+                    " is not met (" + req.detail + ")";
+            }
+        } else if (req.outcome == RequirementVerdict::Outcome::Unknown) {
+            r.notes.push_back(what + " could not be decided here: " + req.detail);
+        }
+    }
 
     // The GPUs.
     const std::string arch_text = get(expect, "arch-list");
@@ -391,9 +425,17 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
 
     r.ok = r.driver_ok && std::all_of(r.targets.begin(), r.targets.end(),
                                       [](const PreflightTarget& t) { return t.ok; });
+    // YES needs something checked: the driver against a floor, or the GPUs against an arch
+    // list or the image's CUDA. Neither checked is not a yes.
+    const bool gpus_checked = !gpu_models.empty() && (!arch.empty() || cm != nullptr);
+    r.answer = !r.ok ? "no" : driver_checked || gpus_checked ? "yes" : "unknown";
+    if (r.answer == "unknown")
+        r.notes.push_back(
+            "nothing could be checked: the image names no CUDA version, driver floor or arch list "
+            "(label it, or pass --expect cuda=... arch-list=...)");
 
     // How to run it (NVIDIA's recommendation for NGC containers).
-    r.run_flags.push_back("--gpus all");
+    r.run_flags.insert(r.run_flags.begin(), "--gpus all");
     if (!get(expect, "nccl").empty()) {
         r.run_flags.push_back("--ipc=host");
         r.notes.push_back(

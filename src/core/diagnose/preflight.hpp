@@ -46,7 +46,16 @@ struct PreflightTarget {
     std::vector<std::string> reasons;
 };
 
+// What the image's environment tells the NVIDIA container toolkit.
+struct ContainerRequirements {
+    std::string require_cuda;      // NVIDIA_REQUIRE_CUDA, "" when the image sets none
+    bool disable_require = false;  // NVIDIA_DISABLE_REQUIRE set in the image
+};
+
 struct PreflightResult {
+    // "yes", "no", or "unknown" when neither the driver nor the GPUs' kernels could be
+    // checked (an image that names no CUDA, no driver floor and no arch list).
+    std::string answer = "unknown";
     bool ok = false;
     bool driver_ok = false;
     std::string driver_verdict;
@@ -58,9 +67,11 @@ struct PreflightResult {
 // `expect` holds the image's promises: "cuda" ("12.4"), "min-driver" ("550.54.15"),
 // "min-driver-compat" ("525.60.13"), "arch-list" ("5.0;6.0;9.0+PTX" or "sm_90 compute_90"),
 // "nccl", "target-gpus" ("H100,A100"). Missing driver floors come from the knowledge base.
+// `requirements` is what the image's environment asks of the driver: a requirement the
+// driver does not meet means the container toolkit refuses to start it (unless disabled).
 PreflightResult preflight(const std::map<std::string, std::string>& expect,
                           const std::string& driver_version,
                           const std::vector<std::string>& gpu_models, const KnowledgeBase& kb,
-                          const ForwardCompat& fc);
+                          const ForwardCompat& fc, const ContainerRequirements& requirements = {});
 
 }  // namespace td

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include "core/render/dockerfile.hpp"
 #include "core/render/index.hpp"
@@ -69,6 +70,7 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
             Diagnostics lock_diags(*src.lock_path);
             lock = parse_lockfile(*src.lock_text, lock_diags);
             for (const auto& d : lock_diags.items()) plan.problems.push_back(d);
+            plan.problem_count += lock_diags.count();
         }
         auto parsed = parse_manifest(src.path, src.text, diags);
         if (parsed) {
@@ -86,12 +88,17 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
                     check_lock_fit(*src.lock_path, lock, plan.variants, first, plan.warnings);
             }
         }
-        // Report a file's problems in reading order, whichever check found them.
+        // Report a file's problems in reading order, whichever check found them; the line
+        // about the ones not kept (no position) stays last.
         std::vector<Diagnostic> found = diags.items();
         std::stable_sort(found.begin(), found.end(), [](const Diagnostic& a, const Diagnostic& b) {
-            return std::pair(a.pos.line, a.pos.col) < std::pair(b.pos.line, b.pos.col);
+            auto key = [](const Diagnostic& d) {
+                return std::tuple(d.pos.line == 0, d.pos.line, d.pos.col);
+            };
+            return key(a) < key(b);
         });
         plan.problems.insert(plan.problems.end(), found.begin(), found.end());
+        plan.problem_count += diags.count();
     }
     std::sort(plan.variants.begin(), plan.variants.end(),
               [](const Variant& a, const Variant& b) { return a.name < b.name; });
@@ -102,6 +109,7 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
                  {},
                  "$.name",
                  "variant name " + plan.variants[i].name + " is produced twice"});
+    plan.problem_count = std::max(plan.problem_count, plan.problems.size());
     if (!plan.problems.empty()) return plan;
     for (const auto& v : plan.variants) plan.files[v.name + "/Dockerfile"] = render_dockerfile(v);
     plan.files["index.json"] = render_index(plan.variants);

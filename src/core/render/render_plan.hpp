@@ -22,6 +22,7 @@ struct RenderPlan {
     std::vector<Variant> variants;             // sorted by name
     std::map<std::string, std::string> files;  // relative path -> content
     std::vector<Diagnostic> problems;          // non-empty: nothing may be written
+    std::size_t problem_count = 0;             // all problems found (problems keeps 100 a file)
     std::vector<Diagnostic> warnings;          // printed, not fatal (a lock that does not fit)
 };
 

@@ -81,16 +81,18 @@ std::string check_expect_value(const std::string& key, const std::string& value)
 
 }  // namespace
 
-Result<std::map<std::string, std::string>> parse_expect_overrides(
-    const std::vector<std::string>& flags) {
+const std::vector<std::string>& validate_expect_keys() {
+    // Every key here is judged by a check (README "Checks"); a key nothing checks is refused
+    // rather than silently ignored.
     static const std::vector<std::string> keys = {"cuda",
                                                   "cudnn",
                                                   "nccl",
                                                   "torch",
                                                   "torch-reports",
+                                                  "torchvision",
+                                                  "torchaudio",
                                                   "python",
                                                   "min-driver",
-                                                  "min-driver-compat",
                                                   "arch-list",
                                                   "target-gpus",
                                                   "validate.gemm-tflops-min.fp32",
@@ -100,6 +102,17 @@ Result<std::map<std::string, std::string>> parse_expect_overrides(
                                                   "validate.gemm-tflops-min.fp8",
                                                   "validate.allreduce-busbw-min-gbps",
                                                   "validate.shm-min-mb"};
+    return keys;
+}
+
+const std::vector<std::string>& preflight_expect_keys() {
+    static const std::vector<std::string> keys = {
+        "cuda", "nccl", "min-driver", "min-driver-compat", "arch-list", "target-gpus"};
+    return keys;
+}
+
+Result<std::map<std::string, std::string>> parse_expect_overrides(
+    const std::vector<std::string>& flags, const std::vector<std::string>& keys) {
     std::map<std::string, std::string> out;
     for (const auto& f : flags) {
         auto eq = f.find('=');
@@ -109,10 +122,8 @@ Result<std::map<std::string, std::string>> parse_expect_overrides(
         std::string key = f.substr(0, eq);
         if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
             std::string msg = "--expect: unknown key " + quote_value(key);
-            if (auto near = closest_match(key, keys))
-                msg += "; did you mean \"" + *near + "\"?";
-            else
-                msg += "; known keys: " + join(keys, ", ");
+            if (auto near = closest_match(key, keys)) msg += "; did you mean \"" + *near + "\"?";
+            msg += "; keys this command checks: " + join(keys, ", ");
             return Error{ErrorKind::Usage, msg};
         }
         std::string value = f.substr(eq + 1);

@@ -24,9 +24,13 @@ Expectations gather_expectations(const std::string& image_ref,
                                  const std::vector<std::string>& env, const KnowledgeBase& kb,
                                  const std::map<std::string, std::string>& overrides);
 
-// Parses --expect key=value flags. Keys are the expectation keys above; an unknown key or
-// a missing '=' is a Usage error with a did-you-mean.
+// Parses --expect key=value flags against the keys a command checks (validate and
+// preflight check different things). An unknown key, a missing '=' or a value that is not a
+// version, a torch version or a number as its key needs is a Usage error (with a
+// did-you-mean for a near key).
 Result<std::map<std::string, std::string>> parse_expect_overrides(
-    const std::vector<std::string>& flags);
+    const std::vector<std::string>& flags, const std::vector<std::string>& keys);
+const std::vector<std::string>& validate_expect_keys();
+const std::vector<std::string>& preflight_expect_keys();
 
 }  // namespace td

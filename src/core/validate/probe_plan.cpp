@@ -119,6 +119,28 @@ std::vector<std::string> loaded_library_paths(const ProbeRun& torch, const std::
     return main;
 }
 
+std::string wheel_pin_for(const json& torch_data, const std::string& soname) {
+    std::string family = cuda_library_family(soname.substr(soname.find_last_of('/') + 1));
+    if (family.empty() || !torch_data.is_object()) return {};
+    // NVIDIA names the wheels after the libraries, lowercased, with two exceptions.
+    std::string token = family == "cudart"       ? "cuda-runtime"
+                        : family == "nvToolsExt" ? "nvtx"
+                                                 : to_lower(family);
+    auto dists = torch_data.find("distributions");
+    if (dists == torch_data.end() || !dists->is_object() || !dists->contains("torch")) return {};
+    const json pins = (*dists)["torch"].value("requires", json::array());
+    for (const auto& r : pins) {
+        if (!r.is_string()) continue;
+        std::string req = r.get<std::string>();
+        std::string pin = req.substr(0, req.find_first_of("; "));
+        auto eq = pin.find("==");
+        if (eq != std::string::npos &&
+            to_lower(pin.substr(0, eq)).rfind("nvidia-" + token + "-cu", 0) == 0)
+            return pin;
+    }
+    return {};
+}
+
 std::vector<std::string> dynamic_probe_flags(const std::string& probe, const ProbeRun* torch,
                                              const ProbeRun* cuda, const KnowledgeBase& kb) {
     std::vector<std::string> out;

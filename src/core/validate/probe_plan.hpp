@@ -28,6 +28,10 @@ std::string cuda_library_family(const std::string& file_name);
 // main library of each family first ("libcudnn.so.9" before "libcudnn_ops.so.9").
 std::vector<std::string> loaded_library_paths(const ProbeRun& torch, const std::string& family);
 
+// The requirement torch pins for the wheel that ships a library ("nvidia-nccl-cu12==2.27.5"
+// for libnccl.so.2), from torch's metadata in the torch probe's data; "" when it pins none.
+std::string wheel_pin_for(const nlohmann::json& torch_data, const std::string& soname);
+
 // Flags of a probe that depend on earlier results:
 //   libs:  --site-dirs=<torch's interpreter's import directories>
 //   cuda:  --library=<the libcudart torch loaded>

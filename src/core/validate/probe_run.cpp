@@ -51,7 +51,11 @@ ProbeRun parse_probe_output(const std::string& probe, const std::string& stdout_
     try {
         std::string why;
         auto parsed = parse_json_bounded(lines.back(), why);
-        if (!parsed) throw std::invalid_argument(why);
+        // The parser's own words mean little to a person; the line itself is shown below.
+        if (!parsed)
+            throw std::invalid_argument(why.find("deeper") != std::string::npos
+                                            ? why
+                                            : "the last line is not a JSON object");
         json j = std::move(parsed.value());
         if (!j.is_object() || j.value("schema", 0) != 1 || j.value("probe", "") != probe)
             throw std::invalid_argument("not a schema-1 result of probe " + probe);
@@ -69,8 +73,7 @@ ProbeRun parse_probe_output(const std::string& probe, const std::string& stdout_
         }
     } catch (const std::exception& e) {
         run.status = "error";
-        run.reason = "unreadable result line (" + std::string(e.what()) +
-                     "): " + lines.back().substr(0, 200);
+        run.reason = std::string(e.what()) + ": " + quote_value(lines.back(), 200);
         run.data = json();
     }
     return run;

@@ -191,33 +191,8 @@ void nccl_version(CheckContext& ctx) {
                     "check which libnccl.so.2 wins (TD111) or correct the label");
 }
 
-// The requirement torch pins for a library's wheel ("nvidia-nccl-cu12==2.27.5" for
-// libnccl.so.2), from torch's own metadata; "" when torch pins none.
-std::string pinned_wheel(const CheckContext& ctx, const std::string& soname) {
-    std::string family = cuda_library_family(soname);
-    if (family.empty()) return {};
-    // NVIDIA names the wheels after the libraries, lowercased, with two exceptions.
-    std::string token = family == "cudart"       ? "cuda-runtime"
-                        : family == "nvToolsExt" ? "nvtx"
-                                                 : to_lower(family);
-    const json& d = ctx.data("torch");
-    auto dists = d.find("distributions");
-    if (dists == d.end() || !dists->is_object() || !dists->contains("torch")) return {};
-    const json pins = (*dists)["torch"].value("requires", json::array());
-    for (const auto& r : pins) {
-        if (!r.is_string()) continue;
-        std::string req = r.get<std::string>();
-        std::string pin = req.substr(0, req.find_first_of("; "));
-        auto eq = pin.find("==");
-        if (eq == std::string::npos) continue;
-        std::string name = to_lower(pin.substr(0, eq));
-        if (name.rfind("nvidia-" + token + "-cu", 0) == 0) return pin;
-    }
-    return {};
-}
-
 std::string fix_for_missing(const CheckContext& ctx, const std::string& soname) {
-    if (auto pin = pinned_wheel(ctx, soname); !pin.empty())
+    if (auto pin = wheel_pin_for(ctx.data("torch"), soname); !pin.empty())
         return "pip install '" + pin + "' (torch " + distribution_version(ctx, "torch") +
                " requires it), or reinstall torch without --no-deps";
     if (starts_with(soname, "libcudart.so.")) {

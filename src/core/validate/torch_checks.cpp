@@ -1,4 +1,6 @@
 // TD119-TD123: is PyTorch there and does it import, and what it reports about itself.
+#include <algorithm>
+
 #include "core/validate/check_context.hpp"
 #include "util/strings.hpp"
 
@@ -108,25 +110,84 @@ void torch_arch_targets(CheckContext& ctx, const json& t) {
     if (t.contains("arch_list") && t["arch_list"].is_array())
         for (const auto& a : t["arch_list"])
             if (a.is_string()) arch.push_back(normalize_arch(a.get<std::string>()));
-    std::string targets = ctx.expected("target-gpus");
-    if (targets.empty()) return ctx.skip("TD122", "no target GPUs are labelled");
+    std::string targets = ctx.expected("target-gpus"), labelled = ctx.expected("arch-list");
+    if (targets.empty() && labelled.empty())
+        return ctx.add("TD122", "skip", join(arch, ";"), "",
+                       "no target GPUs or arch list are labelled");
+    std::string want = join({labelled, targets}, labelled.empty() || targets.empty() ? "" : "; ");
     if (arch.empty())
-        return ctx.add("TD122", "fail", "no CUDA archs", targets,
+        return ctx.add("TD122", "fail", "no CUDA archs", want,
                        "torch has no compiled CUDA architectures", "install a CUDA build of torch");
-    std::vector<std::string> uncovered;
+    std::vector<std::string> problems;
+    // The labelled arch list: every entry compiled in ("8.6", "sm_86", "8.6+PTX").
+    for (const auto& raw : split(labelled, ';'))
+        for (const auto& piece : split(raw, ' '))
+            if (std::string a = normalize_arch(piece);
+                !a.empty() && std::find(arch.begin(), arch.end(), a) == arch.end())
+                problems.push_back(a + " is labelled but not compiled in");
     for (const auto& name : split(targets, ',')) {
+        if (name.empty()) continue;
         const GpuModel* g = ctx.kb().gpu(name);
         if (!g)
-            uncovered.push_back(name +
-                                " (not in data/gpus.json, so its compute capability is unknown)");
+            problems.push_back(name +
+                               " (not in data/gpus.json, so its compute capability is unknown)");
         else if (!arch_list_covers(arch, g->cc))
-            uncovered.push_back(name + " (" + g->cc + ")");
+            problems.push_back(name + " (" + g->cc + ") is not covered");
     }
-    if (uncovered.empty())
-        ctx.add("TD122", "pass", join(arch, ";"), targets, "the arch list covers every target GPU");
+    if (problems.empty())
+        ctx.add("TD122", "pass", join(arch, ";"), want,
+                "the arch list has the labelled archs and covers every target GPU");
     else
-        ctx.add("TD122", "fail", join(arch, ";"), targets, "not covered: " + join(uncovered, ", "),
-                "use a torch build whose arch list includes these GPUs");
+        ctx.add("TD122", "fail", join(arch, ";"), want, join(problems, ", "),
+                "use a torch build whose arch list includes these, or correct the labels");
+}
+
+// TD118: the interpreter that runs torch against the labelled Python (major.minor).
+void python_version(CheckContext& ctx) {
+    const json& t = ctx.data("torch");
+    std::string have = str(t, "python"), want = ctx.expected("python");
+    std::string who = str(t, "python_executable");
+    if (want.empty())
+        return ctx.add("TD118", "skip", have, "",
+                       "no Python version is labelled or expected" +
+                           (have.empty() ? std::string() : " (found " + have + " at " + who + ")"));
+    if (have.empty()) return ctx.skip("TD118", "no python interpreter ran the torch probe");
+    if (match_version(have, want) == VersionMatch::Differs)
+        return ctx.add(
+            "TD118", "fail", have, want,
+            "torch runs under Python " + have + " (" + who + "), " + want + " is labelled",
+            "install torch for Python " + want + ", or correct the label");
+    ctx.add("TD118", "pass", have, want, "Python " + have + " (" + who + ")");
+}
+
+// TD124: torchvision and torchaudio as installed against their labels.
+void torch_companions(CheckContext& ctx) {
+    std::vector<std::string> ok, wrong, observed;
+    bool any = false;
+    for (const char* name : {"torchvision", "torchaudio"}) {
+        std::string want = ctx.expected(name), have = distribution_version(ctx, name);
+        if (!have.empty()) observed.push_back(std::string(name) + " " + have);
+        if (want.empty()) continue;
+        any = true;
+        if (have.empty())
+            wrong.push_back(std::string(name) + " " + want + " is labelled but not installed");
+        else if (match_version(have, want) == VersionMatch::Differs)
+            wrong.push_back(std::string(name) + " " + have + " is installed, " + want +
+                            " is labelled");
+        else
+            ok.push_back(std::string(name) + " " + have);
+    }
+    std::string seen = observed.empty() ? "none installed" : join(observed, ", ");
+    if (!any)
+        return ctx.add("TD124", "skip", seen, "",
+                       "no torchvision or torchaudio version is labelled (" + seen + ")");
+    if (!wrong.empty())
+        return ctx.add("TD124", "fail", seen,
+                       ctx.expected("torchvision") + "/" + ctx.expected("torchaudio"),
+                       join(wrong, "; "),
+                       "install the versions that pair with this torch, or correct the labels");
+    ctx.add("TD124", "pass", seen, ctx.expected("torchvision") + "/" + ctx.expected("torchaudio"),
+            join(ok, ", "));
 }
 
 void torch_distributed(CheckContext& ctx, const json& t) {
@@ -148,9 +209,11 @@ void torch_distributed(CheckContext& ctx, const json& t) {
 }  // namespace
 
 void judge_torch(CheckContext& ctx) {
+    python_version(ctx);
     std::string unavailable = torch_imports(ctx);
     if (!unavailable.empty()) {
-        for (const char* id : {"TD120", "TD121", "TD122", "TD123"}) ctx.skip(id, unavailable);
+        for (const char* id : {"TD120", "TD121", "TD122", "TD123", "TD124"})
+            ctx.skip(id, unavailable);
         return;
     }
     const json& t = ctx.data("torch");
@@ -158,6 +221,7 @@ void judge_torch(CheckContext& ctx) {
     torch_cuda(ctx, t);
     torch_arch_targets(ctx, t);
     torch_distributed(ctx, t);
+    torch_companions(ctx);
 }
 
 }  // namespace td::validate_detail

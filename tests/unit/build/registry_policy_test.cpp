@@ -183,6 +183,9 @@ TEST_CASE("registry: token realms are https (http only for a loopback registry)"
     CHECK(check_token_realm("https://auth.docker.io/token", false).empty());
     CHECK(check_token_realm("HTTPS://nvcr.io/proxy_auth", false).empty());
     CHECK(check_token_realm("http://127.0.0.1:5000/token", true).empty());
+    // A loopback registry may not send the token request in the clear to another host.
+    CHECK_THAT(check_token_realm("http://192.0.2.1/token", true),
+               ContainsSubstring("plain http to another host"));
     CHECK_THAT(check_token_realm("http://auth.example/token", false),
                ContainsSubstring("not https"));
     for (const char* realm :

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/diagnose/container_requirement.hpp"
 #include "test_support.hpp"
 #include "util/strings.hpp"
 
@@ -440,4 +441,48 @@ TEST_CASE("a driver floor the knowledge base could not confirm is printed as unc
     // A confirmed floor is printed plainly.
     r = check("12.4", "550.54.15", {"H100"});
     CHECK_THAT(r.driver_verdict, !ContainsSubstring("unconfirmed"));
+}
+
+TEST_CASE(
+    "NVIDIA_REQUIRE_CUDA: groups are alternatives, commas join conditions; brand and arch "
+    "are unknown here") {
+    using O = RequirementVerdict::Outcome;
+    CHECK(evaluate_require_cuda("cuda>=12.8", "570.124.06", "12.8").outcome == O::Met);
+    CHECK(evaluate_require_cuda("cuda>=12.8", "535.104.05", "12.2").outcome == O::NotMet);
+    // nvidia/cuda's form: the CUDA floor, or a data-center branch by brand and driver range.
+    std::string nv =
+        "cuda>=12.8 brand=tesla,driver>=470,driver<471 brand=tesla,driver>=535,driver<536";
+    CHECK(evaluate_require_cuda(nv, "525.60.13", "12.0").outcome == O::NotMet);
+    auto branch = evaluate_require_cuda(nv, "535.104.05", "12.2");
+    CHECK(branch.outcome == O::Unknown);  // depends on the brand
+    CHECK_THAT(branch.detail, ContainsSubstring("brand"));
+    CHECK(evaluate_require_cuda("", "535.104.05", "12.2").outcome == O::Unknown);
+}
+
+TEST_CASE(
+    "preflight honours the image's NVIDIA_REQUIRE_CUDA: the toolkit refuses to start it, "
+    "so minor-version compatibility needs NVIDIA_DISABLE_REQUIRE=1",
+    "[regression]") {
+    // Real-image report D8: driver 535 runs CUDA 12.8 through minor-version compatibility,
+    // but the image's cuda>=12.8 stops the container before it starts.
+    std::map<std::string, std::string> expect{{"cuda", "12.8"}, {"arch-list", "8.9;9.0"}};
+    auto r = preflight(expect, "535.104.05", {"RTX 4090"}, test::real_kb(), real_fc(),
+                       ContainerRequirements{"cuda>=12.8", false});
+    CHECK_THAT(r.driver_verdict, ContainsSubstring("NVIDIA_DISABLE_REQUIRE=1"));
+    CHECK(std::find(r.run_flags.begin(), r.run_flags.end(), "-e NVIDIA_DISABLE_REQUIRE=1") !=
+          r.run_flags.end());
+    auto allowed = preflight(expect, "535.104.05", {"RTX 4090"}, test::real_kb(), real_fc(),
+                             ContainerRequirements{"cuda>=12.8", true});
+    CHECK(std::find(allowed.run_flags.begin(), allowed.run_flags.end(),
+                    "-e NVIDIA_DISABLE_REQUIRE=1") == allowed.run_flags.end());
+}
+
+TEST_CASE(
+    "preflight says unknown, not yes, when it could check neither the driver nor the "
+    "kernels",
+    "[regression]") {
+    auto r = preflight({}, "535.104.05", {"RTX 4090"}, test::real_kb(), real_fc());
+    CHECK(r.answer == "unknown");
+    CHECK(check("12.4", "560.35.03", {"H100"}, "9.0").answer == "yes");
+    CHECK(check("13.0", "535.104.05", {"RTX 4090"}, "8.9").answer == "no");
 }

@@ -198,3 +198,9 @@ TEST_CASE("report paths are checked before any work: empty, a directory, a missi
     CHECK_FALSE(fs::exists(tmp.path / "no"));  // no silent mkdir
     CHECK(engine::check_output_file("--json", (tmp.path / "x.json").string()));
 }
+
+TEST_CASE("logs: a device is refused, a FIFO is read like a pipe", "[regression]") {
+    auto r = engine::read_blocks("/dev/zero", 4096, [](std::string_view) {});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("device") != std::string::npos);
+}

@@ -152,3 +152,18 @@ TEST_CASE("a matrix whose exclude rules remove every cell is an error, not an em
     REQUIRE_FALSE(plan.problems.empty());
     CHECK_THAT(test::problems_text(plan), ContainsSubstring("remove every cell"));
 }
+
+TEST_CASE("the problem total counts every problem, not only the 100 kept per file",
+          "[regression]") {
+    std::string pins;
+    for (int i = 0; i < 150; ++i) pins += std::string(i ? "," : "") + "\"bad pin\"";
+    std::string manifest = R"({"schema": 1, "name": "t", "image": "torchdock/t",
+        "base": "debian-torch", "matrix": {"os": ["debian12"]}, "pip": [)" +
+                           pins + "]}";
+    RenderPlan plan =
+        plan_render({ManifestSource{"manifests/t.json", manifest, {}, {}}}, test::real_kb());
+    CHECK(plan.problem_count == 150);
+    REQUIRE(plan.problems.size() == 101);
+    CHECK_THAT(plan.problems.back().message, ContainsSubstring("and 50 more problems"));
+    CHECK(plan.problems.front().pos.line > 0);
+}

@@ -175,6 +175,9 @@ ValidationInput healthy_gpu_image() {
                  {"cudnn", "9.1.0"},
                  {"nccl", "2.21.5"},
                  {"torch", "2.4.1"},
+                 {"python", "3.11"},
+                 {"torchvision", "0.19.1"},
+                 {"arch-list", "8.0;9.0"},
                  {"target-gpus", "H100"},
                  {"min-driver", "550.54.15"},
                  {"validate.gemm-tflops-min.bf16", "500"},
@@ -203,6 +206,7 @@ ValidationInput healthy_gpu_image() {
         probe("torch", R"({"probe":"torch","schema":1,"status":"pass","reason":"","data":
         {"torch":"2.4.1+cu124","cuda":"12.4","cudnn":90100,"nccl":"2.21.5","python":"3.11.2",
          "python_executable":"/opt/venv/bin/python","arch_list":["sm_80","sm_90"],
+         "distributions":{"torchvision":{"version":"0.19.1+cu124","location":"/opt/venv/lib/python3.11/site-packages"}},
          "matmul":{"correct":true},
          "distributed":{"backend":"nccl","world_size":2,"expected":10,"observed":10,"exact":true}}})",
               0);
@@ -359,11 +363,17 @@ TEST_CASE("TD110/TD111: probe-libs finding nothing to resolve is a skip, not a p
 }
 
 TEST_CASE("--expect values are checked: versions, thresholds, one line", "[regression]") {
-    CHECK(parse_expect_overrides({"cuda=12.4", "torch=2.4.1+cu124", "validate.shm-min-mb=1024"}));
+    CHECK(parse_expect_overrides({"cuda=12.4", "torch=2.4.1+cu124", "validate.shm-min-mb=1024"},
+                                 validate_expect_keys()));
+    // A key validate does not check is refused, not ignored.
+    auto compat = parse_expect_overrides({"min-driver-compat=535"}, validate_expect_keys());
+    REQUIRE_FALSE(compat);
+    CHECK_THAT(compat.error().message, ContainsSubstring("keys this command checks"));
+    CHECK(parse_expect_overrides({"min-driver-compat=535.54"}, preflight_expect_keys()));
     for (const char* bad : {"cuda=99999999999999999999.1", "cudnn=abc", "torch=2.4; rm -rf /",
                             "validate.shm-min-mb=-1", "nccl=", "python=3.11\n"}) {
         INFO(bad);
-        auto r = parse_expect_overrides({bad});
+        auto r = parse_expect_overrides({bad}, validate_expect_keys());
         REQUIRE_FALSE(r);
         CHECK(r.error().kind == ErrorKind::Usage);
     }
@@ -388,4 +398,30 @@ TEST_CASE(
     auto c = check(evaluate(in, test::real_kb()), "TD102");
     CHECK(c.status == "warn");
     CHECK_THAT(c.message, ContainsSubstring("as far as the library reports"));
+}
+
+TEST_CASE("every labelled key is checked: python, torchvision, torchaudio, arch-list",
+          "[regression]") {
+    ValidationInput in = healthy_gpu_image();
+    in.expect["python"] = "3.12";
+    in.expect["torchaudio"] = "2.4.1";
+    in.expect["arch-list"] = "6.0;8.0";
+    auto r = evaluate(in, test::real_kb());
+    CHECK(check(r, "TD118").status == "fail");
+    CHECK_THAT(check(r, "TD118").message, ContainsSubstring("Python 3.11.2"));
+    CHECK(check(r, "TD124").status == "fail");
+    CHECK_THAT(check(r, "TD124").message,
+               ContainsSubstring("torchaudio 2.4.1 is labelled but not installed"));
+    CHECK(check(r, "TD122").status == "fail");
+    CHECK_THAT(check(r, "TD122").message, ContainsSubstring("6.0 is labelled but not compiled in"));
+}
+
+TEST_CASE("without expectations the observed versions are still shown") {
+    ValidationInput in = healthy_gpu_image();
+    in.expect = {{"source", "image labels"}};
+    auto r = evaluate(in, test::real_kb());
+    CHECK(check(r, "TD102").observed == "9.1.0");
+    CHECK(check(r, "TD104").observed == "2.21.5");
+    CHECK(check(r, "TD118").observed == "3.11.2");
+    CHECK_THAT(check(r, "TD124").observed, ContainsSubstring("torchvision 0.19.1+cu124"));
 }

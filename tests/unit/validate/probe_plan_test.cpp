@@ -6,8 +6,9 @@
 
 using namespace td;
 
-TEST_CASE("python candidates come from the image's own configuration, in the order it would "
-          "run them") {
+TEST_CASE(
+    "python candidates come from the image's own configuration, in the order it would "
+    "run them") {
     std::vector<std::string> env = {"PATH=/opt/venv/bin:/usr/local/bin:/usr/bin",
                                     "VIRTUAL_ENV=/opt/venv", "CONDA_PREFIX=/opt/conda"};
     CHECK(python_candidates(env, std::nullopt) ==
@@ -19,14 +20,16 @@ TEST_CASE("python candidates come from the image's own configuration, in the ord
     CHECK(d.front() == "/usr/local/sbin/python3");
     CHECK(python_candidates({"PATH=/app/.venv/bin:/usr/bin"}, std::nullopt).front() ==
           "/app/.venv/bin/python3");
-    CHECK(python_candidates(env, std::string("/x/python")) == std::vector<std::string>{"/x/python"});
+    CHECK(python_candidates(env, std::string("/x/python")) ==
+          std::vector<std::string>{"/x/python"});
     // Relative and empty PATH entries are not an image's interpreters.
     CHECK(python_candidates({"PATH=:bin:/usr/bin"}, std::nullopt) ==
           std::vector<std::string>{"/usr/bin/python3", "/usr/bin/python"});
 }
 
-TEST_CASE("CUDA library families are told by file name, sub-libraries and auditwheel names "
-          "included") {
+TEST_CASE(
+    "CUDA library families are told by file name, sub-libraries and auditwheel names "
+    "included") {
     CHECK(cuda_library_family("libcudnn.so.9") == "cudnn");
     CHECK(cuda_library_family("libcudnn_ops.so.9") == "cudnn");
     CHECK(cuda_library_family("libcublasLt.so.12") == "cublasLt");
@@ -38,8 +41,9 @@ TEST_CASE("CUDA library families are told by file name, sub-libraries and auditw
     CHECK(cuda_library_family("libc.so.6").empty());
 }
 
-TEST_CASE("library probes ask the files torch loaded; the library probe looks where torch's "
-          "interpreter imports from") {
+TEST_CASE(
+    "library probes ask the files torch loaded; the library probe looks where torch's "
+    "interpreter imports from") {
     ProbeRun torch = parse_probe_output(
         "torch",
         R"({"probe":"torch","schema":1,"status":"pass","reason":"","data":{"site_dirs":["/app/.venv/lib/python3.11/site-packages","/usr/lib/python3.11"],"loaded_libraries":["/w/nvidia/cudnn/lib/libcudnn_graph.so.9","/w/nvidia/cudnn/lib/libcudnn.so.9","/w/nvidia/cuda_runtime/lib/libcudart.so.12"]}})"
