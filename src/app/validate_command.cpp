@@ -125,6 +125,7 @@ void validate_one(Run& run, report::ImageValidation& v) {
         return ErrorAdvice{e->id, e->cause, e->fix};
     };
     v.checks = evaluate(in, run.kb);
+    v.probes = in.probes;
     // Probes that could not reach the engine are errors already; say why once, and exit 3.
     if (auto alive = run.api.ping(); !alive) {
         v.error = "the Docker engine went away during validation: " + alive.error().message;

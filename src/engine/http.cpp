@@ -149,17 +149,12 @@ Result<HttpResponse> http_request(const HttpRequest& req) {
     curl_easy_setopt(c, CURLOPT_USERAGENT, "torchdock/0.1");
     // Never file://, dict://, gopher:// ... whatever a URL, a token realm or a redirect says.
 #if LIBCURL_VERSION_NUM >= 0x075500  // 7.85.0 added the _STR options
-    const std::string& redirect =
-        req.redirect_protocols.empty() ? req.protocols : req.redirect_protocols;
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, req.protocols.c_str());
-    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, redirect.c_str());
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, req.protocols.c_str());
 #else
-    auto bits = [](const std::string& p) {
-        return p == "https" ? long{CURLPROTO_HTTPS} : long{CURLPROTO_HTTP | CURLPROTO_HTTPS};
-    };
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS, bits(req.protocols));
-    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS,
-                     bits(req.redirect_protocols.empty() ? req.protocols : req.redirect_protocols));
+    long allowed = req.protocols == "https" ? CURLPROTO_HTTPS : CURLPROTO_HTTP | CURLPROTO_HTTPS;
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS, allowed);
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS, allowed);
 #endif
     if (req.max_redirects > 0) {
         curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);

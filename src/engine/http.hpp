@@ -51,10 +51,8 @@ struct HttpRequest {
     // Redirects followed (0: none; a 3xx is then the response). Never to another protocol
     // than `protocols` allows.
     long max_redirects = 0;
-    // Protocols curl may use for the URL: "http,https" or "https"; and for redirects
-    // (empty: the same).
+    // Protocols curl may use, for the URL and for redirects: "http,https" or "https".
     std::string protocols = "http,https";
-    std::string redirect_protocols;
     // Sent and completed even after Ctrl-C (removing containers on the way out); any other
     // request is aborted at once when an interrupt arrives.
     bool cleanup = false;

@@ -18,7 +18,8 @@ const char* k_accept =
     "application/vnd.docker.distribution.manifest.v2+json, "
     "application/vnd.oci.image.manifest.v1+json";
 
-// Registries redirect manifest and blob fetches to storage or a CDN; a loop still ends.
+// Registries redirect manifest and blob fetches to storage or a CDN; a loop still ends. The
+// redirects are followed here, not by curl, so each target is checked.
 constexpr long k_max_redirects = 5;
 
 struct Client {
@@ -27,8 +28,42 @@ struct Client {
     // A loopback registry speaks plain http (as the Docker engine assumes); others https only.
     std::string protocols() const { return ref.plain_http() ? "http,https" : "https"; }
 
-    Result<HttpResponse> fetch(const std::string& method, const std::string& url,
-                               const std::vector<std::string>& headers) const {
+    // One request, following at most k_max_redirects redirects by hand, each checked
+    // (registry::check_redirect); credentials are not carried to another host.
+    Result<HttpResponse> fetch(const std::string& method, const std::string& first_url,
+                               const std::vector<std::string>& first_headers) const {
+        std::string url = first_url;
+        std::vector<std::string> headers = first_headers;
+        for (long hop = 0;; ++hop) {
+            auto r = fetch_once(method, url, headers);
+            if (!r) return r;
+            bool redirect = r->status == 301 || r->status == 302 || r->status == 303 ||
+                            r->status == 307 || r->status == 308;
+            if (!redirect) return r;
+            if (hop == k_max_redirects)
+                return Error{ErrorKind::Environment, method + " " + first_url + ": more than " +
+                                                         std::to_string(k_max_redirects) +
+                                                         " redirects"};
+            std::string next = registry::resolve_location(url, r->header("location"));
+            if (next.empty()) return r;  // a 3xx without a usable Location: the caller judges
+            if (auto bad = registry::check_redirect(next, ref.plain_http()); !bad.empty())
+                return Error{ErrorKind::Environment, method + " " + first_url + ": " + bad};
+            if (host_of(next) != host_of(url))
+                std::erase_if(headers, [](const std::string& h) {
+                    return to_lower(h.substr(0, 14)) == "authorization:";
+                });
+            url = next;
+        }
+    }
+
+    static std::string host_of(const std::string& url) {
+        auto sep = url.find("://");
+        if (sep == std::string::npos) return {};
+        return to_lower(url.substr(sep + 3, url.find_first_of("/?#", sep + 3) - sep - 3));
+    }
+
+    Result<HttpResponse> fetch_once(const std::string& method, const std::string& url,
+                                    const std::vector<std::string>& headers) const {
         auto now = Clock::now();
         if (now >= timeouts.deadline)
             return Error{ErrorKind::Timeout,
@@ -41,10 +76,7 @@ struct Client {
         req.timeouts.total = std::max(milliseconds{1}, std::min(timeouts.request, left));
         req.timeouts.connect = std::min(timeouts.connect, req.timeouts.total);
         req.max_body = registry::k_max_manifest_bytes;
-        req.max_redirects = k_max_redirects;
         req.protocols = protocols();
-        // Plain http only to the loopback registry itself: a redirect leaves over https.
-        req.redirect_protocols = "https";
         return http_request(req);
     }
 

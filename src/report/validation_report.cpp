@@ -121,7 +121,22 @@ std::string validation_json(const std::vector<ImageValidation>& all) {
                               {"expected", c.expected},
                               {"message", c.message},
                               {"fix", c.fix}});
+        // The evidence: how each probe ended, and what the torch probe found about where
+        // PyTorch lives and what it loads.
+        nlohmann::json probes = nlohmann::json::object();
+        for (const auto& [name, run] : v.probes) {
+            nlohmann::json p = {{"program", run.program},
+                                {"status", run.usable() ? run.status : "no evidence"},
+                                {"reason", run.usable() ? run.reason : run.problem()},
+                                {"seconds", run.seconds}};
+            if (name == "torch" && run.usable())
+                for (const char* key : {"python", "python_executable", "interpreters_tried",
+                                        "torch_file", "site_dirs", "loaded_libraries"})
+                    if (run.data.contains(key)) p[key] = run.data[key];
+            probes[name] = p;
+        }
         images.push_back({{"image", v.image},
+                          {"probes", probes},
                           {"expectations_source", v.expectations_source},
                           {"error", v.error},
                           {"seconds", v.seconds},

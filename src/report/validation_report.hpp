@@ -1,6 +1,7 @@
 #pragma once
 // `torchdock validate` results for people (tables) and CI (JSON, JUnit XML, Markdown),
 // all from one model.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@ struct ImageValidation {
     std::string image;
     std::string expectations_source;
     std::vector<CheckResult> checks;
+    std::map<std::string, ProbeRun> probes;  // the evidence the checks rest on (JSON report)
     std::string error;  // the image could not be validated at all (missing image, engine)
     bool missing_image = false;
     double seconds = 0;

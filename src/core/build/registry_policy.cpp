@@ -182,6 +182,29 @@ std::string check_token_realm(std::string_view realm, bool plain_http_registry) 
     return {};
 }
 
+std::string resolve_location(std::string_view url, std::string_view location) {
+    if (location.empty()) return {};
+    if (location.find("://") != std::string_view::npos) return std::string(location);
+    auto scheme_end = url.find("://");
+    if (scheme_end == std::string_view::npos || location.front() != '/') return {};
+    auto path_start = url.find('/', scheme_end + 3);
+    return std::string(url.substr(0, path_start)) + std::string(location);
+}
+
+std::string check_redirect(std::string_view target, bool plain_http_registry) {
+    auto sep = target.find("://");
+    std::string scheme = sep == std::string_view::npos ? "" : to_lower(target.substr(0, sep));
+    std::string host =
+        sep == std::string_view::npos
+            ? ""
+            : std::string(target.substr(sep + 3, target.find_first_of("/?#", sep + 3) - sep - 3));
+    if (host.empty()) return "a redirect to " + shown_quoted(target) + ", which names no host";
+    if (scheme == "https") return {};
+    if (scheme == "http" && plain_http_registry && is_loopback_host(host)) return {};
+    return "a redirect to " + shown_quoted(target) +
+           " refused (redirects go over https; plain http only between loopback hosts)";
+}
+
 std::string check_bearer_token(std::string_view token) {
     if (token.empty()) return "returned no token";
     if (token.size() > 16384) return "returned a token over 16384 characters; refused";

@@ -35,6 +35,13 @@ std::string manifest_media_type(std::string_view content_type);
 // is wrong, for a message.
 std::string check_manifest_body(std::string_view media_type, std::string_view body);
 
+// Where a redirect from `url` to `location` (a Location header: absolute, or a path on the
+// same host) leads; "" when it cannot be read.
+std::string resolve_location(std::string_view url, std::string_view location);
+// Empty when a registry answer may redirect to `target`: https anywhere, plain http only
+// from a loopback registry to a loopback host; else why not, for a message.
+std::string check_redirect(std::string_view target, bool plain_http_registry);
+
 // The digest headers (Docker-Content-Digest, every value the registry sent, maybe none)
 // and the body the registry answered with.
 struct ManifestAnswer {

@@ -32,9 +32,12 @@ std::string torch_imports(CheckContext& ctx) {
     const json& t = ctx.data("torch");
     std::string have = str(t, "torch");
     if (!have.empty()) {
-        std::string where = str(t, "python_executable");
+        std::string where = str(t, "python_executable"), file = str(t, "torch_file");
+        // Which interpreter and which site directory were inspected.
+        std::string site = file.empty() ? "" : file.substr(0, file.rfind("/torch/"));
         ctx.add("TD119", "pass", have, "importable",
-                "torch " + have + " imports" + (where.empty() ? "" : " (python " + where + ")"));
+                "torch " + have + " imports" + (where.empty() ? "" : " (python " + where) +
+                    (site.empty() ? "" : ", from " + site) + (where.empty() ? "" : ")"));
         return {};
     }
     if (ctx.torch_import_failed()) {

@@ -7,6 +7,7 @@
 #
 #   tdreal/torch:uv          torch in a venv at /app/.venv (uv's layout), on PATH, VIRTUAL_ENV unset
 #   tdreal/torch:pythonpath  the same files, found through PYTHONPATH by /usr/bin/python3 (no venv)
+#   tdreal/torch:virtualenv  the venv only through VIRTUAL_ENV (not on PATH, whose python3 has no torch)
 #   tdreal/torch:nonccl      nvidia-nccl-cu12 removed: `import torch` fails on libnccl.so.2
 #   tdreal/torch:cudnn-ldlp  cuDNN 9.1.0 (PyPI nvidia-cudnn-cu12 9.1.0.70) on LD_LIBRARY_PATH:
 #                            torch raises "cuDNN version incompatibility" (broken for torch)
@@ -30,7 +31,7 @@ real_build() {  # real_build TAG DOCKERFILE_DIR
 build_real_images() {
   local work=$1 base="$TD_REGISTRY/library/debian:bookworm"
   local pip='pip install --disable-pip-version-check --cert /run/secrets/ca --default-timeout=180'
-  mkdir -p "$work"/real-{uv,pythonpath,nonccl,cudnn91,ldlp,ldconf,cudart}
+  mkdir -p "$work"/real-{uv,pythonpath,virtualenv,nonccl,cudnn91,ldlp,ldconf,cudart}
   cat >"$work/real-uv/Dockerfile" <<DF
 FROM $base
 RUN apt-get update \\
@@ -49,6 +50,12 @@ ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 ENV PYTHONPATH=/app/.venv/lib/python3.11/site-packages
 DF
   real_build pythonpath "$work/real-pythonpath" || return 1
+  cat >"$work/real-virtualenv/Dockerfile" <<DF
+FROM tdreal/torch:uv
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+ENV VIRTUAL_ENV=/app/.venv
+DF
+  real_build virtualenv "$work/real-virtualenv" || return 1
   cat >"$work/real-nonccl/Dockerfile" <<DF
 FROM tdreal/torch:uv
 RUN pip uninstall -y nvidia-nccl-cu12 && pip freeze > /opt/pip-freeze.txt

@@ -265,3 +265,16 @@ TEST_CASE("registry: error text is the registry's words, one escaped line") {
         "rate limited (HTTP 429, Retry-After: 5): TOOMANYREQUESTS: slow down");
     CHECK(rate_limit_text("", "") == "rate limited (HTTP 429): HTTP 429");
 }
+
+TEST_CASE("registry: redirects go over https; plain http only between loopback hosts",
+          "[regression]") {
+    CHECK(resolve_location("http://127.0.0.1:5000/v2/x/manifests/a", "/moved") ==
+          "http://127.0.0.1:5000/moved");
+    CHECK(resolve_location("https://r.example/v2/x", "https://cdn.example/blob") ==
+          "https://cdn.example/blob");
+    CHECK(check_redirect("https://cdn.example/blob", false).empty());
+    CHECK(check_redirect("http://127.0.0.1:5000/moved", true).empty());
+    CHECK_THAT(check_redirect("http://192.0.2.1/x", true), ContainsSubstring("refused"));
+    CHECK_THAT(check_redirect("http://cdn.example/x", false), ContainsSubstring("refused"));
+    CHECK_THAT(check_redirect("file:///etc/passwd", true), ContainsSubstring("refused"));
+}

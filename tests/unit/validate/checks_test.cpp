@@ -362,7 +362,7 @@ TEST_CASE("TD110/TD111: probe-libs finding nothing to resolve is a skip, not a p
     CHECK(check(r, "TD111").status == "skip");
 }
 
-TEST_CASE("--expect values are checked: versions, thresholds, one line", "[regression]") {
+TEST_CASE("expect flags: values are checked: versions, thresholds, one line", "[regression]") {
     CHECK(parse_expect_overrides({"cuda=12.4", "torch=2.4.1+cu124", "validate.shm-min-mb=1024"},
                                  validate_expect_keys()));
     // A key validate does not check is refused, not ignored.
