@@ -81,6 +81,8 @@ struct PreflightOptions {
     std::vector<std::string> gpus;  // models, comma lists allowed
     bool host = false;              // take driver and GPUs from this host's probes
     std::optional<std::string> probes_dir;
+    std::optional<std::string> python;  // the image's python whose torch to audit
+    bool no_kernel_audit = false;       // judge labels only: no probe runs in the image
     std::vector<std::string> expect;
     bool json = false;
 };

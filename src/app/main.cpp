@@ -138,7 +138,12 @@ int main(int argc, char** argv) {
     pre_cmd->add_option("--driver", pre.driver, "NVIDIA driver version, e.g. 535.104.05");
     pre_cmd->add_option("--gpu", pre.gpus, "GPU model(s), e.g. H100 or A100,H100 (repeatable)");
     pre_cmd->add_flag("--host", pre.host, "take the driver and GPUs from this host");
-    pre_cmd->add_option("--probes", pre.probes_dir, "probe directory (with --host)");
+    pre_cmd->add_option("--probes", pre.probes_dir,
+                        "probe directory (for --host and the image's kernel audit)");
+    pre_cmd->add_option("--python", pre.python,
+                        "the image's python whose torch to audit (default: the image's own)");
+    pre_cmd->add_flag("--no-kernel-audit", pre.no_kernel_audit,
+                      "judge the image's labels only; run no probe in it");
     pre_cmd->add_option("--expect", pre.expect,
                         "key=value expectation (overrides labels), repeatable");
     pre_cmd->add_flag("--json", pre.json, "print JSON");

@@ -15,6 +15,7 @@ std::vector<ProbeSpec> validation_probes(bool gpu_tier) {
     return {
         {"torch", "torch_probe.py", {"--world-size=2", "--timeout=120"}, true, false, {}},
         {"libs", "probe-libs", {}, false, false, {}},
+        {"kernels", "probe-kernels", {}, false, false, {}},
         {"cuda", "probe-cuda", {}, false, false, {}},
         {"cudnn", "probe-cudnn", {}, false, false, {}},
         {"nccl", "probe-nccl", {gpu_tier ? "--timeout=120" : "--sizes=1K"}, false, false, {}},
@@ -22,16 +23,24 @@ std::vector<ProbeSpec> validation_probes(bool gpu_tier) {
     };
 }
 
+namespace {
+// Facts only: no matmul, one process.
+ProbeSpec torch_facts_probe() {
+    return {
+        "torch", "torch_probe.py", {"--dtypes=none", "--world-size=1", "--timeout=60"}, true, false,
+        {}};
+}
+}  // namespace
+
+std::vector<ProbeSpec> kernel_audit_probes() {
+    return {torch_facts_probe(), {"kernels", "probe-kernels", {}, false, false, {}}};
+}
+
 std::vector<ProbeSpec> doctor_probes() {
     return {
-        // Facts only: no matmul, one process.
-        {"torch",
-         "torch_probe.py",
-         {"--dtypes=none", "--world-size=1", "--timeout=60"},
-         true,
-         false,
-         {}},
+        torch_facts_probe(),
         {"libs", "probe-libs", {}, false, false, {}},
+        {"kernels", "probe-kernels", {}, false, false, {}},
         {"cuda", "probe-cuda", {}, false, false, {}},
         {"cudnn", "probe-cudnn", {}, false, false, {}},
         {"nccl", "probe-nccl", {"--sizes=1K", "--modes=single"}, false, false, {}},

@@ -30,6 +30,8 @@ struct ProbeSpec {
 // looks); `doctor` runs the same with lighter flags.
 std::vector<ProbeSpec> validation_probes(bool gpu_tier);
 std::vector<ProbeSpec> doctor_probes();
+// What `preflight` runs in an image: the torch probe (facts only) and the kernel audit.
+std::vector<ProbeSpec> kernel_audit_probes();
 
 // Runs `specs` in order through `run_one`, each with the flags that depend on what the
 // earlier ones found (core/validate/probe_plan: site directories, the libraries torch

@@ -22,8 +22,8 @@ CORE_DOMAINS = {
     "knowledge": set(),
     "render": {"json", "knowledge"},
     "build": {"json", "knowledge", "render"},
-    "validate": {"json", "knowledge"},
-    "diagnose": {"json", "knowledge", "validate"},
+    "validate": {"json", "knowledge", "kernels"},
+    "diagnose": {"json", "knowledge", "validate", "kernels"},
     # Compiled into probes/kernels too: C++17, standard library only (not even util).
     "kernels": set(),
     "pypi": set(),

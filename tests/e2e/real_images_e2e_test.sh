@@ -55,6 +55,25 @@ check "wrong expectations fail with the observed values (cuDNN ${CUDNN%.*}.99, C
 run validate tdreal/torch:uv --probes "$PROBES" --expect min-driver-compat=535
 check "an --expect key validate does not check is refused (exit 2)" test "$(rc)" = 2
 
+# --- the kernel audit: which GPUs the code in the image runs on (torch 2.9.1+cu128 carries
+# sm_70 and newer) --------------------------------------------------------------------------
+validate tdreal/torch:uv --expect "target-gpus=H100,RTX 5090"
+check "kernels: H100 and RTX 5090 are covered (TD125 passes)" test "$(status TD125)" = pass
+check "...torch's reported arch list is in its binary (TD126 passes)" test "$(status TD126)" = pass
+validate tdreal/torch:uv --expect target-gpus=P100
+check "kernels: P100 (sm_60) fails TD125, naming libtorch_cuda.so and what P100 needs" \
+  contains "$(status TD125) $(field TD125 message)" fail libtorch_cuda.so "P100 needs sm_60"
+preflight() { "$TD" preflight --probes "$PROBES" "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
+preflight tdreal/torch:uv --driver 570.124.06 --gpu H100
+check "preflight: H100 on driver 570.124.06 is a yes (exit 0), judged on torch's CUDA 12.8" \
+  contains "$(rc) $(cat "$WORK/out")" "0 " ": YES" "CUDA 12.8 is torch's build CUDA"
+preflight tdreal/torch:uv --driver 570.124.06 --gpu P100
+check "preflight: P100 is a no (exit 1) with the same kernel verdict as validate" \
+  contains "$(rc) $(cat "$WORK/out")" "1 " "P100 (6.0): no - kernel audit: libtorch_cuda.so has sm_70"
+preflight tdreal/torch:uv --driver 570.124.06 --gpu P100 --no-kernel-audit
+check "preflight --no-kernel-audit: labels only, so unknown (exit 1) and says so" \
+  contains "$(rc) $(cat "$WORK/out")" "1 " ": UNKNOWN" "not audited: --no-kernel-audit"
+
 # --- the same files found through PYTHONPATH by the system python (no venv) -----------------
 validate tdreal/torch:pythonpath
 check "PYTHONPATH layout: exit 0" test "$(rc)" = 0

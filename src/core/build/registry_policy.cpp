@@ -198,8 +198,7 @@ std::string check_redirect(std::string_view target, bool plain_http_registry) {
         sep == std::string_view::npos
             ? ""
             : std::string(target.substr(sep + 3, target.find_first_of("/?#", sep + 3) - sep - 3));
-    if (host.empty())
-        return "a redirect to " + shown_quoted(target) + " refused: it names no host";
+    if (host.empty()) return "a redirect to " + shown_quoted(target) + " refused: it names no host";
     if (scheme == "https") return {};
     if (scheme == "http" && plain_http_registry && is_loopback_host(host)) return {};
     return "a redirect to " + shown_quoted(target) +

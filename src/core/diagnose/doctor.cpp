@@ -1,5 +1,8 @@
 #include "core/diagnose/doctor.hpp"
 
+#include <algorithm>
+
+#include "core/validate/kernel_coverage.hpp"
 #include "core/validate/probe_plan.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
@@ -128,6 +131,16 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
                                        {"found_via", text(lib, "found_via")}});
     fp["duplicates"] = l.value("duplicates", json::array());
     fp["unresolved"] = l.value("unresolved", json::array());
+    // The kernel audit: per object with GPU code, what it carries (bounded).
+    const json& k = data_of(probes, "kernels");
+    fp["kernels"] = json::array();
+    for (const auto& o : k.value("objects", json::array())) {
+        if (!o.is_object() || !o.value("has_fatbin", false)) continue;
+        if (fp["kernels"].size() == 500) break;
+        fp["kernels"].push_back({{"path", o.value("path", "")},
+                                 {"sass", o.value("sass", json::array())},
+                                 {"ptx", o.value("ptx", json::array())}});
+    }
     const json& dn = data_of(probes, "cudnn");
     // The cuDNN and NCCL the probes asked: the files torch loads when torch loads them, else
     // what the loader finds by name.
@@ -294,6 +307,26 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
                     "): compatible within the major, but it needs CUDA " + runtime +
                     "'s driver floor (" + kb.min_driver(runtime) + ")",
                 "pin the runtime torch was built with, or make sure hosts meet that floor");
+    // The kernels of every object torch uses, judged for the GPUs here (same as TD125).
+    if (fp["kernels"].is_array() && !fp["kernels"].empty() && fp["gpus"].is_array()) {
+        std::vector<KernelTarget> targets;
+        for (const auto& g : fp["gpus"])
+            targets.push_back({g.value("name", ""), g.value("cc", "")});
+        json audit = {{"objects", json::array()}};
+        for (const auto& o : fp["kernels"]) {
+            audit["objects"].push_back(o);
+            audit["objects"].back()["has_fatbin"] = true;
+        }
+        for (const auto& v : judge_kernels_for_torch(audit, torch, targets))
+            if (!v.runs())
+                add("DR118", "error", "code without an image for " + v.gpu, join(v.failing, "; "),
+                    "rebuild or reinstall those objects for compute capability " + v.cc);
+        if (auto missing = torch_archs_missing_from_binary(audit, torch); !missing.empty())
+            add("DR119", "warning", "torch reports archs its binary lacks",
+                "torch reports " + join(missing, ", ") + " but libtorch_cuda.so has " +
+                    join(torch_binary_archs(audit), " "),
+                "reinstall torch: the library does not match the build it claims to be");
+    }
     if (fp["shm_bytes"].is_number_integer() && fp["shm_bytes"].get<long long>() < (1LL << 30))
         add("DR110", "warning", "/dev/shm is small",
             "/dev/shm is " + std::to_string(fp["shm_bytes"].get<long long>() >> 20) +

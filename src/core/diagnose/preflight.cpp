@@ -8,6 +8,7 @@
 
 #include "core/diagnose/container_requirement.hpp"
 #include "core/diagnose/explain_facts.hpp"
+#include "core/validate/kernel_coverage.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
@@ -179,9 +180,18 @@ bool ForwardCompat::supports(const std::string& driver_version,
 PreflightResult preflight(const std::map<std::string, std::string>& expect,
                           const std::string& driver_version,
                           const std::vector<std::string>& gpu_models, const KnowledgeBase& kb,
-                          const ForwardCompat& fc, const ContainerRequirements& requirements) {
+                          const ForwardCompat& fc, const ContainerRequirements& requirements,
+                          const ImageProbes& probed) {
     PreflightResult r;
-    const std::string cuda = major_minor_of(get(expect, "cuda"));
+    // The CUDA torch was built with stands in for a CUDA label the image lacks.
+    std::string cuda = major_minor_of(get(expect, "cuda"));
+    if (cuda.empty() && probed.torch.is_object() && probed.torch.contains("cuda") &&
+        probed.torch["cuda"].is_string() && !probed.torch["cuda"].get<std::string>().empty()) {
+        cuda = major_minor_of(probed.torch["cuda"].get<std::string>());
+        r.notes.push_back("CUDA " + cuda +
+                          " is torch's build CUDA (torch.version.cuda): the image "
+                          "names none");
+    }
     const CudaMinor* cm = cuda.empty() ? nullptr : kb.cuda(cuda);
     std::string min_driver = get(expect, "min-driver");
     if (min_driver.empty() && cm) min_driver = kb.min_driver(cuda);
@@ -344,6 +354,7 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
     }
     const std::optional<std::string> oldest = oldest_cuda(kb);
     bool noted_unknown_cuda = false;
+    bool kernels_judged = false;  // the audit judged at least one object for some GPU
 
     for (const auto& model : gpu_models) {
         PreflightTarget t;
@@ -398,6 +409,13 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
                                       " kernels in the arch list): a slow first start");
             }
         }
+        // The code the image really carries (torch, extensions, the CUDA libraries it loads).
+        if (probed.audit.is_object())
+            for (const auto& v :
+                 judge_kernels_for_torch(probed.audit, probed.torch, {{model, g->cc}})) {
+                kernels_judged = kernels_judged || v.objects_judged > 0;
+                if (!v.runs()) t.reasons.push_back("kernel audit: " + kernel_verdict_summary(v));
+            }
         // A driver older than the first toolkit that targets an architecture predates its GPUs;
         // the forward-compatibility package does not change that (the kernel driver stays old).
         if (have) {
@@ -419,7 +437,13 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
     }
     if (gpu_models.empty())
         r.notes.push_back("no GPU models were given; only the driver was checked");
-    if (arch.empty())
+    if (!probed.audit.is_object() && !probed.not_audited.empty())
+        r.notes.push_back("the image's kernels were not audited: " + probed.not_audited);
+    if (auto missing = torch_archs_missing_from_binary(probed.audit, probed.torch);
+        !missing.empty())
+        r.notes.push_back("torch reports " + join(missing, ", ") +
+                          " but libtorch_cuda.so has no such image (reinstall torch)");
+    if (arch.empty() && !kernels_judged)
         r.notes.push_back(
             "the image names no arch list; kernel coverage of the GPUs was not checked");
 
@@ -427,7 +451,8 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
                                       [](const PreflightTarget& t) { return t.ok; });
     // YES needs something checked: the driver against a floor, or the GPUs against an arch
     // list or the image's CUDA. Neither checked is not a yes.
-    const bool gpus_checked = !gpu_models.empty() && (!arch.empty() || cm != nullptr);
+    const bool gpus_checked =
+        !gpu_models.empty() && (!arch.empty() || cm != nullptr || kernels_judged);
     r.answer = !r.ok ? "no" : driver_checked || gpus_checked ? "yes" : "unknown";
     if (r.answer == "unknown")
         r.notes.push_back(

@@ -4,6 +4,7 @@
 // models, with the knowledge base and NVIDIA's forward-compatibility matrix
 // (data/forward_compat.json). Pure: strings in, a verdict out.
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,15 @@ struct ContainerRequirements {
     bool disable_require = false;  // NVIDIA_DISABLE_REQUIRE set in the image
 };
 
+// What the probes preflight ran in the image observed: the kernel audit (every GPU is then
+// judged on the code the image really carries, as validate's TD125 and doctor's DR118 judge
+// it) and torch's own facts (its CUDA version, when no label names one).
+struct ImageProbes {
+    nlohmann::json audit;     // probe-kernels' data; null when not audited
+    nlohmann::json torch;     // the torch probe's data (loaded_libraries, arch_list) or null
+    std::string not_audited;  // why there is no audit (shown as a note)
+};
+
 struct PreflightResult {
     // "yes", "no", or "unknown" when neither the driver nor the GPUs' kernels could be
     // checked (an image that names no CUDA, no driver floor and no arch list).
@@ -67,11 +77,13 @@ struct PreflightResult {
 // `expect` holds the image's promises: "cuda" ("12.4"), "min-driver" ("550.54.15"),
 // "min-driver-compat" ("525.60.13"), "arch-list" ("5.0;6.0;9.0+PTX" or "sm_90 compute_90"),
 // "nccl", "target-gpus" ("H100,A100"). Missing driver floors come from the knowledge base.
+// `probed`, when the probes ran, judges each GPU on the image's code as well as its labels.
 // `requirements` is what the image's environment asks of the driver: a requirement the
 // driver does not meet means the container toolkit refuses to start it (unless disabled).
 PreflightResult preflight(const std::map<std::string, std::string>& expect,
                           const std::string& driver_version,
                           const std::vector<std::string>& gpu_models, const KnowledgeBase& kb,
-                          const ForwardCompat& fc, const ContainerRequirements& requirements = {});
+                          const ForwardCompat& fc, const ContainerRequirements& requirements = {},
+                          const ImageProbes& probed = {});
 
 }  // namespace td

@@ -62,7 +62,8 @@ std::pair<std::string, std::string> wheel_of_loaded(const CheckContext& ctx,
                                                     const std::string& family);
 
 void judge_static_tier(CheckContext& ctx);
-void judge_torch(CheckContext& ctx);  // TD119-TD123, part of the static tier
+void judge_torch(CheckContext& ctx);    // TD118-TD124, part of the static tier
+void judge_kernels(CheckContext& ctx);  // TD125-TD126, part of the static tier
 void judge_gpu_tier(CheckContext& ctx);
 
 }  // namespace td::validate_detail

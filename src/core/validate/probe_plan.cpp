@@ -155,6 +155,18 @@ std::vector<std::string> dynamic_probe_flags(const std::string& probe, const Pro
     if (probe == "libs" && torch && torch->usable()) {
         std::string flag = list_flag("site-dirs", torch->data.value("site_dirs", json()));
         if (!flag.empty()) out.push_back(flag);
+    } else if (probe == "kernels" && torch && torch->usable()) {
+        // Torch's import directories (torch, extensions, nvidia-* wheels) and the directories
+        // of the CUDA libraries torch loaded; nothing: the probe's own defaults.
+        json paths = torch->data.value("site_dirs", json::array());
+        if (!paths.is_array()) paths = json::array();
+        for (const auto& p : torch->data.value("loaded_libraries", json::array()))
+            if (p.is_string()) {
+                std::string dir = p.get<std::string>().substr(0, p.get<std::string>().rfind('/'));
+                if (std::find(paths.begin(), paths.end(), dir) == paths.end()) paths.push_back(dir);
+            }
+        std::string flag = list_flag("paths", paths);
+        if (!flag.empty()) out.push_back(flag);
     } else if (probe == "cuda") {
         library("library", "cudart");
     } else if (probe == "cudnn") {

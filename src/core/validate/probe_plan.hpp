@@ -34,6 +34,7 @@ std::string wheel_pin_for(const nlohmann::json& torch_data, const std::string& s
 
 // Flags of a probe that depend on earlier results:
 //   libs:  --site-dirs=<torch's interpreter's import directories>
+//   kernels: --paths=<those directories and the directories of the libraries torch loaded>
 //   cuda:  --library=<the libcudart torch loaded>
 //   cudnn: --library=<the libcudnn torch loaded> --cudart=<its libcudart>
 //   nccl:  --library=<the libnccl torch loaded> --cudart=<its libcudart>

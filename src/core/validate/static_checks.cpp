@@ -339,6 +339,7 @@ void judge_static_tier(CheckContext& ctx) {
     libs_resolved(ctx);
     libs_duplicates(ctx);
     judge_torch(ctx);
+    judge_kernels(ctx);
     shm_size(ctx);
 }
 

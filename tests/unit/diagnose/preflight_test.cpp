@@ -486,3 +486,61 @@ TEST_CASE(
     CHECK(check("12.4", "560.35.03", {"H100"}, "9.0").answer == "yes");
     CHECK(check("13.0", "535.104.05", {"RTX 4090"}, "8.9").answer == "no");
 }
+
+namespace {
+
+// What the torch probe and probe-kernels report of a pip-installed torch 2.9.1+cu128 (arch
+// list trimmed), and an extension built for sm_80 only.
+ImageProbes probed_image() {
+    ImageProbes p;
+    p.torch = nlohmann::json::parse(
+        R"({"torch":"2.9.1+cu128","cuda":"12.8","arch_list":["sm_80","sm_90"],
+            "loaded_libraries":["/v/site-packages/torch/lib/libtorch_cuda.so"]})");
+    p.audit = nlohmann::json::parse(R"({"objects":[
+        {"path":"/v/site-packages/torch/lib/libtorch_cuda.so","has_fatbin":true,
+         "sass":["sm_80","sm_90"],"ptx":[]},
+        {"path":"/v/site-packages/flash_attn_2_cuda.so","has_fatbin":true,"sass":["sm_80"],
+         "ptx":[]},
+        {"path":"/v/site-packages/nvidia/cufft/lib/libcufftw.so.11","has_fatbin":true,
+         "sass":["sm_52"],"ptx":[]}]})");
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("preflight judges each GPU on the image's audited kernels, labels or not") {
+    auto r = preflight({}, "570.124.06", {"A100", "H100"}, test::real_kb(), real_fc(), {},
+                       probed_image());
+    // torch's CUDA stands in for the missing label, so the driver is checked too.
+    CHECK_THAT(r.driver_verdict, ContainsSubstring("CUDA 12.8's minimum driver"));
+    REQUIRE(r.targets.size() == 2);
+    CHECK(r.targets[0].ok);  // A100: every object has sm_80; libcufftw is not loaded
+    CHECK_FALSE(r.targets[1].ok);
+    CHECK_THAT(join(r.targets[1].reasons, "\n"),
+               ContainsSubstring("kernel audit: flash_attn_2_cuda.so has sm_80; H100 needs sm_90"));
+    CHECK(r.answer == "no");
+}
+
+TEST_CASE("preflight without an audit says why and judges labels only") {
+    ImageProbes none;
+    none.not_audited = "probe-kernels timed out after 60 s";
+    auto r = preflight({{"arch-list", "8.0;9.0"}}, "570.124.06", {"H100"}, test::real_kb(),
+                       real_fc(), {}, none);
+    CHECK(r.answer == "yes");
+    CHECK_THAT(join(r.notes, "\n"),
+               ContainsSubstring("not audited: probe-kernels timed out after 60 s"));
+}
+
+TEST_CASE("preflight notes archs torch reports but its binary lacks") {
+    ImageProbes p = probed_image();
+    p.torch["arch_list"] = {"sm_80", "sm_90", "sm_120"};
+    auto r = preflight({}, "570.124.06", {"A100"}, test::real_kb(), real_fc(), {}, p);
+    CHECK_THAT(join(r.notes, "\n"), ContainsSubstring("torch reports sm_120 but libtorch_cuda.so"));
+}
+
+TEST_CASE("preflight: an audit with no GPU code decides nothing about the GPUs") {
+    ImageProbes p;
+    p.audit = nlohmann::json::parse(R"({"objects":[]})");
+    auto r = preflight({}, "570.124.06", {"H100"}, test::real_kb(), real_fc(), {}, p);
+    CHECK(r.answer == "unknown");
+}

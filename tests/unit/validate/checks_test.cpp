@@ -210,6 +210,11 @@ ValidationInput healthy_gpu_image() {
          "matmul":{"correct":true},
          "distributed":{"backend":"nccl","world_size":2,"expected":10,"observed":10,"exact":true}}})",
               0);
+    in.probes["kernels"] =
+        probe("kernels", R"({"probe":"kernels","schema":1,"status":"pass","reason":"","data":
+        {"objects":[{"path":"/opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so","has_fatbin":true,"sass":["sm_80","sm_90"],"ptx":[]},
+                    {"path":"/opt/venv/lib/python3.11/site-packages/numpy/core/_multiarray_umath.so","has_fatbin":false,"sass":[],"ptx":[]}]}})",
+              0);
     in.shm_bytes = 16LL << 30;
     return in;
 }
@@ -424,4 +429,33 @@ TEST_CASE("without expectations the observed versions are still shown") {
     CHECK(check(r, "TD104").observed == "2.21.5");
     CHECK(check(r, "TD118").observed == "3.11.2");
     CHECK_THAT(check(r, "TD124").observed, ContainsSubstring("torchvision 0.19.1+cu124"));
+}
+
+TEST_CASE(
+    "TD125: an extension without the target GPU's architecture fails, naming what it has "
+    "and what the GPU needs") {
+    ValidationInput in = healthy_gpu_image();
+    in.expect["target-gpus"] = "H100,RTX 5090";
+    in.expect["arch-list"] = "";
+    in.probes["kernels"] =
+        probe("kernels", R"({"probe":"kernels","schema":1,"status":"pass","reason":"","data":
+        {"objects":[{"path":"/x/torch/lib/libtorch_cuda.so","has_fatbin":true,"sass":["sm_80","sm_90","sm_120"],"ptx":[]},
+                    {"path":"/x/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so","has_fatbin":true,"sass":["sm_80","sm_90"],"ptx":[]}]}})",
+              0);
+    auto c = check(evaluate(in, test::real_kb()), "TD125");
+    CHECK(c.status == "fail");
+    CHECK_THAT(c.message, ContainsSubstring("flash_attn_2_cuda"));
+    CHECK_THAT(c.message, ContainsSubstring("has sm_80, sm_90"));
+    CHECK_THAT(c.message, ContainsSubstring("needs sm_120 or PTX <= compute_120"));
+}
+
+TEST_CASE("TD126: torch claiming an arch its binary lacks fails") {
+    ValidationInput in = healthy_gpu_image();
+    in.probes["kernels"] =
+        probe("kernels", R"({"probe":"kernels","schema":1,"status":"pass","reason":"","data":
+        {"objects":[{"path":"/x/torch/lib/libtorch_cuda.so","has_fatbin":true,"sass":["sm_80"],"ptx":[]}]}})",
+              0);
+    auto c = check(evaluate(in, test::real_kb()), "TD126");
+    CHECK(c.status == "fail");
+    CHECK_THAT(c.message, ContainsSubstring("torch reports sm_90"));
 }

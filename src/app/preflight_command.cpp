@@ -1,0 +1,168 @@
+// `torchdock preflight`: will this image run on a given driver and GPUs? Its labels and
+// environment judged against the host, and (unless --no-kernel-audit) the code it really
+// carries, audited by probe-kernels in a throwaway container.
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include "app/commands.hpp"
+#include "app/exit_codes.hpp"
+#include "app/output.hpp"
+#include "app/probe_containers.hpp"
+#include "core/diagnose/preflight.hpp"
+#include "core/json/json_text.hpp"
+#include "core/validate/checks.hpp"
+#include "core/validate/probe_plan.hpp"
+#include "engine/container_run.hpp"
+#include "engine/docker_api.hpp"
+#include "engine/files.hpp"
+#include "engine/interrupt.hpp"
+#include "engine/probe_exec.hpp"
+#include "engine/project_loader.hpp"
+#include "util/strings.hpp"
+#include "util/version.hpp"
+
+namespace td::app {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs the torch probe and probe-kernels in the image. The audit is evidence only when
+// probe-kernels ran to its end; otherwise the reason becomes a note and the labels alone
+// decide. Returns the exit code when interrupted by Ctrl-C.
+std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOptions& opts,
+                                 const std::vector<std::string>& image_env,
+                                 const KnowledgeBase& kb, ImageProbes& out) {
+    fs::path probes_dir =
+        opts.probes_dir ? fs::path(*opts.probes_dir) : engine::default_probes_dir();
+    if (!fs::is_directory(probes_dir)) {
+        out.not_audited = "no probe directory at " + probes_dir.string() +
+                          " (build the probes, or pass --probes DIR)";
+        return std::nullopt;
+    }
+    remove_leftovers_of_killed_runs(api);
+    std::string label = engine::new_run_label();
+    auto probes = engine::run_probes(
+        engine::kernel_audit_probes(), python_candidates(image_env, opts.python), kb,
+        [&](const engine::ProbeSpec& p) {
+            return engine::run_probe_in_image(api, opts.image, p, probes_dir, 0, 60, label);
+        });
+    if (engine::interrupted()) return stop_interrupted_run(api, label);
+    const ProbeRun& k = probes["kernels"];
+    if (!k.usable() || !k.data.contains("objects"))
+        out.not_audited = k.usable() ? "probe-kernels " + k.status + ": " + k.reason : k.problem();
+    else
+        out.audit = k.data;
+    if (probes["torch"].usable()) out.torch = probes["torch"].data;
+    return std::nullopt;
+}
+
+}  // namespace
+
+int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
+    engine::install_interrupt_handlers();
+    auto data_dir = engine::find_data_dir(common.data_dir);
+    auto kb = engine::load_knowledge_base(data_dir);
+    if (!kb) return fail(kb.error());
+    auto fc_text = engine::read_text_file(data_dir / "forward_compat.json");
+    if (!fc_text) return fail({ErrorKind::Config, fc_text.error().message});
+    auto fc = ForwardCompat::parse(fc_text.value());
+    if (!fc) return fail(fc.error());
+
+    std::string driver = opts.driver.value_or("");
+    std::vector<std::string> gpus;
+    for (const auto& g : opts.gpus)
+        for (const auto& part : split(g, ','))
+            if (!part.empty()) gpus.push_back(part);
+    if (opts.host) {
+        auto run =
+            engine::run_probe_on_host({"cuda", "probe-cuda", {}, false, false, {}},
+                                      opts.probes_dir ? std::filesystem::path(*opts.probes_dir)
+                                                      : engine::default_probes_dir(),
+                                      60);
+        if (!run.usable())
+            return fail(
+                {ErrorKind::Environment, "--host: the cuda probe could not run: " + run.reason});
+        if (run.data.contains("nvidia_driver") && run.data["nvidia_driver"].is_string())
+            driver = run.data["nvidia_driver"];
+        if (run.data.contains("devices"))
+            for (const auto& d : run.data["devices"]) gpus.push_back(d.value("name", ""));
+        if (driver.empty()) {
+            print_error("--host: no NVIDIA driver on this host (" + run.reason + ")");
+            return k_exit_environment;
+        }
+    }
+    if (driver.empty() || gpus.empty()) {
+        print_error("give --driver VERSION and --gpu MODEL[,MODEL...], or --host");
+        return k_exit_config;
+    }
+    if (auto v = Version::parse(driver); !v || v->parts().size() < 2) {
+        print_error("--driver " + quote_value(driver) +
+                    " is not an NVIDIA driver version (like 535.104.05 or 570.124)");
+        return k_exit_config;
+    }
+    auto overrides = parse_expect_overrides(opts.expect, preflight_expect_keys());
+    if (!overrides) return fail(overrides.error());
+    auto api = engine::DockerApi::from_environment();
+    if (!api) return fail(api.error());
+    if (auto st = api->ping(); !st) return fail(st.error());
+    auto info = api->inspect_image(opts.image);
+    if (!info) return fail(info.error());
+    if (!info.value())
+        return fail(
+            {ErrorKind::Config, "no such image: " + opts.image + " (build or pull it first)"});
+    Expectations expect = gather_expectations(opts.image, info.value()->labels, info.value()->env,
+                                              kb.value(), overrides.value());
+
+    ContainerRequirements requirements;
+    for (const auto& kv : info.value()->env) {
+        if (starts_with(kv, "NVIDIA_REQUIRE_CUDA=")) requirements.require_cuda = kv.substr(20);
+        if (starts_with(kv, "NVIDIA_DISABLE_REQUIRE=") && kv.size() > 23)
+            requirements.disable_require = true;
+    }
+    ImageProbes kernels;
+    if (opts.no_kernel_audit) {
+        kernels.not_audited = "--no-kernel-audit";
+    } else {
+        if (auto code = audit_kernels(api.value(), opts, info.value()->env, kb.value(), kernels))
+            return *code;
+    }
+    PreflightResult r =
+        preflight(expect, driver, gpus, kb.value(), fc.value(), requirements, kernels);
+    if (opts.json) {
+        nlohmann::json targets = nlohmann::json::array();
+        for (const auto& t : r.targets)
+            targets.push_back({{"gpu", t.gpu}, {"cc", t.cc}, {"ok", t.ok}, {"reasons", t.reasons}});
+        std::cout << json_text(nlohmann::json{{"schema", 1},
+                                              {"image", opts.image},
+                                              {"driver", driver},
+                                              {"answer", r.answer},
+                                              {"ok", r.ok},
+                                              {"driver_ok", r.driver_ok},
+                                              {"driver_verdict", r.driver_verdict},
+                                              {"targets", targets},
+                                              {"run_flags", r.run_flags},
+                                              {"notes", r.notes}});
+    } else {
+        std::string answer = r.answer;
+        for (auto& c : answer) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        // Image labels and names reach these lines: shown escaped, never acted on.
+        std::cout << terminal_text(opts.image) << " on driver " << terminal_text(driver) << ": "
+                  << answer << "\n";
+        std::cout << "  driver: " << (r.driver_ok ? "yes" : "no") << " - "
+                  << terminal_text(r.driver_verdict) << "\n";
+        for (const auto& t : r.targets)
+            std::cout << "  " << terminal_text(t.gpu) << (t.cc.empty() ? "" : " (" + t.cc + ")")
+                      << ": " << (t.ok ? "yes" : "no")
+                      << (t.reasons.empty() ? "" : " - " + terminal_text(join(t.reasons, "; ")))
+                      << "\n";
+        if (!r.run_flags.empty())
+            std::cout << "  run with: docker run " << join(r.run_flags, " ") << " "
+                      << terminal_text(opts.image) << "\n";
+        for (const auto& n : r.notes) std::cout << "  note: " << terminal_text(n) << "\n";
+    }
+    // Only a checked yes is a pass; "unknown" is not.
+    return r.answer == "yes" ? k_exit_ok : k_exit_check_failed;
+}
+
+}  // namespace td::app
