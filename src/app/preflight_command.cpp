@@ -31,8 +31,8 @@ namespace {
 // probe-kernels ran to its end; otherwise the reason becomes a note and the labels alone
 // decide. Returns the exit code when interrupted by Ctrl-C.
 std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOptions& opts,
-                                 const std::vector<std::string>& image_env,
-                                 const KnowledgeBase& kb, ImageProbes& out) {
+                                 const std::vector<std::string>& image_env, const KnowledgeBase& kb,
+                                 ImageProbes& out) {
     fs::path probes_dir =
         opts.probes_dir ? fs::path(*opts.probes_dir) : engine::default_probes_dir();
     if (!fs::is_directory(probes_dir)) {

@@ -27,7 +27,8 @@ std::vector<Finding> findings(const std::string& cc, const std::string& arch_lis
                               const std::string& objects) {
     std::map<std::string, ProbeRun> probes;
     probes["cuda"] = probe("cuda", R"({"runtime_version":12080,"driver_version":12080,
-        "devices":[{"name":"Test GPU","cc":")" + cc + R"(","memory_bytes":1}]})");
+        "devices":[{"name":"Test GPU","cc":")" +
+                                       cc + R"(","memory_bytes":1}]})");
     probes["torch"] = probe("torch", R"({"torch":"2.9.1+cu128","cuda":"12.8","arch_list":)" +
                                          arch_list + R"(,"cuda_available":true,
         "loaded_libraries":["/x/torch/lib/libtorch_cuda.so"]})");
