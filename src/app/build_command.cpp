@@ -9,12 +9,13 @@
 
 #include "app/commands.hpp"
 #include "app/exit_codes.hpp"
-#include "app/mirror_settings.hpp"
 #include "app/output.hpp"
+#include "app/settings.hpp"
 #include "core/build/build_index.hpp"
 #include "core/build/build_record.hpp"
 #include "core/build/image_ref.hpp"
 #include "core/render/grammar.hpp"
+#include "core/render/render_plan.hpp"
 #include "engine/builder.hpp"
 #include "engine/docker_api.hpp"
 #include "engine/files.hpp"
@@ -31,7 +32,7 @@ struct BuildContext {
     const BuildOptions& opts;
     const engine::DockerApi& api;
     const engine::BuildBackend& backend;
-    const Mirrors& mirrors;
+    const Settings& settings;
     std::string ca_cert;
     bool tty = false;
     std::mutex print_mutex;
@@ -42,6 +43,44 @@ std::string mirrored_dockerfile(const std::string& text, const Mirrors& mirrors)
         auto ref = ImageRef::parse(image);
         return ref ? apply_mirrors(ref.value(), mirrors).str() : image;
     });
+}
+
+// Whether the user passed build argument `name` with --build-arg.
+bool user_build_arg(const BuildOptions& opts, const std::string& name) {
+    for (const auto& a : opts.build_args)
+        if (a.starts_with(name + "=")) return true;
+    return false;
+}
+
+// The build arguments of one variant: the package indexes from the settings (PIP_INDEX_URL
+// for a PyPI mirror, TORCH_INDEX_URL for its PyTorch wheel index directory), then the
+// user's --build-arg, which win.
+std::vector<std::string> build_args_for(const BuildContext& ctx, const IndexEntry& entry) {
+    std::vector<std::string> args;
+    const IndexSettings& ix = ctx.settings.indexes;
+    if (!ix.pypi.empty()) args.push_back("PIP_INDEX_URL=" + ix.pypi);
+    if (!entry.torch_index_dir.empty() && !ix.pytorch.empty())
+        args.push_back("TORCH_INDEX_URL=" + torch_variant_index(ix.pytorch, entry.torch_index_dir));
+    args.insert(args.end(), ctx.opts.build_args.begin(), ctx.opts.build_args.end());
+    return args;
+}
+
+// After a failed pip step: the indexes pip was given, and the settings that change them.
+std::string pip_failure_hint(const BuildContext& ctx, const IndexEntry& entry) {
+    const IndexSettings& ix = ctx.settings.indexes;
+    std::string pypi = user_build_arg(ctx.opts, "PIP_INDEX_URL") ? "the --build-arg PIP_INDEX_URL"
+                       : ix.pypi.empty()                         ? "pip's default index (PyPI)"
+                                                                 : ix.pypi;
+    std::string out =
+        "pip used " + pypi + " for PyPI packages (setting indexes.pypi or --pypi-index changes it)";
+    if (!entry.torch_index_dir.empty()) {
+        std::string torch = user_build_arg(ctx.opts, "TORCH_INDEX_URL")
+                                ? "the --build-arg TORCH_INDEX_URL"
+                                : torch_variant_index(ix.pytorch, entry.torch_index_dir);
+        out +=
+            ", and " + torch + " for torch (setting indexes.pytorch or --torch-index changes it)";
+    }
+    return out;
 }
 
 BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
@@ -56,8 +95,19 @@ BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
         return rec;
     }
     engine::BuildRequest req;
+    if (!entry.python_lock.empty()) {
+        auto lock = engine::read_file_in_tree(ctx.opts.dockerfiles_dir, entry.python_lock);
+        if (!lock) {
+            rec.result = BuildRecord::Result::Failed;
+            rec.error = lock.error().message + " (re-run `torchdock render`)";
+            return rec;
+        }
+        req.context_files[k_requirements_lock] = lock.value();
+    }
     req.variant = entry.name;
-    req.dockerfile_text = mirrored_dockerfile(text.value(), ctx.mirrors);
+    req.dockerfile_text = mirrored_dockerfile(text.value(), ctx.settings.mirrors);
+    req.build_args = build_args_for(ctx, entry);
+    req.netrc = ctx.settings.indexes.netrc;
     req.reference = rec.reference;
     req.work_root = ctx.opts.work_dir;
     req.no_cache = ctx.opts.no_cache;
@@ -84,6 +134,8 @@ BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
         rec.failed_step = out.failed_step;
         rec.failure_tail = out.failure_tail;
         rec.error = out.error;
+        if (out.failed_step.find("pip install") != std::string::npos)
+            rec.hint = pip_failure_hint(ctx, entry);
         return rec;
     }
     rec.result = BuildRecord::Result::Built;
@@ -121,6 +173,25 @@ Status check_build_flags(const BuildOptions& opts) {
     if (opts.push)
         if (auto bad = grammar::check_registry_host(*opts.push); !bad.empty())
             return Error{ErrorKind::Usage, "--push " + quote_value(*opts.push) + ": " + bad};
+    for (const auto& a : opts.build_args) {
+        auto eq = a.find('=');
+        std::string name = a.substr(0, eq);
+        std::string bad = eq == std::string::npos ? "expected K=V" : grammar::check_env_name(name);
+        if (bad.empty()) bad = grammar::check_plain_text(a.substr(eq + 1), 4096);
+        // A URL with credentials would be recorded in the image's history.
+        if (bad.empty() && a.find("://") != std::string::npos) {
+            std::string url = a.substr(eq + 1);
+            std::string authority = url.substr(url.find("://") + 3);
+            authority = authority.substr(0, authority.find('/'));
+            if (authority.find('@') != std::string::npos)
+                bad =
+                    "it carries credentials, which a build argument records in the image's "
+                    "history; put them in a netrc file (setting indexes.netrc or "
+                    "--index-netrc)";
+        }
+        if (!bad.empty())
+            return Error{ErrorKind::Usage, "--build-arg " + quote_value(a) + ": " + bad};
+    }
     return ok_status();
 }
 
@@ -148,8 +219,21 @@ int run_build(const BuildOptions& opts) {
                     " (see `torchdock list`)");
         return k_exit_config;
     }
-    auto mirrors = load_mirrors(opts.mirror);
-    if (!mirrors) return fail(mirrors.error());
+    auto settings = load_settings(opts.settings);
+    if (!settings) return fail(settings.error());
+    // A variant that installs from the PyTorch wheel index needs one: say so before building.
+    std::vector<std::string> need_index;
+    for (const auto& e : selected)
+        if (!e.torch_index_dir.empty() && settings->indexes.pytorch.empty() &&
+            !user_build_arg(opts, "TORCH_INDEX_URL"))
+            need_index.push_back(e.name);
+    if (!need_index.empty()) {
+        print_error(join(need_index, ", ") + (need_index.size() == 1 ? " installs" : " install") +
+                    " torch from the PyTorch wheel index, and no index is set: set "
+                    "indexes.pytorch in torchdock.json or pass --torch-index URL (the index "
+                    "root; each variant uses ROOT/cuXYZ), or --build-arg TORCH_INDEX_URL=URL");
+        return k_exit_config;
+    }
     auto api = engine::DockerApi::from_environment();
     if (!api) return fail(api.error());
     if (auto st = api->ping(); !st) return fail(st.error());
@@ -177,7 +261,7 @@ int run_build(const BuildOptions& opts) {
         ca_cert = fs::absolute(ca_cert).string();
     }
     BuildContext ctx{
-        opts, api.value(), backend.value(), mirrors.value(), ca_cert, ::isatty(STDERR_FILENO) == 1,
+        opts, api.value(), backend.value(), settings.value(), ca_cert, ::isatty(STDERR_FILENO) == 1,
         {}};
     if (ctx.tty)
         std::cerr << "building " << selected.size() << " variant"

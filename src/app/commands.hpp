@@ -22,11 +22,12 @@ struct ListOptions {
     bool json = false;
 };
 
-// Registry mirrors: --mirror flags over the settings file.
-struct MirrorOptions {
+// Registry mirrors and package indexes: flags over the settings file (app/settings.hpp).
+struct SettingsOptions {
     std::vector<std::string> mirrors;  // "docker.io=127.0.0.1:5000"
     std::optional<std::string>
         config;  // settings file; default torchdock.json or $TORCHDOCK_CONFIG
+    std::optional<std::string> pypi_index, torch_index, index_netrc;
 };
 
 struct BuildOptions {
@@ -40,14 +41,15 @@ struct BuildOptions {
     int timeout_minutes = 120;
     std::optional<std::string>
         ca_cert;  // default: $PIP_CERT, $REQUESTS_CA_BUNDLE, $SSL_CERT_FILE, system bundle
-    MirrorOptions mirror;
+    std::vector<std::string> build_args;  // K=V, passed through to the build
+    SettingsOptions settings;
 };
 
 struct LockOptions {
     std::vector<std::string> families;  // empty = every manifest
     bool check = false;
     long long timeout_s = 120;  // overall deadline for every registry request; must be > 0
-    MirrorOptions mirror;
+    SettingsOptions settings;
 };
 
 struct ValidateOptions {

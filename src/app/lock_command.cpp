@@ -1,4 +1,5 @@
-// `torchdock lock`: pin every base image tag of the manifests to its registry digest.
+// `torchdock lock`: pin every base image tag of the manifests to its registry digest, and
+// each variant's whole Python set to exact versions and file hashes (app/lock_python).
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -7,8 +8,9 @@
 
 #include "app/commands.hpp"
 #include "app/exit_codes.hpp"
-#include "app/mirror_settings.hpp"
+#include "app/lock_python.hpp"
 #include "app/output.hpp"
+#include "app/settings.hpp"
 #include "core/build/image_ref.hpp"
 #include "core/json/source_json.hpp"
 #include "core/render/lockfile.hpp"
@@ -16,7 +18,9 @@
 #include "engine/files.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/project_loader.hpp"
+#include "engine/pypi_client.hpp"
 #include "engine/registry.hpp"
+#include "engine/uv_resolver.hpp"
 #include "report/table.hpp"
 #include "util/strings.hpp"
 
@@ -54,8 +58,35 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
     if (!kb) return fail(kb.error());
     auto sources = engine::load_manifests(common.manifests_dir);
     if (!sources) return fail(sources.error());
-    auto mirrors = load_mirrors(opts.mirror);
-    if (!mirrors) return fail(mirrors.error());
+    auto settings = load_settings(opts.settings);
+    if (!settings) return fail(settings.error());
+    const Mirrors& mirrors = settings->mirrors;
+    PythonLockRun python_run{kb.value(),        settings->indexes, "", "",
+                             timeouts.deadline, opts.check,        {}};
+    if (auto uv = engine::find_uv())
+        python_run.uv = uv.value();
+    else
+        python_run.uv_missing = uv.error().message;
+    // Whether a release that moved was yanked: asked of the PyPI index, once per release.
+    std::optional<engine::PypiClient> pypi;
+    python_run.yank_note = [&](const std::string& name, const std::string& version) {
+        if (!pypi) {
+            auto index = settings->indexes.pypi.empty()
+                             ? engine::pip_default_index()
+                             : Result<std::string>(settings->indexes.pypi);
+            if (!index) return std::string();
+            pypi.emplace(index.value());
+        }
+        auto page = pypi->project(name);
+        if (!page) return std::string();
+        bool any = false, all_yanked = true;
+        for (const auto& f : page->files)
+            if (f.wheel && f.wheel->version == version) {
+                any = true;
+                all_yanked = all_yanked && f.yanked;
+            }
+        return any && all_yanked ? " (" + version + " is yanked on the index)" : std::string();
+    };
 
     for (const auto& f : opts.families) {
         bool known = false;
@@ -66,7 +97,8 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             return k_exit_config;
         }
     }
-    std::vector<std::vector<std::string>> rows;
+    std::vector<std::vector<std::string>> rows, python_rows;
+    int python_drifted = 0, not_locked = 0, conflicts = 0, python_failed = 0;
     // Lock files are written only after every manifest was resolved: an error, a bad
     // manifest or Ctrl-C part-way leaves every lock file as it was.
     std::map<std::string, std::string> pending;  // lock path -> content
@@ -91,10 +123,11 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
         for (const auto& v : plan.variants) refs.insert(v.base_ref);
 
         std::map<std::string, LockEntry> previous;
+        LockFile previous_file;
         if (src.lock_text) {
             Diagnostics diags(*src.lock_path);
-            for (const auto& [ref, digest] : parse_lockfile(*src.lock_text, diags))
-                previous[ref] = {digest, ""};
+            previous_file = parse_lockfile(*src.lock_text, diags);
+            for (const auto& [ref, digest] : previous_file.images) previous[ref] = {digest, ""};
             if (!diags.empty()) {
                 for (const auto& d : diags.items()) std::cerr << format_diagnostic(d) << "\n";
                 return k_exit_config;
@@ -109,7 +142,7 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             }
             auto ref = ImageRef::parse(ref_text);
             if (!ref) return fail(ref.error());
-            ImageRef target = apply_mirrors(ref.value(), mirrors.value());
+            ImageRef target = apply_mirrors(ref.value(), mirrors);
             std::string via =
                 target.registry != ref->registry ? " (via " + target.registry + ")" : "";
             engine::DigestAnswer a = engine::resolve_digest(target, timeouts);
@@ -133,10 +166,38 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             rows.push_back(
                 {ref_text + via, a.digest.empty() ? "-" : short_digest(a.digest), status});
         }
+        PythonLockResult py = lock_python_sets(plan.variants, previous_file.python, python_run);
+        if (engine::interrupted()) {
+            print_error("interrupted; no lock file was changed");
+            return k_exit_interrupted;
+        }
+        python_rows.insert(python_rows.end(), py.rows.begin(), py.rows.end());
+        python_drifted += py.drifted;
+        not_locked += py.not_locked;
+        conflicts += py.conflicts;
+        python_failed += py.failed;
+        file_ok = file_ok && py.conflicts == 0 && py.failed == 0;
         if (!opts.check && file_ok)
-            pending[engine::lock_path_for(src.path).string()] = render_lockfile(resolved);
+            pending[engine::lock_path_for(src.path).string()] = render_lockfile(resolved, py.locks);
     }
     std::cout << report::format_table({"BASE IMAGE", "DIGEST", "STATUS"}, rows);
+    if (!python_rows.empty())
+        std::cout << "\n"
+                  << report::format_table({"VARIANT", "PYTHON PACKAGES", "STATUS"}, python_rows);
+    if (not_locked)
+        print_error(std::to_string(not_locked) + " variant" + (not_locked == 1 ? " is" : "s are") +
+                    " not fully locked (see NOT FULLY LOCKED above): they render with version "
+                    "pins but no hashes, and `lock --check` fails until they are locked");
+    if (conflicts)
+        print_error(std::to_string(conflicts) + " variant" + (conflicts == 1 ? "'s" : "s'") +
+                    " Python set has no solution: change the manifest's pins");
+    if (python_failed)
+        print_error(std::to_string(python_failed) + " Python set" +
+                    (python_failed == 1 ? "" : "s") + " could not be resolved (uv failed)");
+    if (conflicts || python_failed) {
+        print_error("lock files were left as they were");
+        return conflicts ? k_exit_config : k_exit_environment;
+    }
     auto images = [](int n) { return std::to_string(n) + " base image" + (n == 1 ? "" : "s"); };
     if (gone)
         print_error(images(gone) + " no longer exist" + (gone == 1 ? "s" : "") +
@@ -153,12 +214,17 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
         return gone ? k_exit_config : failed ? k_exit_environment : k_exit_timeout;
     }
     if (opts.check) {
-        if (drifted) {
+        if (drifted)
             print_error(std::to_string(drifted) + " locked base image" + (drifted == 1 ? "" : "s") +
                         " drifted; run `torchdock lock` and review the change");
-            return k_exit_check_failed;
-        }
-        std::cout << "every locked base image still resolves to its digest\n";
+        if (python_drifted)
+            print_error(std::to_string(python_drifted) + " Python set" +
+                        (python_drifted == 1 ? "" : "s") +
+                        " moved, went stale or are not locked; run `torchdock lock` and review "
+                        "the change");
+        if (drifted || python_drifted) return k_exit_check_failed;
+        std::cout << "every locked base image still resolves to its digest, and every Python "
+                     "set to its lock\n";
     } else {
         for (const auto& [path, content] : pending) {
             fs::path p = path;

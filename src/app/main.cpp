@@ -35,13 +35,22 @@ int main(int argc, char** argv) {
     add_common(list_cmd);
     list_cmd->add_flag("--json", list.json, "print JSON");
 
-    auto add_mirrors = [](CLI::App* sub, MirrorOptions& m) {
+    auto add_settings = [](CLI::App* sub, SettingsOptions& m) {
         sub->add_option(
             "--mirror", m.mirrors,
             "registry mirror REGISTRY=MIRROR, e.g. docker.io=127.0.0.1:5000 (repeatable)");
         sub->add_option(
             "--config", m.config,
             "settings file (default: $TORCHDOCK_CONFIG, else ./torchdock.json if present)");
+        sub->add_option("--pypi-index", m.pypi_index,
+                        "a PyPI mirror's simple index URL (setting indexes.pypi; default: pip's "
+                        "and uv's own)");
+        sub->add_option("--torch-index", m.torch_index,
+                        "the PyTorch wheel index root URL, or a mirror of it; a variant's index "
+                        "is ROOT/cuXYZ (setting indexes.pytorch)");
+        sub->add_option("--index-netrc", m.index_netrc,
+                        "netrc file with the indexes' credentials, passed to builds as a secret "
+                        "(setting indexes.netrc)");
     };
 
     BuildOptions build;
@@ -66,18 +75,22 @@ int main(int argc, char** argv) {
     build_cmd->add_option("--ca-cert", build.ca_cert,
                           "CA bundle for pip, passed as a build secret (default: $PIP_CERT, "
                           "$REQUESTS_CA_BUNDLE, $SSL_CERT_FILE, else the system bundle)");
-    add_mirrors(build_cmd, build.mirror);
+    build_cmd->add_option("--build-arg", build.build_args,
+                          "build argument K=V passed to every build (repeatable)");
+    add_settings(build_cmd, build.settings);
 
     LockOptions lock;
-    auto* lock_cmd = cli.add_subcommand(
-        "lock", "pin base image tags to registry digests in manifests/<name>.lock.json");
+    auto* lock_cmd =
+        cli.add_subcommand("lock",
+                           "pin base images by digest and each variant's Python set by hash in "
+                           "manifests/<name>.lock.json");
     add_common(lock_cmd);
     lock_cmd->add_option("families", lock.families, "manifest family names (default: all)");
     lock_cmd->add_flag("--check", lock.check,
                        "exit 1 when a locked tag moved or vanished; write nothing");
     lock_cmd->add_option("--timeout", lock.timeout_s, "seconds the whole lock may take (> 0)")
         ->capture_default_str();
-    add_mirrors(lock_cmd, lock.mirror);
+    add_settings(lock_cmd, lock.settings);
 
     ValidateOptions validate;
     auto* validate_cmd =

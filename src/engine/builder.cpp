@@ -67,9 +67,9 @@ BuildOutcome run_build(const BuildBackend& backend, const BuildRequest& request)
     fs::path work_dir = root == "." ? fs::path(rel) : root / rel;
     fs::path dockerfile = work_dir / "Dockerfile";
     fs::path iidfile = work_dir / "image-id";
-    if (auto st =
-            write_files(root, {{rel + "/Dockerfile", request.dockerfile_text}}, MissingDir::Create);
-        !st) {
+    std::map<std::string, std::string> staged = {{rel + "/Dockerfile", request.dockerfile_text}};
+    for (const auto& [name, text] : request.context_files) staged[rel + "/" + name] = text;
+    if (auto st = write_files(root, staged, MissingDir::Create); !st) {
         outcome.error = st.error().message;
         if (st.error().message.find("Permission denied") != std::string::npos ||
             st.error().message.find("Read-only") != std::string::npos)
@@ -95,7 +95,10 @@ BuildOutcome run_build(const BuildBackend& backend, const BuildRequest& request)
     if (request.no_cache) argv.push_back("--no-cache");
     if (!request.ca_cert.empty())
         argv.insert(argv.end(), {"--secret", "id=pip-ca,src=" + request.ca_cert});
-    // The context: only the Dockerfile (rendered files copy nothing).
+    if (!request.netrc.empty())
+        argv.insert(argv.end(), {"--secret", "id=pip-netrc,src=" + request.netrc});
+    for (const auto& arg : request.build_args) argv.insert(argv.end(), {"--build-arg", arg});
+    // The context: the Dockerfile and its context files (rendered files copy nothing else).
     argv.push_back(work_dir.string());
 
     BuildProgress progress;

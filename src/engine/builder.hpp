@@ -5,6 +5,7 @@
 // file; steps, cache hits and the failing step are read from it.
 #include <chrono>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,17 @@ Result<BuildBackend> detect_build_backend();
 struct BuildRequest {
     std::string variant;
     std::string dockerfile_text;  // what to build (mirrors already applied)
-    std::string reference;        // image:tag to produce
+    // Other files of the build context, staged beside the Dockerfile (its hash-locked
+    // requirements.lock.txt): name -> content.
+    std::map<std::string, std::string> context_files;
+    std::vector<std::string> build_args;  // "K=V", passed as --build-arg
+    std::string reference;                // image:tag to produce
     // --work-dir: <work_root>/<variant>/ holds the staged Dockerfile and build.log, created
     // without following symlinks (below the current directory when work_root is relative).
     std::string work_root;
     bool no_cache = false;
     std::string ca_cert;  // CA bundle handed to pip as the BuildKit secret "pip-ca"; empty: none
+    std::string netrc;    // index credentials, the BuildKit secret "pip-netrc"; empty: none
     std::chrono::milliseconds timeout{std::chrono::hours(2)};
     // Progress: called with "[3/9] RUN ..." when a step starts.
     std::function<void(const std::string& step)> on_step;

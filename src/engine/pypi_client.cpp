@@ -4,9 +4,11 @@
 
 #include <algorithm>
 
+#include "core/build/settings.hpp"
 #include "core/pypi/wheel_name.hpp"
 #include "core/pypi/zip_directory.hpp"
 #include "engine/http.hpp"
+#include "engine/process.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
 
@@ -40,6 +42,22 @@ Error too_large(const std::string& url, std::size_t cap) {
 }
 
 }  // namespace
+
+Result<std::string> pip_default_index() {
+    ProcessSpec spec;
+    spec.argv = {"python3", "-c",
+                 "from pip._internal.models.index import PyPI; print(PyPI.simple_url)"};
+    spec.env = environment_with({});
+    spec.timeout = std::chrono::seconds(30);
+    auto run = run_process(spec);
+    std::string url = run && run->ok() ? run->out : "";
+    while (!url.empty() && (url.back() == '\n' || url.back() == '\r')) url.pop_back();
+    if (url.empty() || !check_index_url(url).empty())
+        return Error{ErrorKind::Environment,
+                     "cannot ask the host's pip for its default index (python3 -m pip): name "
+                     "the index with --index or the indexes.pypi setting"};
+    return url;
+}
 
 PypiClient::PypiClient(std::string index_url) : m_index(std::move(index_url)) {
     if (!m_index.empty() && m_index.back() != '/') m_index += '/';

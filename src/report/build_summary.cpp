@@ -73,6 +73,7 @@ std::string build_json(const std::vector<BuildRecord>& records) {
                         {"failed_step", r.failed_step},
                         {"failure_tail", r.failure_tail},
                         {"error", r.error},
+                        {"hint", r.hint},
                         {"log", r.log_path}});
     return json_text(nlohmann::json{{"schema", 1}, {"builds", list}});
 }
@@ -87,6 +88,7 @@ std::string build_failures(const std::vector<BuildRecord>& records) {
         out += "\n";
         for (const auto& line : r.failure_tail) out += "  | " + terminal_text(line) + "\n";
         if (!r.error.empty()) out += "  " + terminal_text(r.error) + "\n";
+        if (!r.hint.empty()) out += "  hint: " + terminal_text(r.hint) + "\n";
         if (!r.log_path.empty()) out += "  full log: " + r.log_path + "\n";
     }
     return out;

@@ -76,12 +76,12 @@ check "--only without a match exits 2" test "$(rc)" = 2
 
 # 6. list, as a table and as JSON.
 run list; check "list exits 0" test "$(rc)" = 0
-check "list shows the variant count" has out "35 variants"
+check "list shows the variant count" has out "37 variants"
 run list --json
 check "list --json is valid JSON with every variant" \
-  python3 -c "import json,sys; d=json.load(open('$WORK/out')); sys.exit(0 if len(d)==35 else 1)"
+  python3 -c "import json,sys; d=json.load(open('$WORK/out')); sys.exit(0 if len(d)==37 else 1)"
 check "index.json lists every variant" \
-  python3 -c "import json,sys; d=json.load(open('dockerfiles/index.json')); sys.exit(0 if len(d['variants'])==35 else 1)"
+  python3 -c "import json,sys; d=json.load(open('dockerfiles/index.json')); sys.exit(0 if len(d['variants'])==37 else 1)"
 
 # 7. Environment problems get one clear line.
 run render --data /nonexistent; check "missing knowledge base exits 2" test "$(rc)" = 2

@@ -156,6 +156,10 @@ GOOD = {
         "schema": 1, "name": "fam", "image": "torchdock/fam", "base": "debian-torch",
         "matrix": {"os": ["debian12"]},
     },
+    "os-pip": {
+        "schema": 1, "name": "fam", "image": "torchdock/fam", "base": "os-pip",
+        "matrix": {"torch": ["2.9.1"], "cuda": ["cu128"], "os": ["debian12"]},
+    },
 }
 
 
@@ -224,6 +228,8 @@ BAD = [
     ("torchvision on base ngc", variant("ngc", setting("torchvision", False)), ("torchvision",)),
     ("target_gpus on base debian-torch", variant("debian-torch", setting("target_gpus", ["H100"])), ("target_gpus",)),
     ("expect on base debian-torch", variant("debian-torch", setting("expect", {"nccl": "2.21.5"})), ("expect",)),
+    ("wheel_index on base ngc", variant("ngc", setting("wheel_index", "pypi")), ("wheel_index",)),
+    ("wheel_index pipy", variant("nvidia-cuda", setting("wheel_index", "pipy")), ("wheel_index",)),
 ]
 
 # Unusual manifests the C++ parser accepts; the schema must not be stricter.
@@ -245,6 +251,8 @@ ACCEPT = [
          validate={"gemm_tflops_min": {"fp8": 800.5}, "allreduce_busbw_min_gbps": 0, "shm_min_mb": 1}))),
     ("empty pip, apt and target_gpus lists on debian-torch",
      variant("debian-torch", lambda m: m.update(pip=[], apt=[], target_gpus=[]))),
+    ("wheel_index pypi where torch is pip-installed", variant("os-pip", setting("wheel_index", "pypi"))),
+    ("wheel_index pytorch on nvidia-cuda", variant("nvidia-cuda", setting("wheel_index", "pytorch"))),
 ]
 
 

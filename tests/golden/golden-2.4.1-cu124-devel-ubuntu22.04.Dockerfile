@@ -6,7 +6,8 @@ FROM nvidia/cuda@sha256:11111111111111111111111111111111111111111111111111111111
 
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 ARG DEBIAN_FRONTEND=noninteractive
-ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cu124
+ARG PIP_INDEX_URL
+ARG TORCH_INDEX_URL
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
@@ -31,15 +32,7 @@ RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
       python3 \
       python3-venv \
  && python3 -c 'import sys; assert sys.version_info[:2] == (3, 10), sys.version' \
- && python3 -m venv /opt/venv
-
-# PyTorch 2.4.1 (cu124 wheels: CUDA 12.4, cuDNN 9.1.0.70, NCCL 2.20.5).
-RUN --mount=type=cache,target=/root/.cache/pip \
-    --mount=type=secret,id=pip-ca,target=/run/secrets/pip-ca \
-    if [ -s /run/secrets/pip-ca ]; then export PIP_CERT=/run/secrets/pip-ca; fi \
- && python -m pip install --index-url "${TORCH_INDEX_URL}" \
-      torch==2.4.1+cu124 \
-      torchvision==0.19.1+cu124
+ && SOURCE_DATE_EPOCH=0 python3 -m venv /opt/venv
 
 # Extra Debian packages from the manifest.
 RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
@@ -56,20 +49,16 @@ RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
       libopenmpi-dev=4.1.2-2ubuntu1 \
       openmpi-bin=4.1.2-2ubuntu1
 
-# Extra Python packages from the manifest.
+# The Python set hash-locked in tests/data/golden.lock.json: 6 packages, PyTorch 2.4.1 (cu124 wheels: CUDA 12.4, cuDNN 9.1.0.70, NCCL 2.20.5).
 RUN --mount=type=cache,target=/root/.cache/pip \
     --mount=type=secret,id=pip-ca,target=/run/secrets/pip-ca \
+    --mount=type=secret,id=pip-netrc,target=/run/secrets/pip-netrc \
+    --mount=type=bind,source=requirements.lock.txt,target=/tmp/torchdock/requirements.lock.txt \
     if [ -s /run/secrets/pip-ca ]; then export PIP_CERT=/run/secrets/pip-ca; fi \
- && python -m pip install \
-      numpy==1.26.4 \
-      'jax[cuda12]==0.4.30'
-
-# JupyterLab.
-RUN --mount=type=cache,target=/root/.cache/pip \
-    --mount=type=secret,id=pip-ca,target=/run/secrets/pip-ca \
-    if [ -s /run/secrets/pip-ca ]; then export PIP_CERT=/run/secrets/pip-ca; fi \
- && python -m pip install \
-      jupyterlab==4.2.5
+ && if [ -s /run/secrets/pip-netrc ]; then export NETRC=/run/secrets/pip-netrc; fi \
+ && SOURCE_DATE_EPOCH=0 python -m pip install --require-hashes --no-deps \
+      --extra-index-url "${TORCH_INDEX_URL:?is not set: pass --build-arg TORCH_INDEX_URL=INDEX/cu124, the PyTorch wheel index (torchdock build sets it from the indexes.pytorch setting)}" \
+      -r /tmp/torchdock/requirements.lock.txt
 
 # Non-root user trainer (1234:1235).
 RUN if getent passwd 1234 >/dev/null; then userdel "$(getent passwd 1234 | cut -d: -f1)"; fi \

@@ -28,10 +28,19 @@ Result<std::vector<IndexEntry>> parse_build_index(const std::string& text,
             e.tag = v.at("tag").get<std::string>();
             e.dockerfile = v.at("dockerfile").get<std::string>();
             e.base = v.at("base").get<std::string>();
+            e.torch_source = v.value("torch_source", "base");
+            e.torch_index_dir = v.value("torch_index_dir", "");
+            if (v.contains("python_lock") && v["python_lock"].is_string())
+                e.python_lock = v["python_lock"].get<std::string>();
             // The index is an input too: refuse anything that could escape the tree or the CLI.
             if (!grammar::check_image_reference(e.reference()).empty() ||
                 !grammar::check_variant_name(e.name).empty() ||
                 e.dockerfile != e.name + "/Dockerfile" ||
+                (!e.python_lock.empty() && e.python_lock != e.name + "/requirements.lock.txt") ||
+                (e.torch_source != "pytorch-index" && e.torch_source != "pypi" &&
+                 e.torch_source != "base") ||
+                (e.torch_source == "pytorch-index") == e.torch_index_dir.empty() ||
+                e.torch_index_dir.find_first_not_of("cpu0123456789") != std::string::npos ||
                 !grammar::check_family_name(e.family).empty())
                 return Error{ErrorKind::Config,
                              path + ": invalid entry for variant " + quote_value(e.name)};

@@ -10,6 +10,9 @@ namespace td {
 
 struct IndexEntry {
     std::string name, image, tag, dockerfile, base, family;
+    std::string torch_source;     // "pytorch-index" | "pypi" | "base"
+    std::string torch_index_dir;  // the PyTorch wheel index directory ("cu126"), if any
+    std::string python_lock;      // "<name>/requirements.lock.txt" when hash-locked
     std::string reference() const { return image + ":" + tag; }
 };
 

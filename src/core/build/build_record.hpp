@@ -18,6 +18,7 @@ struct BuildRecord {
     std::string failed_step;
     std::vector<std::string> failure_tail;
     std::string error;
+    std::string hint;  // what to change (a pip failure: the index it used and its setting)
     std::string log_path;
     bool timed_out = false;  // ran past --timeout (exit 4 when nothing else failed)
 };

@@ -1,7 +1,16 @@
 #pragma once
 // torchdock's own settings file (torchdock.json in the working directory, or
-// $TORCHDOCK_CONFIG): {"schema": 1, "mirrors": {"docker.io": "127.0.0.1:5000"}}.
-// Flags override it.
+// $TORCHDOCK_CONFIG), which flags override:
+//   {"schema": 1,
+//    "mirrors": {"docker.io": "127.0.0.1:5000"},
+//    "indexes": {"pypi": "https://pypi-mirror.example/simple",
+//                "pytorch": "https://torch-mirror.example/whl",
+//                "netrc": "/home/me/.netrc"}}
+// The package indexes have no built-in URLs: pip and uv use their own default (PyPI) unless
+// "pypi" names a mirror, and the PyTorch wheel index (where every CUDA variant of torch is)
+// is whatever "pytorch" names, since variants that install from it need one.
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "core/build/image_ref.hpp"
@@ -9,10 +18,26 @@
 
 namespace td {
 
+struct IndexSettings {
+    std::string pypi;     // a PyPI mirror's simple index; empty: pip's and uv's default
+    std::string pytorch;  // the PyTorch wheel index root; a variant's is <root>/<cuXYZ>
+    std::string netrc;    // credentials for either index, handed to builds as a secret
+};
+
 struct Settings {
     Mirrors mirrors;
+    IndexSettings indexes;
 };
 
 Settings parse_settings(std::string_view text, Diagnostics& diags);
+
+// A package index URL: https (http only to a loopback host, as pip allows), a host, no
+// credentials (they belong in the netrc file: a URL is recorded in the build history), no
+// query or fragment, printable ASCII without quotes, '$', '`', '\\' or spaces. Returns ""
+// when accepted, else what is wrong.
+std::string check_index_url(std::string_view url);
+
+// The index of one PyTorch wheel variant: "<root>/<dir>" ("https://x/whl" + "cu126").
+std::string torch_variant_index(const std::string& root, const std::string& dir);
 
 }  // namespace td

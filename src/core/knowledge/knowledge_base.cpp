@@ -64,6 +64,7 @@ void load_torch(const json& doc, std::vector<TorchRelease>& out) {
         r.glibc = str_or_empty(t, "glibc");
         r.torchvision = str_or_empty(t, "torchvision");
         r.torchaudio = str_or_empty(t, "torchaudio");
+        r.pypi_variant = str_or_empty(t, "default_variant");
         for (const auto& [name, v] : t.at("variants").items()) {
             TorchVariant var;
             var.name = name;

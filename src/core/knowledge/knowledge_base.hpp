@@ -49,6 +49,9 @@ struct TorchRelease {
     std::vector<std::string> python_free_threaded;  // "3.13t", ...
     std::string glibc;                              // manylinux floor of its wheels ("2.28")
     std::string torchvision, torchaudio;            // empty when none was released
+    // The build PyPI serves as plain `torch==X.Y.Z` ("cu128"), from the wheels' metadata
+    // (torch.json "default_variant"); empty when unknown.
+    std::string pypi_variant;
     std::vector<TorchVariant> variants;
     const TorchVariant* variant(const std::string& name) const;
     std::vector<std::string> variant_names() const;

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/render/python_lock.hpp"
+#include "core/render/render_plan.hpp"
 #include "util/strings.hpp"
 
 namespace td {
@@ -23,14 +25,21 @@ struct Text {
 constexpr const char* k_apt_cache_mounts =
     "RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \\\n"
     "    --mount=type=cache,target=/var/lib/apt,sharing=locked \\\n";
-// A CA bundle for TLS-intercepting proxies arrives as an optional BuildKit secret
-// (`torchdock build --ca-cert`), so it is used by pip but never stored in a layer.
+// A CA bundle for TLS-intercepting proxies and the credentials of a private index arrive as
+// optional BuildKit secrets (`torchdock build --ca-cert`, the index_netrc setting), so pip
+// uses them but they are never stored in a layer, a label or the build history.
 constexpr const char* k_pip_mounts =
     "RUN --mount=type=cache,target=/root/.cache/pip \\\n"
     "    --mount=type=secret,id=pip-ca,target=/run/secrets/pip-ca \\\n"
-    "    if [ -s /run/secrets/pip-ca ]; then export PIP_CERT=/run/secrets/pip-ca; fi \\\n";
+    "    --mount=type=secret,id=pip-netrc,target=/run/secrets/pip-netrc \\\n";
+constexpr const char* k_pip_secrets =
+    "    if [ -s /run/secrets/pip-ca ]; then export PIP_CERT=/run/secrets/pip-ca; fi \\\n"
+    " && if [ -s /run/secrets/pip-netrc ]; then export NETRC=/run/secrets/pip-netrc; fi \\\n";
 
 bool uses_venv(const Variant& v) { return !v.system_apt.empty(); }
+bool uses_pip(const Variant& v) {
+    return v.pip_installs_torch() || !v.manifest->pip.empty() || v.manifest->jupyter.has_value();
+}
 bool uses_apt(const Variant& v) {
     return uses_venv(v) || !v.manifest->apt.empty() || v.manifest->openmpi.has_value();
 }
@@ -44,9 +53,18 @@ void apt_install(Text& out, const std::vector<std::string>& pkgs, const std::str
     if (!then.empty()) out << then;
 }
 
+// The PyTorch wheel index is a build argument without a default: its URL (or a mirror's) is
+// a setting of whoever builds, passed by `torchdock build`.
+std::string torch_index_arg(const Variant& v) {
+    return "\"${TORCH_INDEX_URL:?is not set: pass --build-arg TORCH_INDEX_URL=INDEX/" +
+           v.wheel_variant +
+           ", the PyTorch wheel index (torchdock build sets it from the indexes.pytorch "
+           "setting)}\"";
+}
+
 void pip_install(Text& out, const std::vector<std::string>& reqs,
                  const std::string& index_arg = {}) {
-    out << k_pip_mounts << " && python -m pip install" << index_arg << " \\\n";
+    out << k_pip_mounts << k_pip_secrets << " && python -m pip install" << index_arg << " \\\n";
     for (std::size_t i = 0; i < reqs.size(); ++i) {
         // Extras brackets would be a shell glob; the grammar allows no quote inside.
         bool glob = reqs[i].find('[') != std::string::npos;
@@ -76,7 +94,9 @@ void header(Text& out, const Variant& v) {
             << "FROM " << v.base_ref << "\n";
     out << "\nSHELL [\"/bin/bash\", \"-o\", \"pipefail\", \"-c\"]\n"
         << "ARG DEBIAN_FRONTEND=noninteractive\n";
-    if (!v.pip_index.empty()) out << "ARG TORCH_INDEX_URL=" << v.pip_index << "\n";
+    // pip reads PIP_INDEX_URL (a PyPI mirror) from the environment when it is passed.
+    if (uses_pip(v)) out << "ARG PIP_INDEX_URL\n";
+    if (v.torch_source == Variant::TorchSource::PytorchIndex) out << "ARG TORCH_INDEX_URL\n";
     out << "ENV PYTHONDONTWRITEBYTECODE=1 \\\n    PYTHONUNBUFFERED=1 \\\n"
         << "    PIP_DISABLE_PIP_VERSION_CHECK=1 \\\n    PIP_NO_INPUT=1";
     if (uses_venv(v)) out << " \\\n    VIRTUAL_ENV=/opt/venv \\\n    PATH=/opt/venv/bin:$PATH";
@@ -113,23 +133,70 @@ void system_layer(Text& out, const Variant& v) {
         then = " && python3 -c 'import sys; assert sys.version_info[:2] == (" + mm[0] + ", " +
                mm[1] + "), sys.version' \\\n";
     }
-    then += std::string(" && python3 -m venv ") + (distro_torch ? "--system-site-packages " : "") +
-            "/opt/venv\n";
+    // With SOURCE_DATE_EPOCH the bytecode of the venv's own pip is hash-based, not stamped
+    // with the build's time: the same in every build.
+    then += std::string(" && SOURCE_DATE_EPOCH=0 python3 -m venv ") +
+            (distro_torch ? "--system-site-packages " : "") + "/opt/venv\n";
     apt_install(out, v.system_apt, then);
 }
 
-void torch_layer(Text& out, const Variant& v) {
-    if (v.pip_index.empty()) return;
-    std::string local = "+" + v.wheel_variant;
-    out << "\n# PyTorch " << v.torch << " (" << v.wheel_variant << " wheels";
+std::string torch_description(const Variant& v) {
+    std::string out = "PyTorch " + v.torch + " (" + v.wheel_variant + " wheels";
+    if (v.torch_source == Variant::TorchSource::Pypi) out += " from PyPI";
     if (!v.cuda.empty())
-        out << ": CUDA " << v.cuda << ", cuDNN " << (v.cudnn.empty() ? "?" : v.cudnn) << ", NCCL "
-            << (v.nccl.empty() ? "?" : v.nccl);
-    out << ").\n";
-    std::vector<std::string> reqs = {"torch==" + v.torch + local};
-    if (!v.torchvision.empty()) reqs.push_back("torchvision==" + v.torchvision + local);
-    if (!v.torchaudio.empty()) reqs.push_back("torchaudio==" + v.torchaudio + local);
-    pip_install(out, reqs, " --index-url \"${TORCH_INDEX_URL}\"");
+        out += ": CUDA " + v.cuda + ", cuDNN " + (v.cudnn.empty() ? "?" : v.cudnn) + ", NCCL " +
+               (v.nccl.empty() ? "?" : v.nccl);
+    return out + ")";
+}
+
+void torch_layer(Text& out, const Variant& v) {
+    if (!v.pip_installs_torch()) return;
+    out << "\n# " << torch_description(v) << ".\n";
+    bool pypi = v.torch_source == Variant::TorchSource::Pypi;
+    pip_install(out, torch_requirements(v), pypi ? "" : " --index-url " + torch_index_arg(v));
+}
+
+// The whole Python set from the lock (torch and everything under it, the manifest's pip list,
+// JupyterLab), installed exactly as locked: no resolution at build time, every file checked
+// against its hash. pip compiles bytecode with SOURCE_DATE_EPOCH set, so the .pyc files are
+// hash-based and the same in every build.
+void locked_python_layer(Text& out, const Variant& v) {
+    const PythonLock& lock = *v.python_lock;
+    out << "\n# The Python set hash-locked in " << v.python_lock_file << ": "
+        << std::to_string(lock.packages.size()) << " packages";
+    if (v.pip_installs_torch()) out << ", " << torch_description(v);
+    out << ".\n"
+        << k_pip_mounts << "    --mount=type=bind,source=" << k_requirements_lock
+        << ",target=/tmp/torchdock/" << k_requirements_lock << " \\\n"
+        << k_pip_secrets
+        << " && SOURCE_DATE_EPOCH=0 python -m pip install --require-hashes --no-deps";
+    if (v.torch_source == Variant::TorchSource::PytorchIndex)
+        out << " \\\n      --extra-index-url " << torch_index_arg(v);
+    out << " \\\n      -r /tmp/torchdock/" << k_requirements_lock << "\n";
+}
+
+// The Python packages on top of the system: unlocked, torch first (the largest layer, cached
+// while the manifest's extras change), then the pip list and JupyterLab after the Debian
+// extras they may need to build (OpenMPI for mpi4py). Locked, one layer after the extras.
+void unlocked_torch_layer(Text& out, const Variant& v) {
+    if (v.python_lock) return;
+    if (uses_pip(v) && !v.python_not_locked.empty())
+        out << "\n# Python packages are pinned by version but not hash-locked: "
+            << v.python_not_locked << ".\n";
+    torch_layer(out, v);
+}
+
+void python_extras_layers(Text& out, const Variant& v) {
+    if (v.python_lock) return locked_python_layer(out, v);
+    const Manifest& m = *v.manifest;
+    if (!m.pip.empty()) {
+        out << "\n# Extra Python packages from the manifest.\n";
+        pip_install(out, m.pip);
+    }
+    if (m.jupyter) {
+        out << "\n# JupyterLab.\n";
+        pip_install(out, {"jupyterlab==" + *m.jupyter});
+    }
 }
 
 void extras_layers(Text& out, const Variant& v) {
@@ -141,14 +208,6 @@ void extras_layers(Text& out, const Variant& v) {
     if (m.openmpi) {
         out << "\n# OpenMPI " << *m.openmpi << ".\n";
         apt_install(out, {"libopenmpi-dev=" + *m.openmpi, "openmpi-bin=" + *m.openmpi});
-    }
-    if (!m.pip.empty()) {
-        out << "\n# Extra Python packages from the manifest.\n";
-        pip_install(out, m.pip);
-    }
-    if (m.jupyter) {
-        out << "\n# JupyterLab.\n";
-        pip_install(out, {"jupyterlab==" + *m.jupyter});
     }
 }
 
@@ -260,8 +319,9 @@ std::string render_dockerfile(const Variant& v) {
     out.s.reserve(4096);
     header(out, v);
     system_layer(out, v);
-    torch_layer(out, v);
+    unlocked_torch_layer(out, v);
     extras_layers(out, v);
+    python_extras_layers(out, v);
     footer(out, v);
     return std::move(out.s);
 }

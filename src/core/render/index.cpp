@@ -1,6 +1,7 @@
 #include "core/render/index.hpp"
 
 #include "core/json/json_writer.hpp"
+#include "core/render/render_plan.hpp"
 
 namespace td {
 
@@ -34,9 +35,19 @@ std::string render_index(const std::vector<Variant>& variants) {
         for (const auto& [axis, value] : v.axes) w.key(axis).value(value);
         w.end_object();
         w.key("flavor").value(v.flavor);
-        w.key("build_args").begin_object();
-        if (!v.pip_index.empty()) w.key("TORCH_INDEX_URL").value(v.pip_index);
-        w.end_object();
+        // Where pip gets torch, and the hash-locked requirements (python_lock.hpp).
+        w.key("torch_source")
+            .value(v.torch_source == Variant::TorchSource::PytorchIndex ? "pytorch-index"
+                   : v.torch_source == Variant::TorchSource::Pypi       ? "pypi"
+                                                                        : "base");
+        if (v.torch_source == Variant::TorchSource::PytorchIndex)
+            w.key("torch_index_dir").value(v.wheel_variant);
+        w.key("python_lock");
+        if (v.python_lock)
+            w.value(v.name + "/" + k_requirements_lock);
+        else
+            w.null();
+        if (!v.python_not_locked.empty()) w.key("python_not_locked").value(v.python_not_locked);
         w.key("expect").begin_object();
         w.key("python").value(v.python).key("torch").value(v.torch);
         w.key("torchvision").value(v.torchvision).key("torchaudio").value(v.torchaudio);

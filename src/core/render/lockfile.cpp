@@ -5,18 +5,132 @@
 #include "core/json/json_reader.hpp"
 #include "core/json/json_text.hpp"
 #include "core/render/grammar.hpp"
+#include "util/strings.hpp"
+#include "util/version.hpp"
 
 namespace td {
 
-LockDigests parse_lockfile(std::string_view text, Diagnostics& diags) {
-    LockDigests out;
+namespace {
+
+// "x86_64-manylinux_2_NN", as python_lock_plan writes it.
+std::string check_platform(std::string_view s) {
+    const std::string_view prefix = "x86_64-manylinux_2_";
+    bool ok = s.starts_with(prefix) && s.size() > prefix.size() && s.size() <= prefix.size() + 2;
+    for (char c : s.substr(std::min(s.size(), prefix.size()))) ok = ok && c >= '0' && c <= '9';
+    return ok ? std::string()
+              : "platform " + quote_value(s) + " is not like \"x86_64-manylinux_2_36\"";
+}
+
+std::string check_python_minor(std::string_view s) {
+    auto v = Version::parse(s);
+    return v && v->parts().size() == 2 && v->major() == 3 && v->str() == s
+               ? std::string()
+               : "Python version " + quote_value(s) + " is not 3.N";
+}
+
+// "" or a wheel index directory like "cu126" or "cpu".
+std::string check_torch_index(std::string_view s) {
+    if (s.empty() || s == "cpu") return {};
+    bool ok = s.size() >= 4 && s.size() <= 6 && s.starts_with("cu");
+    for (char c : s.substr(std::min<std::size_t>(2, s.size()))) ok = ok && c >= '0' && c <= '9';
+    return ok ? std::string()
+              : "torch_index " + quote_value(s) + " is not a wheel variant like \"cu126\"";
+}
+
+std::optional<PythonLockInputs> parse_inputs(JsonReader& r, const JsonValue& v,
+                                             const std::string& path) {
+    if (!r.check_object(v, path, {"requirements", "python", "platform", "torch_index"},
+                        {"requirements", "python", "platform", "torch_index"}))
+        return std::nullopt;
+    std::size_t before = r.diags().count();
+    PythonLockInputs in;
+    in.requirements = r.string_list(*v.find("requirements"), path + ".requirements",
+                                    grammar::check_pip_requirement);
+    auto text = [&](const char* key, std::string (*check)(std::string_view), std::string& out) {
+        auto s = r.string(*v.find(key), path + "." + key);
+        if (!s) return;
+        if (auto e = check(*s); !e.empty()) return r.error(*v.find(key), path + "." + key, e);
+        out = *s;
+    };
+    text("python", check_python_minor, in.python);
+    text("platform", check_platform, in.platform);
+    text("torch_index", check_torch_index, in.torch_index);
+    if (r.diags().count() != before) return std::nullopt;
+    return in;
+}
+
+std::optional<LockedPackage> parse_package(JsonReader& r, const JsonValue::Member& member,
+                                           const std::string& path) {
+    std::size_t before = r.diags().count();
+    if (auto e = grammar::check_pip_name(member.key); !e.empty())
+        r.diags().add(member.key_pos, path, e);
+    if (!r.check_object(member.value, path, {"version", "hashes"}, {"version", "hashes"}))
+        return std::nullopt;
+    LockedPackage p{member.key, "", {}};
+    if (auto s = r.string(*member.value.find("version"), path + ".version")) {
+        if (auto e = grammar::check_pep440_version(*s); !e.empty())
+            r.error(*member.value.find("version"), path + ".version", e);
+        p.version = *s;
+    }
+    p.hashes =
+        r.string_list(*member.value.find("hashes"), path + ".hashes", [](std::string_view h) {
+            return grammar::check_digest(h).empty()
+                       ? std::string()
+                       : "hash " + quote_value(h) + " is not sha256:<64 hex digits>";
+        });
+    if (r.diags().count() != before) return std::nullopt;
+    return p;
+}
+
+void parse_python(JsonReader& r, const JsonValue& python, std::map<std::string, PythonLock>& out) {
+    if (!python.is_object())
+        return r.error(python, "$.python", "expected an object of variant -> its Python lock");
+    for (const auto& member : python.members) {
+        auto path = member_path("$.python", member.key);
+        if (auto e = grammar::check_variant_name(member.key); !e.empty()) {
+            r.diags().add(member.key_pos, path, e);
+            continue;
+        }
+        if (!r.check_object(member.value, path, {"inputs", "packages"}, {"inputs", "packages"}))
+            continue;
+        auto inputs = parse_inputs(r, *member.value.find("inputs"), path + ".inputs");
+        const JsonValue& packages = *member.value.find("packages");
+        if (!packages.is_object()) {
+            r.error(packages, path + ".packages",
+                    "expected an object of package -> {version, hashes}");
+            continue;
+        }
+        PythonLock lock;
+        bool ok = inputs.has_value();
+        for (const auto& p : packages.members) {
+            auto pkg = parse_package(r, p, member_path(path + ".packages", p.key));
+            if (pkg)
+                lock.packages.push_back(std::move(*pkg));
+            else
+                ok = false;
+        }
+        if (ok && lock.packages.empty())
+            r.error(packages, path + ".packages", "a Python lock with no packages locks nothing");
+        else if (ok) {
+            lock.inputs = std::move(*inputs);
+            out[member.key] = std::move(lock);
+        }
+    }
+}
+
+}  // namespace
+
+LockFile parse_lockfile(std::string_view text, Diagnostics& diags) {
+    LockFile out;
     auto parsed = parse_document(text, diags);
     if (!parsed) return out;
     std::map<std::string, SourcePos> positions;
     JsonReader r(diags, positions);
     const JsonValue& root = *parsed;
-    if (!r.check_object(root, "$", {"schema", "images"}, {"schema", "images"})) return out;
+    if (!r.check_object(root, "$", {"schema", "images", "python"}, {"schema", "images"}))
+        return out;
     check_schema_one(r, root, "lock");
+    if (const JsonValue* python = root.find("python")) parse_python(r, *python, out.python);
     if (!root.find("images")) return out;
     const JsonValue& images = *root.find("images");
     if (!images.is_object()) {
@@ -38,7 +152,7 @@ LockDigests parse_lockfile(std::string_view text, Diagnostics& diags) {
             r.error(*d, path + ".digest", e);
             continue;
         }
-        out[member.key] = *digest;
+        out.images[member.key] = *digest;
     }
     return out;
 }
@@ -69,13 +183,30 @@ LockVerdict judge_lock(const RegistryAnswer& a, const std::optional<std::string>
     return {"ERROR: " + a.message, false, true};
 }
 
-std::string render_lockfile(const std::map<std::string, LockEntry>& entries) {
+std::string render_lockfile(const std::map<std::string, LockEntry>& entries,
+                            const std::map<std::string, PythonLock>& python) {
     nlohmann::json images = nlohmann::json::object();
     for (const auto& [ref, e] : entries) {
         images[ref] = {{"digest", e.digest}};
         if (!e.media_type.empty()) images[ref]["media_type"] = e.media_type;
     }
-    return json_text(nlohmann::json{{"schema", 1}, {"images", images}});
+    nlohmann::json doc = {{"schema", 1}, {"images", images}};
+    if (!python.empty()) {
+        nlohmann::json locks = nlohmann::json::object();
+        for (const auto& [variant, lock] : python) {
+            nlohmann::json packages = nlohmann::json::object();
+            for (const auto& p : lock.packages)
+                packages[p.name] = {{"version", p.version}, {"hashes", p.hashes}};
+            locks[variant] = {{"inputs",
+                               {{"requirements", lock.inputs.requirements},
+                                {"python", lock.inputs.python},
+                                {"platform", lock.inputs.platform},
+                                {"torch_index", lock.inputs.torch_index}}},
+                              {"packages", packages}};
+        }
+        doc["python"] = locks;
+    }
+    return json_text(doc);
 }
 
 }  // namespace td

@@ -1,24 +1,39 @@
 #pragma once
-// Lock files (manifests/<name>.lock.json): base image reference -> immutable digest.
-// Written by `torchdock lock`, read by `render` to emit FROM name@sha256:...
-// Format: {"schema": 1, "images": {"nvidia/cuda:12.1.1-runtime-ubuntu22.04":
-//          {"digest": "sha256:<64 hex>", "media_type": "application/vnd.oci.image.index.v1+json"}}}
+// Lock files (manifests/<name>.lock.json), written by `torchdock lock`, read by `render`:
+// each base image reference -> its immutable digest (FROM name@sha256:...), and each
+// variant's hash-locked Python set (python_lock.hpp).
+// Format: {"schema": 1,
+//          "images": {"nvidia/cuda:12.1.1-runtime-ubuntu22.04": {"digest": "sha256:<64 hex>",
+//                     "media_type": "application/vnd.oci.image.index.v1+json"}},
+//          "python": {"<variant>": {"inputs": {"requirements": ["torch==2.9.1", ...],
+//                     "python": "3.11", "platform": "x86_64-manylinux_2_36", "torch_index": ""},
+//                     "packages": {"torch": {"version": "2.9.1", "hashes": ["sha256:..."]}}}}}
+// "python" is optional (lock files written before it have none).
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/json/diagnostics.hpp"
 #include "core/render/matrix.hpp"
+#include "core/render/python_lock.hpp"
 
 namespace td {
 
-// Parses a lock file; problems (bad JSON, bad references or digests) go to `diags`.
-LockDigests parse_lockfile(std::string_view text, Diagnostics& diags);
+struct LockFile {
+    LockDigests images;
+    std::map<std::string, PythonLock> python;  // variant name -> its lock
+};
+
+// Parses a lock file; problems (bad JSON, bad references or digests, a package, version or
+// hash that is not one) go to `diags`, with the JSON path of each.
+LockFile parse_lockfile(std::string_view text, Diagnostics& diags);
 struct LockEntry {
     std::string digest;
     std::string media_type;  // may be empty
 };
-std::string render_lockfile(const std::map<std::string, LockEntry>& entries);
+std::string render_lockfile(const std::map<std::string, LockEntry>& images,
+                            const std::map<std::string, PythonLock>& python = {});
 
 // What the registry said about one locked reference, and what that means for the lock.
 struct RegistryAnswer {

@@ -20,9 +20,9 @@ constexpr BaseKindName k_base_kinds[] = {
 };
 
 const std::vector<std::string> k_top_keys = {
-    "schema",  "name",        "description", "image",       "base",   "matrix",
-    "python",  "torchvision", "torchaudio",  "pip",         "apt",    "openmpi",
-    "jupyter", "user",        "env",         "target_gpus", "expect", "validate"};
+    "schema",      "name",        "description", "image",    "base",       "matrix",  "python",
+    "torchvision", "torchaudio",  "pip",         "apt",      "openmpi",    "jupyter", "user",
+    "env",         "target_gpus", "expect",      "validate", "wheel_index"};
 const std::vector<std::string> k_matrix_keys = {"torch", "cuda", "flavor", "os", "ngc", "exclude"};
 const std::vector<std::string> k_axis_keys = {"torch", "cuda", "flavor", "os", "ngc"};
 const std::vector<std::string> k_precisions = {"fp32", "tf32", "fp16", "bf16", "fp8"};
@@ -118,6 +118,9 @@ class ManifestParser {
                 base_ok = true;
             }
         }
+        if (auto* v = root.find("wheel_index"))
+            if (auto s = m_r.choice(*v, "$.wheel_index", {"pytorch", "pypi"}))
+                m_m.wheel_index = *s == "pypi" ? WheelIndex::Pypi : WheelIndex::Pytorch;
         if (auto* v = root.find("matrix")) parse_matrix(*v, base_ok);
         if (auto* v = root.find("python")) {
             if (auto s = m_r.string(*v, "$.python")) {
@@ -334,6 +337,13 @@ class ManifestParser {
                         *v, std::string("$.") + key,
                         "an NGC image ships its own torchvision/torchaudio; leave this key out");
         }
+        bool pip_torch = m_m.base == BaseKind::NvidiaCuda ||
+                         m_m.base == BaseKind::NvidiaCudaCudnn || m_m.base == BaseKind::OsPip;
+        if (auto* v = root.find("wheel_index"); v && !pip_torch)
+            m_r.error(*v, "$.wheel_index",
+                      std::string("base \"") + base_kind_name(m_m.base) +
+                          "\" brings its own torch; wheel_index applies to the bases that "
+                          "pip-install it (nvidia-cuda, nvidia-cuda-cudnn, os-pip)");
         if (m_m.base == BaseKind::DebianTorch && !m_m.target_gpus.empty())
             m_r.error(*root.find("target_gpus"), "$.target_gpus",
                       "debian-torch images are CPU-only (Debian's python3-torch has no CUDA); "

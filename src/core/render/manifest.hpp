@@ -25,6 +25,12 @@ enum class BaseKind {
 const char* base_kind_name(BaseKind kind);
 const std::vector<std::string>& base_kind_names();
 
+// Where torch's wheels come from (bases that pip-install torch).
+enum class WheelIndex {
+    Pytorch,  // the PyTorch wheel index: every CUDA variant, as torch==X.Y.Z+cuXYZ
+    Pypi,     // PyPI: the release's default CUDA build only, as torch==X.Y.Z
+};
+
 struct UserSpec {
     std::string name;
     int uid = 1000;
@@ -49,6 +55,7 @@ struct Manifest {
     std::string description;
     std::string image;  // repository for built images
     BaseKind base = BaseKind::OsPip;
+    WheelIndex wheel_index = WheelIndex::Pytorch;  // "wheel_index": "pytorch" | "pypi"
 
     // Matrix axes; an axis that does not apply to the base kind is empty.
     std::vector<std::string> torch, cuda, flavor, os, ngc;

@@ -10,7 +10,6 @@ namespace td {
 namespace {
 
 const std::vector<std::string> k_axis_order = {"torch", "cuda", "flavor", "os", "ngc"};
-const char* k_wheel_index = "https://download.pytorch.org/whl/";
 
 // The cell being resolved: axis -> (value, index in its matrix list).
 struct Cell {
@@ -205,6 +204,8 @@ class Expander {
             return error(cell.path("cuda"),
                          std::string("base \"") + base_kind_name(m_m->base) +
                              "\" is a CUDA image; cpu wheels need base \"os-pip\"");
+        if (m_m->wheel_index == WheelIndex::Pypi && wheel != tr->pypi_variant)
+            return error(cell.path("cuda"), pypi_refusal(*tr, wheel));
         v.torch = tr->version;
         v.wheel_variant = wheel;
         v.cuda = tv->cuda;
@@ -232,7 +233,9 @@ class Expander {
             v.os_id = os->id;
             v.os_family = os->family;
             image_python = os->python;
-            v.pip_index = k_wheel_index + wheel;
+            v.torch_source = m_m->wheel_index == WheelIndex::Pypi
+                                 ? Variant::TorchSource::Pypi
+                                 : Variant::TorchSource::PytorchIndex;
             check_glibc(cell, *tr, *os);
             system_python(*os, v);
             if (m_m->base == BaseKind::OsPip)
@@ -243,6 +246,24 @@ class Expander {
         v.python = image_python;
         if (m_m->base == BaseKind::Pytorch) check_python(cell, *tr, image_python);
         set_driver_floor(cell, v);
+    }
+
+    // PyPI serves one build of each release, without a local version tag.
+    std::string pypi_refusal(const TorchRelease& tr, const std::string& wheel) const {
+        if (tr.pypi_variant.empty())
+            return "the knowledge base does not know which build PyPI serves for torch " +
+                   tr.version +
+                   " (torch.json has no default_variant; `torchdock kb refresh` "
+                   "reads it from the wheels); use \"wheel_index\": \"pytorch\"";
+        std::vector<std::string> with;
+        for (const auto& r : m_kb.torch_releases())
+            if (r.pypi_variant == wheel) with.push_back(r.version);
+        return "PyPI serves torch " + tr.version + " only as its default build, " +
+               tr.pypi_variant + " (torch==" + tr.version + ", no local version tag); " + wheel +
+               " wheels are on the PyTorch wheel index (\"wheel_index\": \"pytorch\")" +
+               (with.empty()
+                    ? std::string()
+                    : "; PyPI's default build is " + wheel + " for torch " + range_text(with));
     }
 
     bool cuda_base(const Cell& cell, const OsInfo& os, Variant& v) {

@@ -5,19 +5,21 @@
 #include <set>
 #include <tuple>
 
+#include "core/json/json_reader.hpp"
 #include "core/render/dockerfile.hpp"
 #include "core/render/index.hpp"
 #include "core/render/lockfile.hpp"
 #include "core/render/manifest.hpp"
 #include "core/render/matrix.hpp"
+#include "core/render/python_lock.hpp"
 #include "util/strings.hpp"
 
 namespace td {
 
 namespace {
 
-// A lock file that no longer fits its manifest is worth saying: a base it does not pin is
-// rendered with a floating tag, an entry nothing uses is stale.
+// A lock file whose base images no longer fit its manifest is worth saying: a base it does
+// not pin is rendered with a floating tag, an entry nothing uses is stale.
 void check_lock_fit(const std::string& lock_path, const LockDigests& lock,
                     const std::vector<Variant>& variants, std::size_t first,
                     std::vector<Diagnostic>& warnings) {
@@ -58,6 +60,57 @@ void warn_unchecked_targets(const std::string& file, const Manifest& m,
     }
 }
 
+// Gives each variant its Python lock when the lock file has one resolved from the variant's
+// current inputs, and says why not otherwise. A lock resolved from other inputs (the manifest
+// changed a pin, the Python or the OS) is never used: it would install what the manifest no
+// longer says.
+void attach_python_locks(const ManifestSource& src, const LockFile* lock, const KnowledgeBase& kb,
+                         std::vector<Variant>& variants, std::size_t first,
+                         std::vector<Diagnostic>& warnings) {
+    std::set<std::string> used;
+    for (std::size_t i = first; i < variants.size(); ++i) {
+        Variant& v = variants[i];
+        LockPlan plan = python_lock_plan(v, kb);
+        if (!plan.inputs) {
+            v.python_not_locked = plan.why_not;
+            continue;
+        }
+        const std::string run_lock = "; run `torchdock lock` (it resolves the set with uv)";
+        if (!lock) {
+            v.python_not_locked = "no lock file" + run_lock;
+            continue;
+        }
+        auto it = lock->python.find(v.name);
+        if (it == lock->python.end()) {
+            v.python_not_locked = *src.lock_path + " has no Python lock for it" + run_lock;
+        } else if (!(it->second.inputs == *plan.inputs)) {
+            used.insert(v.name);
+            v.python_not_locked = "the Python lock in " + *src.lock_path +
+                                  " was resolved from other inputs than the manifest now gives" +
+                                  run_lock;
+            warnings.push_back({*src.lock_path,
+                                {},
+                                member_path("$.python", v.name),
+                                "was resolved from other requirements, Python or platform than "
+                                "the manifest now gives; variant " +
+                                    v.name + " renders unlocked; run `torchdock lock`"});
+        } else {
+            used.insert(v.name);
+            v.python_lock = std::make_shared<const PythonLock>(it->second);
+            v.python_lock_file = *src.lock_path;
+        }
+    }
+    if (lock)
+        for (const auto& [name, l] : lock->python)
+            if (!used.count(name))
+                warnings.push_back({*src.lock_path,
+                                    {},
+                                    member_path("$.python", name),
+                                    "locks the Python set of variant " + name +
+                                        ", which the manifest no longer renders; run `torchdock "
+                                        "lock`"});
+}
+
 }  // namespace
 
 RenderPlan plan_render(const std::vector<ManifestSource>& sources, const KnowledgeBase& kb) {
@@ -65,7 +118,7 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
     std::map<std::string, std::string> family_file;
     for (const auto& src : sources) {
         Diagnostics diags(src.path);
-        LockDigests lock;
+        LockFile lock;
         if (src.lock_text) {
             Diagnostics lock_diags(*src.lock_path);
             lock = parse_lockfile(*src.lock_text, lock_diags);
@@ -82,10 +135,13 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
                     "family name \"" + manifest->name + "\" is already used by " + it->second);
             } else {
                 std::size_t first = plan.variants.size();
-                expand_manifest(manifest, kb, lock, plan.variants, diags);
+                expand_manifest(manifest, kb, lock.images, plan.variants, diags);
                 warn_unchecked_targets(src.path, *manifest, plan.variants, first, plan.warnings);
                 if (src.lock_text)
-                    check_lock_fit(*src.lock_path, lock, plan.variants, first, plan.warnings);
+                    check_lock_fit(*src.lock_path, lock.images, plan.variants, first,
+                                   plan.warnings);
+                attach_python_locks(src, src.lock_text ? &lock : nullptr, kb, plan.variants, first,
+                                    plan.warnings);
             }
         }
         // Report a file's problems in reading order, whichever check found them; the line
@@ -111,7 +167,12 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
                  "variant name " + plan.variants[i].name + " is produced twice"});
     plan.problem_count = std::max(plan.problem_count, plan.problems.size());
     if (!plan.problems.empty()) return plan;
-    for (const auto& v : plan.variants) plan.files[v.name + "/Dockerfile"] = render_dockerfile(v);
+    for (const auto& v : plan.variants) {
+        plan.files[v.name + "/Dockerfile"] = render_dockerfile(v);
+        if (v.python_lock)
+            plan.files[v.name + "/" + k_requirements_lock] =
+                render_requirements_file(v, v.python_lock_file, *v.python_lock);
+    }
     plan.files["index.json"] = render_index(plan.variants);
     return plan;
 }
@@ -121,7 +182,8 @@ void restrict_plan(RenderPlan& plan, const std::string& pattern) {
     std::map<std::string, std::string> files;
     for (auto& v : plan.variants) {
         if (!glob_match(pattern, v.name)) continue;
-        files[v.name + "/Dockerfile"] = plan.files[v.name + "/Dockerfile"];
+        for (const auto& [path, text] : plan.files)
+            if (path.starts_with(v.name + "/")) files[path] = text;
         kept.push_back(std::move(v));
     }
     files["index.json"] = plan.files["index.json"];

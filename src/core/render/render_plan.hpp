@@ -18,6 +18,9 @@ struct ManifestSource {
     std::optional<std::string> lock_path, lock_text;  // the manifest's lock file, if present
 };
 
+// The hash-locked requirements file of a locked variant, next to its Dockerfile.
+inline constexpr const char* k_requirements_lock = "requirements.lock.txt";
+
 struct RenderPlan {
     std::vector<Variant> variants;             // sorted by name
     std::map<std::string, std::string> files;  // relative path -> content

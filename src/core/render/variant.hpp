@@ -11,6 +11,8 @@
 
 namespace td {
 
+struct PythonLock;  // core/render/python_lock.hpp
+
 struct Variant {
     std::string name;  // "<family>-<axis values...>", unique across all manifests
     std::string tag;   // image tag: the name without the family prefix
@@ -24,12 +26,15 @@ struct Variant {
     std::string flavor;    // runtime | devel
 
     std::string python;
-    // torch installation; pip_index empty when the base image already has torch
     std::string torch, torchvision, torchaudio;
     std::string torch_reports;  // what torch.__version__ says when it differs from the release
                                 // (Debian: 1.13.0a0)
     std::string wheel_variant;  // "cu121", "cpu"; empty for ngc / debian-torch
-    std::string pip_index;      // https://download.pytorch.org/whl/<variant>
+    // Where pip gets torch: empty when the base image already has it (pytorch/pytorch, NGC,
+    // Debian), else the PyTorch wheel index (its <wheel_variant> directory, whose URL is a
+    // build setting: TORCH_INDEX_URL) or PyPI (the release's default build only).
+    enum class TorchSource { Base, PytorchIndex, Pypi } torch_source = TorchSource::Base;
+    bool pip_installs_torch() const { return torch_source != TorchSource::Base; }
     std::vector<std::string> system_apt;  // pinned "name=version" or bare names
     bool system_apt_pinned = true;
 
@@ -42,6 +47,12 @@ struct Variant {
     bool min_driver_unconfirmed = false;  // the knowledge base could not confirm the floor
     std::vector<std::string> arch_list;
     std::vector<std::string> target_gpus;  // knowledge-base model names ("H100")
+
+    // The hash-locked Python set, when the lock file has one resolved from this variant's
+    // current inputs (python_lock_plan); otherwise why there is none.
+    std::shared_ptr<const PythonLock> python_lock;
+    std::string python_lock_file;   // the lock file it came from
+    std::string python_not_locked;  // why not: shown in the Dockerfile and by `list`
 };
 
 }  // namespace td

@@ -87,9 +87,9 @@ std::vector<std::string> preamble() {
 
 // The apt step's output, as "#7 <seconds> <line>".
 const std::vector<std::string> k_apt_output = {
-    "Get:1 http://deb.debian.org/debian bookworm InRelease [151 kB]",
-    "Get:2 http://deb.debian.org/debian bookworm-updates InRelease [55.4 kB]",
-    "Get:3 http://deb.debian.org/debian-security bookworm-security InRelease [48.0 kB]",
+    "Get:1 http://debian-mirror.example/debian bookworm InRelease [151 kB]",
+    "Get:2 http://debian-mirror.example/debian bookworm-updates InRelease [55.4 kB]",
+    "Get:3 http://debian-mirror.example/debian-security bookworm-security InRelease [48.0 kB]",
     "Fetched 254 kB in 1s (201 kB/s)",
     "Reading package lists...",
     "Reading package lists...",
@@ -125,7 +125,7 @@ std::vector<std::string> successful_log() {
          "Setting up python3 (3.11.2-1+b1) ..."},
         {"[4/7] RUN python3 -m venv /opt/venv", "done"},
         {"[5/7] RUN --mount=type=cache,target=/root/.cache/pip pip install --index-url "
-         "https://download.pytorch.org/whl/cpu torch==2.4.1",
+         "https://torch-index.example/whl/cpu torch==2.4.1",
          "Successfully installed torch-2.4.1+cpu"},
         {"[6/7] RUN useradd --create-home --uid 1000 trainer",
          "useradd warning: trainer's uid 1000 outside of range"},
@@ -258,7 +258,8 @@ TEST_CASE("build progress: feed returns the step title only the first time the v
     for (const auto& line : preamble()) (void)p.feed(line);
     CHECK(p.feed("#7 " + k_step3_title) == std::optional<std::string>(k_step3_title));
     CHECK_FALSE(p.feed("#7 " + vertex_digest(7)));
-    CHECK_FALSE(p.feed("#7 0.532 Get:1 http://deb.debian.org/debian bookworm InRelease [151 kB]"));
+    CHECK_FALSE(
+        p.feed("#7 0.532 Get:1 http://debian-mirror.example/debian bookworm InRelease [151 kB]"));
     // BuildKit 0.8 switches between busy vertices: "#7 ..." and the other vertex, then
     // prints the vertex name (and digest) again when it comes back to #7.
     CHECK_FALSE(p.feed("#7 ..."));
@@ -423,7 +424,7 @@ TEST_CASE("build progress: context-switch lines are not output of the failed ste
     BuildProgress p;
     (void)p.feed("#7 [3/7] RUN apt-get update");
     (void)p.feed("#7 " + vertex_digest(7));
-    (void)p.feed("#7 0.532 Get:1 http://deb.debian.org/debian bookworm InRelease [151 kB]");
+    (void)p.feed("#7 0.532 Get:1 http://debian-mirror.example/debian bookworm InRelease [151 kB]");
     (void)p.feed("#7 ...");
     (void)p.feed("");
     (void)p.feed("#8 [internal] load build context");
@@ -435,7 +436,7 @@ TEST_CASE("build progress: context-switch lines are not output of the failed ste
     (void)p.feed("#7 ERROR: executor failed running [/bin/sh -c apt-get update]: exit code: 100");
     CHECK(p.failure_tail(15) ==
           std::vector<std::string>{
-              "Get:1 http://deb.debian.org/debian bookworm InRelease [151 kB]",
+              "Get:1 http://debian-mirror.example/debian bookworm InRelease [151 kB]",
               "E: Some index files failed to download.",
               "ERROR: executor failed running [/bin/sh -c apt-get update]: exit code: 100"});
 }

@@ -508,7 +508,7 @@ TEST_CASE("lock file: render then parse gives the digests back; media_type is op
     CHECK(ends_with(text, "}\n"));
 
     Diagnostics diags("manifests/t.lock.json");
-    auto digests = parse_lockfile(text, diags);
+    auto digests = parse_lockfile(text, diags).images;
     INFO(text << all_messages(diags));
     CHECK(diags.empty());
     CHECK(digests == LockDigests{{"nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04", k_digest},
@@ -530,7 +530,7 @@ TEST_CASE("lock file: render then parse gives the digests back; media_type is op
 TEST_CASE("lock file: an empty lock file round-trips") {
     std::string text = render_lockfile({});
     Diagnostics diags("t.lock.json");
-    auto digests = parse_lockfile(text, diags);
+    auto digests = parse_lockfile(text, diags).images;
     CHECK(diags.empty());
     CHECK(digests.empty());
 }
@@ -539,7 +539,7 @@ TEST_CASE("lock file: the checked-in golden lock file parses") {
     auto text = engine::read_text_file(test::source_path("tests/data/golden.lock.json"));
     REQUIRE(text);
     Diagnostics diags("tests/data/golden.lock.json");
-    auto digests = parse_lockfile(text.value(), diags);
+    auto digests = parse_lockfile(text.value(), diags).images;
     CHECK(diags.empty());
     CHECK(digests == LockDigests{{"nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04", k_digest2}});
 }
@@ -560,7 +560,8 @@ TEST_CASE("lock file: bad references, digests and keys are reported, good entrie
                                       R"(", "media_type": "application/vnd.oci.image.index.v1+json"}
   }
 })",
-                                  diags);
+                                  diags)
+                       .images;
     std::string msgs = all_messages(diags);
     INFO(msgs);
     CHECK_THAT(msgs, ContainsSubstring("t.lock.json:4:5:"));  // the bad reference, at its key

@@ -1,17 +1,17 @@
-#include "app/mirror_settings.hpp"
+#include "app/settings.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
-#include "core/build/settings.hpp"
 #include "engine/files.hpp"
 #include "util/strings.hpp"
 
 namespace td::app {
+namespace fs = std::filesystem;
 
-Result<Mirrors> load_mirrors(const MirrorOptions& opts) {
-    Mirrors mirrors;
+Result<Settings> load_settings(const SettingsOptions& opts) {
+    Settings settings;
     std::string path;
     bool explicit_path = true;
     if (opts.config)
@@ -22,11 +22,11 @@ Result<Mirrors> load_mirrors(const MirrorOptions& opts) {
         path = "torchdock.json";
         explicit_path = false;
     }
-    if (explicit_path || std::filesystem::exists(path)) {
+    if (explicit_path || fs::exists(path)) {
         auto text = engine::read_text_file(path);
         if (!text) return Error{ErrorKind::Config, text.error().message};
         Diagnostics diags(path);
-        Settings s = parse_settings(text.value(), diags);
+        settings = parse_settings(text.value(), diags);
         if (!diags.empty()) {
             std::vector<Diagnostic> all = diags.items();
             std::stable_sort(all.begin(), all.end(), [](const Diagnostic& a, const Diagnostic& b) {
@@ -38,14 +38,31 @@ Result<Mirrors> load_mirrors(const MirrorOptions& opts) {
                                                 " problem(s) in the settings file:\n" +
                                                 join(lines, "\n")};
         }
-        mirrors = s.mirrors;
     }
     for (const auto& m : opts.mirrors) {
         auto parsed = parse_mirror(m);
         if (!parsed) return parsed.error();
-        mirrors[parsed->first] = parsed->second;
+        settings.mirrors[parsed->first] = parsed->second;
     }
-    return mirrors;
+    for (auto [flag, value, out] :
+         {std::tuple{"--pypi-index", &opts.pypi_index, &settings.indexes.pypi},
+          std::tuple{"--torch-index", &opts.torch_index, &settings.indexes.pytorch}}) {
+        if (!*value) continue;
+        if (auto e = check_index_url(**value); !e.empty())
+            return Error{ErrorKind::Usage, std::string(flag) + ": " + e};
+        *out = **value;
+    }
+    if (opts.index_netrc) settings.indexes.netrc = *opts.index_netrc;
+    if (!settings.indexes.netrc.empty()) {
+        std::error_code ec;
+        if (!fs::is_regular_file(settings.indexes.netrc, ec))
+            return Error{ErrorKind::Config, "the index credentials file " +
+                                                quote_value(settings.indexes.netrc) +
+                                                " (indexes.netrc or --index-netrc) is not a "
+                                                "readable file"};
+        settings.indexes.netrc = fs::absolute(settings.indexes.netrc).string();
+    }
+    return settings;
 }
 
 }  // namespace td::app

@@ -1,0 +1,120 @@
+#include "app/lock_python.hpp"
+
+#include "engine/interrupt.hpp"
+#include "engine/uv_resolver.hpp"
+#include "util/strings.hpp"
+
+namespace td::app {
+
+namespace {
+
+std::string changes_text(const std::vector<PackageChange>& changes, const PythonLockRun& run) {
+    std::vector<std::string> parts;
+    for (const auto& c : changes) {
+        if (parts.size() == 8) {
+            parts.push_back("and " + std::to_string(changes.size() - 8) + " more");
+            break;
+        }
+        std::string note;
+        if (run.yank_note &&
+            (c.kind == PackageChange::Kind::Moved || c.kind == PackageChange::Kind::Gone))
+            note = run.yank_note(c.name, c.locked_version);
+        parts.push_back(c.describe() + note);
+    }
+    return join(parts, "; ");
+}
+
+}  // namespace
+
+PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
+                                  const std::map<std::string, PythonLock>& previous,
+                                  const PythonLockRun& run) {
+    PythonLockResult out;
+    for (const auto& v : variants) {
+        if (engine::interrupted()) break;
+        LockPlan plan = python_lock_plan(v, run.kb);
+        if (!plan.inputs) {
+            // Nothing of its own to lock: say so only where pip installs something.
+            if (!v.manifest->pip.empty() || v.manifest->jupyter)
+                out.rows.push_back({v.name, "-", "not hash-locked: " + plan.why_not});
+            continue;
+        }
+        auto prev = previous.find(v.name);
+        const PythonLock* old = prev != previous.end() ? &prev->second : nullptr;
+        bool old_fits = old && old->inputs == *plan.inputs;
+        engine::UvAnswer a;
+        if (run.uv.empty()) {
+            a.kind = engine::UvAnswer::Kind::Unreachable;
+            a.message = run.uv_missing;
+        } else {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                run.deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) {
+                a.kind = engine::UvAnswer::Kind::Unreachable;
+                a.message = "the lock's --timeout ran out before this variant";
+            } else {
+                a = engine::uv_resolve(run.uv, *plan.inputs, run.indexes, left);
+            }
+        }
+        std::string count = std::to_string(a.packages.size());
+        switch (a.kind) {
+            case engine::UvAnswer::Kind::Resolved: {
+                PythonLock fresh{*plan.inputs, a.packages};
+                if (run.check) {
+                    if (!old) {
+                        ++out.drifted;
+                        out.rows.push_back({v.name, count, "NOT LOCKED"});
+                    } else if (!old_fits) {
+                        ++out.drifted;
+                        out.rows.push_back({v.name, count,
+                                            "STALE: locked from other inputs than the manifest "
+                                            "now gives"});
+                    } else if (auto d = diff_locked_packages(old->packages, fresh.packages);
+                               !d.empty()) {
+                        ++out.drifted;
+                        out.rows.push_back({v.name, count, "MOVED: " + changes_text(d, run)});
+                    } else {
+                        out.rows.push_back({v.name, count, "ok"});
+                    }
+                    if (old) out.locks[v.name] = *old;
+                    break;
+                }
+                std::string status = "locked";
+                if (old_fits) {
+                    auto d = diff_locked_packages(old->packages, fresh.packages);
+                    status = d.empty() ? "unchanged" : "updated: " + changes_text(d, run);
+                } else if (old) {
+                    status = "locked (the manifest changed since the last lock)";
+                }
+                out.rows.push_back({v.name, count, status});
+                out.locks[v.name] = std::move(fresh);
+                break;
+            }
+            case engine::UvAnswer::Kind::Unreachable:
+                if (run.check) {
+                    ++out.drifted;
+                    out.rows.push_back({v.name, "-", "NOT CHECKED: " + a.message});
+                    if (old) out.locks[v.name] = *old;
+                } else if (old_fits) {
+                    out.locks[v.name] = *old;
+                    out.rows.push_back({v.name, std::to_string(old->packages.size()),
+                                        "kept the previous lock, not re-resolved: " + a.message});
+                } else {
+                    ++out.not_locked;
+                    out.rows.push_back({v.name, "-", "NOT FULLY LOCKED: " + a.message});
+                }
+                break;
+            case engine::UvAnswer::Kind::Conflict:
+                ++out.conflicts;
+                out.rows.push_back({v.name, "-", "ERROR (no solution): " + a.message});
+                break;
+            case engine::UvAnswer::Kind::Failed:
+                ++out.failed;
+                out.rows.push_back({v.name, "-", "ERROR: " + a.message});
+                break;
+        }
+    }
+    return out;
+}
+
+}  // namespace td::app

@@ -1,0 +1,14 @@
+#pragma once
+// The settings of `build` and `lock`: the settings file (core/build/settings.hpp), if any,
+// with the flags on top.
+#include "app/commands.hpp"
+#include "core/build/settings.hpp"
+#include "util/result.hpp"
+
+namespace td::app {
+
+// Errors name the file, line and JSON path, or the flag. The netrc file must be a regular
+// file; its path comes back absolute.
+Result<Settings> load_settings(const SettingsOptions& opts);
+
+}  // namespace td::app

@@ -1,0 +1,187 @@
+#include "core/render/python_lock.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "core/render/grammar.hpp"
+#include "util/strings.hpp"
+#include "util/version.hpp"
+
+namespace td {
+namespace {
+
+constexpr std::size_t k_max_packages = 5000;
+constexpr std::size_t k_max_hashes = 1000;  // per package (torch has about 30 files a release)
+
+// PEP 503 normalization: lowercase, runs of '-', '_' and '.' become one '-'.
+std::string normalize_name(std::string_view name) {
+    std::string out;
+    for (char c : name) {
+        bool sep = c == '-' || c == '_' || c == '.';
+        if (sep) {
+            if (out.empty() || out.back() != '-') out += '-';
+        } else {
+            out += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+        }
+    }
+    return out;
+}
+
+bool is_sha256_hash(std::string_view h) {
+    if (!h.starts_with("sha256:") || h.size() != 7 + 64) return false;
+    return std::all_of(h.begin() + 7, h.end(),
+                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+std::string trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+        s.remove_suffix(1);
+    return std::string(s);
+}
+
+}  // namespace
+
+std::vector<std::string> torch_requirements(const Variant& v) {
+    if (!v.pip_installs_torch()) return {};
+    std::string local =
+        v.torch_source == Variant::TorchSource::PytorchIndex ? "+" + v.wheel_variant : "";
+    std::vector<std::string> reqs = {"torch==" + v.torch + local};
+    if (!v.torchvision.empty()) reqs.push_back("torchvision==" + v.torchvision + local);
+    if (!v.torchaudio.empty()) reqs.push_back("torchaudio==" + v.torchaudio + local);
+    return reqs;
+}
+
+LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb) {
+    LockPlan plan;
+    const Manifest& m = *v.manifest;
+    if (!v.pip_installs_torch()) {
+        plan.why_not = std::string("base \"") + base_kind_name(m.base) +
+                       "\" brings torch and the Python packages around it, which the lock "
+                       "cannot resolve";
+        return plan;
+    }
+    const OsInfo* os = kb.os(v.os_id);
+    auto glibc = os ? Version::parse(os->glibc) : std::nullopt;
+    if (!glibc || glibc->major() != 2) {
+        plan.why_not = "the knowledge base has no glibc for " + v.os_id +
+                       ", so the wheels' platform is unknown";
+        return plan;
+    }
+    // uv 0.13 names manylinux platforms from 2_17 to 2_40; a newer glibc runs them all.
+    int minor = std::clamp(glibc->minor(), 17, 40);
+    PythonLockInputs in;
+    in.requirements = torch_requirements(v);
+    in.requirements.insert(in.requirements.end(), m.pip.begin(), m.pip.end());
+    if (m.jupyter) in.requirements.push_back("jupyterlab==" + *m.jupyter);
+    in.python = v.python;
+    in.platform = "x86_64-manylinux_2_" + std::to_string(minor);
+    if (v.torch_source == Variant::TorchSource::PytorchIndex) in.torch_index = v.wheel_variant;
+    plan.inputs = std::move(in);
+    return plan;
+}
+
+Result<std::vector<LockedPackage>> parse_uv_requirements(std::string_view text) {
+    std::vector<LockedPackage> out;
+    auto lines = split(std::string(text), '\n');
+    auto bad = [&](std::size_t i, const std::string& why) {
+        return Error{ErrorKind::Config,
+                     "uv's output, line " + std::to_string(i + 1) + ": " + why + " (" +
+                         quote_value(i < lines.size() ? lines[i].substr(0, 120) : "") + ")"};
+    };
+    bool continued = false;  // the previous line ended with a backslash
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        std::string line = trim(lines[i]);
+        bool continues = !line.empty() && line.back() == '\\';
+        if (continues) line = trim(std::string_view(line).substr(0, line.size() - 1));
+        if (line.empty() || line.front() == '#') {
+            if (continued && line.empty()) return bad(i, "a continuation line is empty");
+            continued = continues;
+            continue;
+        }
+        if (line.starts_with("--hash=")) {
+            if (out.empty() || !continued) return bad(i, "a hash without its package");
+            std::string h = line.substr(7);
+            if (!is_sha256_hash(h)) return bad(i, "not a sha256 hash");
+            if (out.back().hashes.size() == k_max_hashes) return bad(i, "too many hashes");
+            out.back().hashes.push_back(h);
+        } else {
+            if (continued) return bad(i, "expected --hash=sha256:... after a continuation");
+            if (!out.empty() && out.back().hashes.empty())
+                return bad(i - 1, "package " + out.back().name + " has no hashes");
+            auto eq = line.find("==");
+            if (eq == std::string::npos || line.find_first_of(" ;@") != std::string::npos)
+                return bad(i, "not a NAME==VERSION pin (markers, URLs and ranges are refused)");
+            std::string name = line.substr(0, eq), version = line.substr(eq + 2);
+            if (auto e = grammar::check_pip_name(name); !e.empty()) return bad(i, e);
+            if (auto e = grammar::check_pep440_version(version); !e.empty()) return bad(i, e);
+            if (out.size() == k_max_packages) return bad(i, "too many packages");
+            out.push_back({normalize_name(name), version, {}});
+        }
+        continued = continues;
+    }
+    if (continued) return bad(lines.size() - 1, "the output ends inside a continuation");
+    if (!out.empty() && out.back().hashes.empty())
+        return Error{ErrorKind::Config,
+                     "uv's output: package " + out.back().name + " has no hashes"};
+    std::sort(out.begin(), out.end(),
+              [](const LockedPackage& a, const LockedPackage& b) { return a.name < b.name; });
+    for (std::size_t i = 1; i < out.size(); ++i)
+        if (out[i].name == out[i - 1].name)
+            return Error{ErrorKind::Config, "uv's output names " + out[i].name + " twice"};
+    for (auto& p : out) std::sort(p.hashes.begin(), p.hashes.end());
+    return out;
+}
+
+std::string render_requirements_file(const Variant& v, const std::string& lock_path,
+                                     const PythonLock& lock) {
+    std::string out = "# Rendered by torchdock from " + lock_path + " (variant " + v.name +
+                      "): the whole Python set,\n# every package pinned with the hashes of its "
+                      "files. Installed with pip install --require-hashes --no-deps.\n";
+    for (const auto& p : lock.packages) {
+        out += p.name + "==" + p.version;
+        for (const auto& h : p.hashes) out += " \\\n    --hash=" + h;
+        out += "\n";
+    }
+    return out;
+}
+
+std::string PackageChange::describe() const {
+    switch (kind) {
+        case Kind::Moved:
+            return name + " " + locked_version + " -> " + fresh_version;
+        case Kind::Gone:
+            return "gone: " + name + " " + locked_version;
+        case Kind::New:
+            return "new: " + name + " " + fresh_version;
+        case Kind::FilesChanged:
+            break;
+    }
+    return name + " " + locked_version + ": its files changed (" + std::to_string(locked_hashes) +
+           " hashes -> " + std::to_string(fresh_hashes) + ")";
+}
+
+std::vector<PackageChange> diff_locked_packages(const std::vector<LockedPackage>& locked,
+                                                const std::vector<LockedPackage>& fresh) {
+    std::map<std::string, const LockedPackage*> before, after;
+    for (const auto& p : locked) before[p.name] = &p;
+    for (const auto& p : fresh) after[p.name] = &p;
+    std::vector<PackageChange> out;
+    for (const auto& [name, p] : before) {
+        auto it = after.find(name);
+        if (it == after.end())
+            out.push_back({PackageChange::Kind::Gone, name, p->version, "", 0, 0});
+        else if (it->second->version != p->version)
+            out.push_back(
+                {PackageChange::Kind::Moved, name, p->version, it->second->version, 0, 0});
+        else if (it->second->hashes != p->hashes)
+            out.push_back({PackageChange::Kind::FilesChanged, name, p->version, p->version,
+                           p->hashes.size(), it->second->hashes.size()});
+    }
+    for (const auto& [name, p] : after)
+        if (!before.count(name))
+            out.push_back({PackageChange::Kind::New, name, "", p->version, 0, 0});
+    return out;
+}
+
+}  // namespace td

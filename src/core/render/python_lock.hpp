@@ -1,0 +1,73 @@
+#pragma once
+// A variant's whole Python set, hash-locked: what `torchdock lock` asks uv to resolve (the
+// inputs), what uv answered (every package with its version and file hashes), the
+// requirements file the Dockerfile installs with `pip install --require-hashes --no-deps`,
+// and what moved between two resolutions (`lock --check`). Pure.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/knowledge/knowledge_base.hpp"
+#include "core/render/variant.hpp"
+#include "util/result.hpp"
+
+namespace td {
+
+struct LockedPackage {
+    std::string name;                 // normalized: "nvidia-cudnn-cu12"
+    std::string version;              // "9.10.2.21", "2.8.0+cu126"
+    std::vector<std::string> hashes;  // "sha256:<64 hex>", every file of that release
+    bool operator==(const LockedPackage&) const = default;
+};
+
+// What a lock was resolved from. A lock applies to a variant only while these are equal:
+// a manifest that changes a pin, the Python or the OS makes its lock stale.
+struct PythonLockInputs {
+    std::vector<std::string> requirements;  // "torch==2.9.1", "jupyterlab==4.3.4"
+    std::string python;                     // "3.11"
+    std::string platform;                   // uv's --python-platform: "x86_64-manylinux_2_36"
+    std::string torch_index;  // the PyTorch wheel index directory ("cu126"); "" = PyPI only
+    bool operator==(const PythonLockInputs&) const = default;
+};
+
+struct PythonLock {
+    PythonLockInputs inputs;
+    std::vector<LockedPackage> packages;  // sorted by name
+};
+
+// The pins pip installs for torch: torch, torchvision, torchaudio, with the wheel variant's
+// local tag on the PyTorch wheel index ("torch==2.8.0+cu126"), without it from PyPI.
+std::vector<std::string> torch_requirements(const Variant& v);
+
+// The inputs of a variant's lock; empty with `why_not` set when the variant cannot be
+// hash-locked (its base brings torch and the Python packages around it).
+struct LockPlan {
+    std::optional<PythonLockInputs> inputs;
+    std::string why_not;
+};
+LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb);
+
+// Parses `uv pip compile --generate-hashes` output: "name==version \" lines followed by
+// "--hash=sha256:..." lines; comments and blank lines are skipped. Anything else (a marker,
+// a URL, an editable, a package without hashes) is refused, naming the line: what reaches
+// the Dockerfile's build context is checked here.
+Result<std::vector<LockedPackage>> parse_uv_requirements(std::string_view text);
+
+// The requirements file of a locked variant (requirements.lock.txt next to its Dockerfile).
+std::string render_requirements_file(const Variant& v, const std::string& lock_path,
+                                     const PythonLock& lock);
+
+// What moved from a lock to a fresh resolution, per package.
+struct PackageChange {
+    enum class Kind { Moved, Gone, New, FilesChanged } kind;
+    std::string name, locked_version, fresh_version;
+    std::size_t locked_hashes = 0, fresh_hashes = 0;
+    // "sympy 1.14.0 -> 1.15.0", "gone: bar 2.1", "new: foo 1.0",
+    // "numpy 2.4.6: its files changed (2 hashes -> 3)"
+    std::string describe() const;
+};
+std::vector<PackageChange> diff_locked_packages(const std::vector<LockedPackage>& locked,
+                                                const std::vector<LockedPackage>& fresh);
+
+}  // namespace td

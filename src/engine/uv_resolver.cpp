@@ -1,0 +1,154 @@
+#include "engine/uv_resolver.hpp"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "engine/files.hpp"
+#include "engine/process.hpp"
+#include "util/strings.hpp"
+
+extern char** environ;
+
+namespace td::engine {
+namespace fs = std::filesystem;
+
+namespace {
+
+// This process's environment without the variables that would point uv at other indexes
+// or configuration than torchdock's settings say.
+std::vector<std::string> uv_environment(const IndexSettings& indexes) {
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        std::string kv = *e;
+        std::string name = kv.substr(0, kv.find('='));
+        bool index_var =
+            name.starts_with("UV_") && (name.find("INDEX") != std::string::npos ||
+                                        name.find("FIND_LINKS") != std::string::npos ||
+                                        name == "UV_CONFIG_FILE" || name == "UV_NO_CONFIG");
+        if (index_var || name.starts_with("PIP_") || name == "NETRC") continue;
+        env.push_back(kv);
+    }
+    if (!indexes.netrc.empty()) env.push_back("NETRC=" + indexes.netrc);
+    return env;
+}
+
+// uv's error in a line: its first two lines (the error and what it was doing, which names
+// the URL) and its last (the root cause), from its error and chain of causes.
+std::string uv_words(const std::string& text) {
+    std::vector<std::string> lines;
+    for (auto l : split(text, '\n')) {
+        while (!l.empty() && (l.front() == ' ' || l.back() == '\r' || l.back() == ' ')) {
+            if (l.front() == ' ') l.erase(l.begin());
+            if (!l.empty() && (l.back() == '\r' || l.back() == ' ')) l.pop_back();
+        }
+        if (!l.empty()) lines.push_back(l);
+    }
+    if (lines.size() > 3) lines = {lines[0], lines[1], "...", lines.back()};
+    return join(lines, " / ");
+}
+
+struct TempDir {
+    std::string path;
+    TempDir() {
+        std::string tmpl = (fs::temp_directory_path() / "torchdock-uv-XXXXXX").string();
+        if (::mkdtemp(tmpl.data())) path = tmpl;
+    }
+    ~TempDir() {
+        std::error_code ec;
+        if (!path.empty()) fs::remove_all(path, ec);
+    }
+};
+
+}  // namespace
+
+Result<std::string> find_uv() {
+    std::string candidate = "uv";
+    if (const char* forced = std::getenv("TORCHDOCK_UV"); forced && *forced) candidate = forced;
+    std::string found = find_program(candidate);
+    if (found.empty())
+        return Error{ErrorKind::Environment,
+                     "uv not found (" + candidate +
+                         "): `torchdock lock` resolves Python sets "
+                         "with it; install PyPI uv==" +
+                         std::string(k_uv_version) +
+                         " (scripts/install-deps.sh does), or point $TORCHDOCK_UV at one"};
+    return found;
+}
+
+UvAnswer uv_resolve(const std::string& uv, const PythonLockInputs& inputs,
+                    const IndexSettings& indexes, std::chrono::milliseconds timeout) {
+    UvAnswer answer;
+    if (!inputs.torch_index.empty() && indexes.pytorch.empty()) {
+        answer.kind = UvAnswer::Kind::Unreachable;
+        answer.message = "its torch comes from the PyTorch wheel index (" + inputs.torch_index +
+                         "), and no index is set: set indexes.pytorch in torchdock.json or pass "
+                         "--torch-index URL";
+        return answer;
+    }
+    TempDir dir;
+    if (dir.path.empty()) {
+        answer.message = std::string("cannot make a temporary directory: ") + std::strerror(errno);
+        return answer;
+    }
+    std::string in;
+    for (const auto& r : inputs.requirements) in += r + "\n";
+    if (auto st = write_files(dir.path, {{"requirements.in", in}}); !st) {
+        answer.message = st.error().message;
+        return answer;
+    }
+    std::vector<std::string> argv = {uv,
+                                     "pip",
+                                     "compile",
+                                     dir.path + "/requirements.in",
+                                     "--generate-hashes",
+                                     "--python-version",
+                                     inputs.python,
+                                     "--python-platform",
+                                     inputs.platform,
+                                     "--no-header",
+                                     "--no-annotate",
+                                     "--no-config",
+                                     "--quiet"};
+    if (!indexes.pypi.empty()) argv.insert(argv.end(), {"--default-index", indexes.pypi});
+    if (!inputs.torch_index.empty())
+        argv.insert(argv.end(),
+                    {"--index", torch_variant_index(indexes.pytorch, inputs.torch_index)});
+    ProcessSpec spec;
+    spec.argv = argv;
+    spec.env = uv_environment(indexes);
+    spec.timeout = timeout;
+    auto run = run_process(spec);
+    if (!run) {
+        answer.message = run.error().message;
+        return answer;
+    }
+    if (!run->ok()) {
+        std::string words = uv_words(run->err);
+        answer.message = words.empty() ? "uv: " + run->describe() : "uv: " + words;
+        if (run->outcome == ProcessResult::Outcome::TimedOut)
+            answer.kind = UvAnswer::Kind::Unreachable;
+        else if (run->err.find("No solution found") != std::string::npos)
+            answer.kind = UvAnswer::Kind::Conflict;
+        else if (run->err.find("Failed to fetch") != std::string::npos ||
+                 run->err.find("Could not connect") != std::string::npos ||
+                 run->err.find("error sending request") != std::string::npos ||
+                 run->err.find("dns error") != std::string::npos ||
+                 run->err.find("Request failed") != std::string::npos ||
+                 run->err.find("timed out") != std::string::npos)
+            answer.kind = UvAnswer::Kind::Unreachable;
+        return answer;
+    }
+    auto parsed = parse_uv_requirements(run->out);
+    if (!parsed) {
+        answer.message = parsed.error().message;
+        return answer;
+    }
+    answer.kind = UvAnswer::Kind::Resolved;
+    answer.packages = std::move(parsed.value());
+    return answer;
+}
+
+}  // namespace td::engine

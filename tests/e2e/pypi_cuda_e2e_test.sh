@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# End to end: the bundled PyPI family (manifests/pypi-cuda.json) rendered, hash-locked with
+# uv, built from PyPI's genuine CUDA wheels on the debootstrapped Debian base and validated;
+# two --no-cache builds install byte-identical Python trees; the lock's faults (a moved
+# package, a stale manifest, an unreachable PyTorch index, no uv); the index settings (a
+# PyPI mirror behind credentials from a netrc secret, a pip failure naming its index,
+# --build-arg passing through).
+# Usage: pypi_cuda_e2e_test.sh TORCHDOCK PROBES_DIR
+set -uo pipefail
+TD=$(realpath "$1")
+PROBES=$(realpath "$2")
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+source "$ROOT/tests/e2e/lib/services.sh"
+WORK=$(mktemp -d /tmp/torchdock-pypi-e2e-XXXXXX)
+MIRROR_PID=
+trap '[ -n "$MIRROR_PID" ] && kill "$MIRROR_PID" 2>/dev/null; services_stop; rm -rf "$WORK"' EXIT
+source "$ROOT/tests/e2e/lib/check.sh"
+DOCKER=/usr/bin/docker
+VARIANT=pypi-cuda-2.9.1-cu128-debian12
+IMAGE=torchdock/pypi-cuda:2.9.1-cu128-debian12
+SITE=/opt/venv/lib/python3.11/site-packages
+# locked NAME [VARIANT]: the version the lock file pins
+locked() {
+  python3 -c "import json,sys; print(json.load(open('manifests/pypi-cuda.lock.json'))['python'][sys.argv[2]]['packages'][sys.argv[1]]['version'])" \
+    "$1" "${2:-$VARIANT}"
+}
+field() { python3 -c "import json,sys; d=json.load(open('$WORK/v.json')); print(next((c[sys.argv[2]] for c in d['images'][0]['checks'] if c['id']==sys.argv[1]), 'missing'))" "$1" "$2"; }
+# tree_digest IMAGE: pip freeze, the RECORD files and every file of the site directory, hashed
+tree_digest() {
+  $DOCKER run --rm --network=none -v "$ROOT/tests/e2e/lib/python_tree_digest.py:/d.py:ro" "$1" \
+    python /d.py "$SITE"
+}
+secs() { echo "$(date +%s.%N) - $1" | bc; }
+
+services_start || { echo "FAIL - services did not start"; echo "0 passed, 1 failed"; exit 1; }
+mkdir -p "$WORK/p/manifests" && cd "$WORK/p"
+cp "$ROOT/manifests/pypi-cuda.json" manifests/
+printf '{"schema": 1, "mirrors": {"docker.io": "%s"}}\n' "$TD_REGISTRY" >torchdock.json
+
+# --- lock: the whole Python set of each variant, with hashes ----------------------------------
+start=$(date +%s.%N)
+run lock
+echo "# figure: lock of the bundled PyPI family (2 variants; uv cache as it is): $(secs "$start") s"
+check "lock: exit 0, both variants locked" \
+  bash -c "test $(rc) = 0 && grep -q '$VARIANT .* locked' '$WORK/out' && grep -q 'pypi-cuda-2.8.0-cu128-debian12 .* locked' '$WORK/out'"
+check "lock: torch 2.9.1 pinned without a local tag, with hashes" test "$(locked torch)" = 2.9.1
+check "lock: torch's own pins come with it (cuDNN $(locked nvidia-cudnn-cu12), NCCL $(locked nvidia-nccl-cu12), triton $(locked triton))" \
+  bash -c "[ -n '$(locked nvidia-cudnn-cu12)' ] && [ -n '$(locked nvidia-nccl-cu12)' ] && [ -n '$(locked triton)' ]"
+check "lock: the dependencies nobody pinned are locked too (sympy $(locked sympy), jinja2 $(locked jinja2))" \
+  bash -c "[ -n '$(locked sympy)' ] && [ -n '$(locked jinja2)' ]"
+cp manifests/pypi-cuda.lock.json "$WORK/good.lock.json"
+start=$(date +%s.%N)
+run lock
+echo "# figure: lock again with nothing changed: $(secs "$start") s"
+check "lock again: unchanged, the same bytes" \
+  bash -c "grep -q '$VARIANT .* unchanged' '$WORK/out' && cmp -s manifests/pypi-cuda.lock.json '$WORK/good.lock.json'"
+run lock --check
+check "lock --check on a fresh lock: exit 0" test "$(rc)" = 0
+
+# A package moved upstream (simulated by editing the lock): --check names it, writes nothing.
+python3 - "$VARIANT" <<'EOF'
+import json, sys
+p = "manifests/pypi-cuda.lock.json"
+d = json.load(open(p))
+d["python"][sys.argv[1]]["packages"]["sympy"]["version"] = "1.13.3"
+open(p, "w").write(json.dumps(d, indent=2) + "\n")
+EOF
+cp manifests/pypi-cuda.lock.json "$WORK/moved.lock.json"
+run lock --check
+check "lock --check: exit 1 naming what moved (sympy 1.13.3 -> $(locked sympy pypi-cuda-2.8.0-cu128-debian12))" \
+  bash -c "test $(rc) = 1 && grep -q 'MOVED: sympy 1.13.3 -> ' '$WORK/out'"
+check "lock --check wrote nothing" cmp -s manifests/pypi-cuda.lock.json "$WORK/moved.lock.json"
+cp "$WORK/good.lock.json" manifests/pypi-cuda.lock.json
+
+# The manifest changes a pin: the lock is stale, rendered unlocked and warned about.
+sed -i 's/"jupyter": "4.3.4"/"jupyter": "4.3.5"/' manifests/pypi-cuda.json
+run render --out "$WORK/stale"
+check "a stale lock is warned about and not used" \
+  bash -c "test $(rc) = 0 && grep -q 'renders unlocked' '$WORK/err' && [ ! -e '$WORK/stale/$VARIANT/requirements.lock.txt' ] && grep -q 'not hash-locked' '$WORK/stale/$VARIANT/Dockerfile'"
+run lock --check
+check "lock --check on a stale lock: exit 1 (STALE)" bash -c "test $(rc) = 1 && grep -q STALE '$WORK/out'"
+cp "$ROOT/manifests/pypi-cuda.json" manifests/
+
+# Locking without uv, and a PyTorch-index variant whose index cannot be reached.
+TORCHDOCK_UV=/nonexistent/uv run lock --check
+check "no uv: --check exits 1, saying uv is missing" bash -c "test $(rc) = 1 && grep -q 'uv not found' '$WORK/out'"
+mkdir -p "$WORK/ix/manifests"
+sed -e 's/"wheel_index": "pypi"/"wheel_index": "pytorch"/' -e 's/"name": "pypi-cuda"/"name": "ix"/' \
+  -e 's/"2.8.0", //' "$ROOT/manifests/pypi-cuda.json" >"$WORK/ix/manifests/ix.json"
+(cd "$WORK/ix" && cp ../p/torchdock.json . && "$TD" lock --torch-index http://127.0.0.1:9/whl >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
+check "PyTorch index unreachable: exit 0, the variant NOT FULLY LOCKED, said on stderr" \
+  bash -c "test $(rc) = 0 && grep -q 'NOT FULLY LOCKED' '$WORK/out' && grep -q 'not fully locked' '$WORK/err'"
+(cd "$WORK/ix" && "$TD" render --out d >/dev/null 2>&1)
+check "...it still renders, pinned by version and not hash-locked" \
+  grep -q 'not hash-locked: manifests/ix.lock.json has no Python lock' "$WORK/ix/d/ix-2.9.1-cu128-debian12/Dockerfile"
+(cd "$WORK/ix" && "$TD" build --dockerfiles d >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
+check "...and build refuses it without a PyTorch index setting (exit 2, naming indexes.pytorch)" \
+  bash -c "test $(rc) = 2 && grep -q 'indexes.pytorch' '$WORK/err'"
+
+# --- render, build and validate the real CUDA image -----------------------------------------
+run render --out dockerfiles
+check "render: the locked variant gets requirements.lock.txt and installs it with hashes" \
+  bash -c "test $(rc) = 0 && grep -q -- '--require-hashes --no-deps' dockerfiles/$VARIANT/Dockerfile && grep -q '^torch==2.9.1 ' dockerfiles/$VARIANT/requirements.lock.txt"
+check "render: the locked Dockerfile is hadolint-clean" hadolint --failure-threshold warning "dockerfiles/$VARIANT/Dockerfile"
+start=$(date +%s.%N)
+run build "$VARIANT"
+echo "# figure: build of $VARIANT (pip downloads cached by BuildKit across runs): $(secs "$start") s"
+check "build: exit 0" test "$(rc)" = 0
+[ "$(rc)" = 0 ] || { tail -30 "$WORK/err"; tail -40 ".torchdock/build/$VARIANT/build.log"; }
+run validate "$IMAGE" --probes "$PROBES" --json "$WORK/v.json"
+check "validate: the static tier passes (exit 0)" test "$(rc)" = 0
+check "validate: cuDNN observed = the lock's nvidia-cudnn-cu12 $(locked nvidia-cudnn-cu12)" \
+  test "$(field TD102 observed)" = "$(locked nvidia-cudnn-cu12)"
+check "validate: NCCL observed = the lock's nvidia-nccl-cu12 $(locked nvidia-nccl-cu12)" \
+  test "$(field TD104 observed)" = "$(locked nvidia-nccl-cu12)"
+runtime=$(locked nvidia-cuda-runtime-cu12)
+check "validate: CUDA runtime observed = the lock's runtime wheel ${runtime%.*}" \
+  bash -c "[[ '$(field TD101 observed)' == '${runtime%.*} '* ]]"
+check "validate: torch observed = the lock's $(locked torch)" bash -c "[[ '$(field TD120 observed)' == '$(locked torch)+'* ]]"
+tree_digest "$IMAGE" >"$WORK/tree0.json"
+check "the image's pip freeze is the lock, package for package" python3 - "$WORK/tree0.json" "$VARIANT" <<'EOF'
+import json, re, sys
+freeze = json.load(open(sys.argv[1]))["freeze"]
+lock = json.load(open("manifests/pypi-cuda.lock.json"))["python"][sys.argv[2]]["packages"]
+norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
+installed = {norm(l.split("==")[0]): l.split("==")[1] for l in freeze.splitlines() if "==" in l}
+missing = {n: v for n, v in lock.items() if installed.get(n) != v["version"]}
+extra = set(installed) - set(lock) - {"pip"}
+print("differ:", missing, "not locked:", extra)
+sys.exit(1 if missing or extra else 0)
+EOF
+
+# --- reproducible: two --no-cache builds install the same Python tree --------------------------
+# Each build's image is removed once its tree is hashed, and the build cache layers that only
+# it used with it (`builder prune --filter type=regular` keeps pip's cache mount): three 7 GB
+# images at once do not fit every disk.
+ids=() built=0
+for i in 1 2; do
+  rm -f "$WORK/tree$i.json"
+  run build --no-cache "$VARIANT"
+  check "build --no-cache #$i: exit 0" test "$(rc)" = 0
+  if [ "$(rc)" = 0 ]; then
+    built=$((built + 1))
+    tree_digest "$IMAGE" >"$WORK/tree$i.json"
+    ids+=("$($DOCKER image inspect -f '{{.Id}}' "$IMAGE")")
+  else
+    tail -5 "$WORK/err"
+  fi
+  $DOCKER image prune -f >/dev/null
+  $DOCKER builder prune -f --filter type=regular >/dev/null
+done
+check "two --no-cache builds: the same pip freeze, RECORD files and site-packages bytes" \
+  python3 - "$WORK" "$built" <<'EOF'
+import json, sys
+if sys.argv[2] != "2":
+    print("not compared: only", sys.argv[2], "of the 2 builds succeeded")
+    sys.exit(1)
+a, b = (json.load(open(f"{sys.argv[1]}/tree{i}.json")) for i in (1, 2))
+print("files:", a["files"], "tree:", a["tree_sha256"][:16], b["tree_sha256"][:16])
+sys.exit(0 if a == b else 1)
+EOF
+[ "$built" = 2 ] && echo "# figure: image IDs of the two --no-cache builds: ${ids[0]:7:12} ${ids[1]:7:12} ($([ "${ids[0]}" = "${ids[1]}" ] && echo same || echo differ))"
+
+# --- index settings: a PyPI mirror behind credentials, pip failures naming their index --------
+mkdir -p "$WORK/wheels" "$WORK/cpu/manifests"
+python3 -m pip download --quiet --disable-pip-version-check --no-deps -d "$WORK/wheels" tqdm==4.67.1
+python3 "$ROOT/tests/e2e/lib/pypi_mirror.py" "$WORK/wheels" "$WORK/port" "$WORK/mirror.log" td-user:s3cret-pw &
+MIRROR_PID=$!
+for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
+PORT=$(cat "$WORK/port")
+printf 'machine 127.0.0.1\nlogin td-user\npassword s3cret-pw\n' >"$WORK/netrc"
+cd "$WORK/cpu"
+cp "$ROOT/manifests/debian-cpu.json" manifests/
+cp ../p/torchdock.json .
+"$TD" render --out d >/dev/null 2>&1
+run build --dockerfiles d --no-cache --pypi-index "http://127.0.0.1:$PORT/simple" --index-netrc "$WORK/netrc"
+check "a PyPI mirror with credentials from --index-netrc: the build installs from it" \
+  bash -c "test $(rc) = 0 && grep -q '/files/tqdm-4.67.1-.* auth' '$WORK/mirror.log'"
+check "...and the password is in no layer, label or history of the image" \
+  bash -c "! $DOCKER history --no-trunc torchdock/debian-cpu:debian12 | grep -q s3cret-pw && ! $DOCKER image inspect torchdock/debian-cpu:debian12 | grep -q s3cret-pw && ! $DOCKER run --rm --network=none torchdock/debian-cpu:debian12 grep -rqs s3cret-pw /root /home /etc /run /tmp"
+run build --dockerfiles d --no-cache --pypi-index "http://127.0.0.1:$PORT/simple"
+check "the mirror without credentials: the pip step fails, naming the index and its setting" \
+  bash -c "test $(rc) = 1 && grep -q 'hint: pip used http://127.0.0.1:$PORT/simple for PyPI packages (setting indexes.pypi or --pypi-index' '$WORK/err'"
+run build --dockerfiles d --no-cache --build-arg "PIP_INDEX_URL=http://127.0.0.1:9/simple"
+check "--build-arg passes through (PIP_INDEX_URL to a dead port fails, and the hint says so)" \
+  bash -c "test $(rc) = 1 && grep -q 'hint: pip used the --build-arg PIP_INDEX_URL' '$WORK/err'"
+run build --dockerfiles d --pypi-index "https://td-user:pw@127.0.0.1:$PORT/simple"
+check "an index URL with credentials is refused (exit 2), pointing at the netrc setting" \
+  bash -c "test $(rc) = 2 && grep -q 'indexes.netrc' '$WORK/err'"
+run build --dockerfiles d --build-arg "X=https://u:p@host/simple"
+check "a --build-arg with credentials is refused (exit 2)" test "$(rc)" = 2
+finish

@@ -1,0 +1,222 @@
+#include "core/render/python_lock.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include "core/render/lockfile.hpp"
+#include "engine/files.hpp"
+#include "test_support.hpp"
+
+using namespace td;
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+const std::string k_hash = "sha256:" + std::string(64, 'a');
+
+std::string real_uv_output() {
+    auto text =
+        engine::read_text_file(test::source_path("tests/data/uv/torch-2.9.1-jupyterlab-4.3.4.txt"));
+    REQUIRE(text);
+    return text.value();
+}
+
+const LockedPackage* find(const std::vector<LockedPackage>& ps, const std::string& name) {
+    for (const auto& p : ps)
+        if (p.name == name) return &p;
+    return nullptr;
+}
+
+// A PyPI-wheel manifest (torch 2.9.1's default build) on Debian 12.
+const char* k_pypi_manifest = R"({"schema": 1, "name": "pypi", "image": "t/pypi",
+  "base": "os-pip", "wheel_index": "pypi",
+  "matrix": {"torch": ["2.9.1"], "cuda": ["cu128"], "os": ["debian12"]},
+  "pip": ["tqdm==4.67.1"], "jupyter": "4.3.4"})";
+
+}  // namespace
+
+TEST_CASE("uv's real output parses: every package pinned, with its hashes") {
+    auto parsed = parse_uv_requirements(real_uv_output());
+    REQUIRE(parsed);
+    const auto& ps = parsed.value();
+    CHECK(ps.size() > 90);
+    const LockedPackage* torch = find(ps, "torch");
+    REQUIRE(torch);
+    CHECK(torch->version == "2.9.1");
+    CHECK(torch->hashes.size() > 5);
+    for (const auto& h : torch->hashes) CHECK(h.size() == 71);
+    const LockedPackage* cudnn = find(ps, "nvidia-cudnn-cu12");
+    REQUIRE(cudnn);
+    CHECK(cudnn->version == "9.10.2.21");
+    CHECK(find(ps, "triton"));
+    CHECK(find(ps, "jupyterlab"));
+    CHECK(std::is_sorted(ps.begin(), ps.end(),
+                         [](const auto& a, const auto& b) { return a.name < b.name; }));
+}
+
+TEST_CASE("uv output that is not plain pins with hashes is refused, naming the line") {
+    auto bad = [](const std::string& text) {
+        auto r = parse_uv_requirements(text);
+        REQUIRE_FALSE(r);
+        return r.error().message;
+    };
+    CHECK_THAT(bad("numpy==1.26.4\n"), ContainsSubstring("numpy has no hashes"));
+    CHECK_THAT(bad("numpy==1.26.4 ; python_version < '3.12' \\\n    --hash=" + k_hash + "\n"),
+               ContainsSubstring("line 1: not a NAME==VERSION pin"));
+    CHECK_THAT(bad("numpy>=1.26 \\\n    --hash=" + k_hash + "\n"),
+               ContainsSubstring("line 1: not a NAME==VERSION pin"));
+    CHECK_THAT(bad("-e ./src\n"), ContainsSubstring("line 1"));
+    CHECK_THAT(bad("numpy==1.26.4 \\\n    --hash=md5:abc\n"),
+               ContainsSubstring("line 2: not a sha256"));
+    CHECK_THAT(bad("numpy==1.26.4 \\\n"),
+               ContainsSubstring("line 2: a continuation line is empty"));
+    CHECK_THAT(bad("numpy==1.26.4 \\"), ContainsSubstring("ends inside a continuation"));
+    CHECK_THAT(bad("numpy==1.26.4 \\\n    --hash=" + k_hash +
+                   "\nNumPy==1.26.4 \\\n    --hash=" + k_hash + "\n"),
+               ContainsSubstring("names numpy twice"));
+    CHECK_THAT(bad("num$py==1 \\\n    --hash=" + k_hash + "\n"), ContainsSubstring("line 1"));
+}
+
+TEST_CASE("a lock plan names the variant's whole Python input") {
+    auto plan = test::plan_one(k_pypi_manifest);
+    REQUIRE(test::problems_text(plan).empty());
+    REQUIRE(plan.variants.size() == 1);
+    LockPlan lp = python_lock_plan(plan.variants[0], test::real_kb());
+    REQUIRE(lp.inputs);
+    CHECK(lp.inputs->requirements == std::vector<std::string>{"torch==2.9.1", "torchvision==0.24.1",
+                                                              "torchaudio==2.9.1", "tqdm==4.67.1",
+                                                              "jupyterlab==4.3.4"});
+    CHECK(lp.inputs->python == "3.11");
+    CHECK(lp.inputs->platform == "x86_64-manylinux_2_36");
+    CHECK(lp.inputs->torch_index.empty());
+}
+
+TEST_CASE("bases that bring torch are not hash-locked, and say why") {
+    auto plan = test::plan_one(
+        R"({"schema":1,"name":"n","image":"a/b","base":"ngc","matrix":{"ngc":["24.05"]},
+            "pip":["tqdm==4.67.1"]})");
+    REQUIRE(test::problems_text(plan).empty());
+    LockPlan lp = python_lock_plan(plan.variants[0], test::real_kb());
+    CHECK_FALSE(lp.inputs);
+    CHECK_THAT(lp.why_not, ContainsSubstring("base \"ngc\" brings torch and the Python packages "
+                                             "around it, which the lock cannot resolve"));
+}
+
+TEST_CASE("diff names what moved between two resolutions") {
+    std::vector<LockedPackage> a = {
+        {"numpy", "2.4.6", {k_hash}}, {"sympy", "1.14.0", {k_hash}}, {"gone", "1.0", {k_hash}}};
+    std::vector<LockedPackage> b = {{"numpy", "2.4.6", {k_hash, "sha256:" + std::string(64, 'b')}},
+                                    {"sympy", "1.15.0", {k_hash}},
+                                    {"fresh", "0.1", {k_hash}}};
+    std::vector<std::string> d;
+    for (const auto& c : diff_locked_packages(a, b)) d.push_back(c.describe());
+    CHECK(d == std::vector<std::string>{"gone: gone 1.0",
+                                        "numpy 2.4.6: its files changed (1 hashes -> 2)",
+                                        "sympy 1.14.0 -> 1.15.0", "new: fresh 0.1"});
+    CHECK(diff_locked_packages(a, a).empty());
+}
+
+TEST_CASE("a Python lock round-trips through the lock file") {
+    PythonLock lock;
+    lock.inputs = {{"torch==2.9.1"}, "3.11", "x86_64-manylinux_2_36", ""};
+    lock.packages = parse_uv_requirements(real_uv_output()).value();
+    std::string text = render_lockfile({}, {{"pypi-2.9.1-cu128-debian12", lock}});
+    Diagnostics diags("t.lock.json");
+    LockFile back = parse_lockfile(text, diags);
+    INFO(diags.items().size());
+    CHECK(diags.empty());
+    REQUIRE(back.python.count("pypi-2.9.1-cu128-debian12"));
+    CHECK(back.python.at("pypi-2.9.1-cu128-debian12").inputs == lock.inputs);
+    CHECK(back.python.at("pypi-2.9.1-cu128-debian12").packages == lock.packages);
+    CHECK(render_lockfile({}, back.python) == text);
+}
+
+TEST_CASE("a lock file's Python section is checked: what reaches the build context is a pin") {
+    Diagnostics diags("t.lock.json");
+    (void)parse_lockfile(R"({"schema": 1, "images": {}, "python": {
+      "v": {"inputs": {"requirements": ["torch>=2"], "python": "3", "platform": "linux",
+                       "torch_index": "https://x"},
+            "packages": {"a b": {"version": "1; rm -rf /", "hashes": ["md5:1"]}}}}})",
+                         diags);
+    std::string all;
+    for (const auto& d : diags.items()) all += format_diagnostic(d) + "\n";
+    INFO(all);
+    CHECK_THAT(all, ContainsSubstring("$.python.v.inputs.requirements[0]"));
+    CHECK_THAT(all, ContainsSubstring("$.python.v.inputs.python"));
+    CHECK_THAT(all, ContainsSubstring("$.python.v.inputs.platform"));
+    CHECK_THAT(all, ContainsSubstring("$.python.v.inputs.torch_index"));
+    CHECK_THAT(all, ContainsSubstring("\"a b\""));
+    CHECK_THAT(all, ContainsSubstring(".version"));
+    CHECK_THAT(all, ContainsSubstring("md5:1"));
+}
+
+TEST_CASE("PyPI wheels: the release's default build, pinned without a local tag") {
+    auto plan = test::plan_one(k_pypi_manifest);
+    REQUIRE(test::problems_text(plan).empty());
+    const std::string& df = plan.files.at("pypi-2.9.1-cu128-debian12/Dockerfile");
+    CHECK_THAT(df, ContainsSubstring("      torch==2.9.1 \\\n"));
+    CHECK_THAT(df, ContainsSubstring("torchvision==0.24.1"));
+    CHECK_THAT(df, ContainsSubstring("cu128 wheels from PyPI: CUDA 12.8"));
+    CHECK(df.find("TORCH_INDEX_URL") == std::string::npos);
+    CHECK(df.find("+cu128") == std::string::npos);
+    // The labels and expectations stay exact.
+    CHECK_THAT(df, ContainsSubstring("io.torchdock.cuda=\"12.8\""));
+    CHECK_THAT(df, ContainsSubstring("io.torchdock.cudnn=\"9.10.2.21\""));
+    CHECK_THAT(df, ContainsSubstring("not hash-locked: no lock file"));
+}
+
+TEST_CASE("PyPI wheels: a CUDA build PyPI does not serve is refused, naming what it has") {
+    std::string m = k_pypi_manifest;
+    m.replace(m.find("\"cu128\""), 7, "\"cu126\", \"cpu\"");
+    auto problems = test::problems_text(test::plan_one(m));
+    CHECK_THAT(problems,
+               ContainsSubstring("$.matrix.cuda[0]: PyPI serves torch 2.9.1 only as its default "
+                                 "build, cu128 (torch==2.9.1, no local version tag); cu126 wheels "
+                                 "are on the PyTorch wheel index (\"wheel_index\": \"pytorch\")"));
+    CHECK_THAT(problems, ContainsSubstring("$.matrix.cuda[1]: PyPI serves torch 2.9.1 only"));
+}
+
+TEST_CASE("wheel_index is refused where the base brings torch, and checked where it applies") {
+    auto problems = test::problems_text(test::plan_one(
+        R"({"schema":1,"name":"n","image":"a/b","base":"ngc","wheel_index":"pypi",
+            "matrix":{"ngc":["24.05"]}})"));
+    CHECK_THAT(problems, ContainsSubstring("$.wheel_index: base \"ngc\" brings its own torch"));
+    std::string m = k_pypi_manifest;
+    m.replace(m.find("\"wheel_index\": \"pypi\""), 21, "\"wheel_index\": \"pipy\"");
+    CHECK_THAT(test::problems_text(test::plan_one(m)), ContainsSubstring("$.wheel_index"));
+}
+
+TEST_CASE("a locked variant installs its lock; a stale lock is warned about and not used") {
+    auto plan = test::plan_one(k_pypi_manifest);
+    PythonLock lock;
+    lock.inputs = *python_lock_plan(plan.variants[0], test::real_kb()).inputs;
+    lock.packages = parse_uv_requirements(real_uv_output()).value();
+    ManifestSource src{"manifests/pypi.json", k_pypi_manifest, "manifests/pypi.lock.json",
+                       render_lockfile({}, {{"pypi-2.9.1-cu128-debian12", lock}})};
+    RenderPlan locked = plan_render({src}, test::real_kb());
+    REQUIRE(test::problems_text(locked).empty());
+    const std::string& df = locked.files.at("pypi-2.9.1-cu128-debian12/Dockerfile");
+    CHECK_THAT(df, ContainsSubstring("pip install --require-hashes --no-deps"));
+    CHECK_THAT(df, ContainsSubstring("--mount=type=bind,source=requirements.lock.txt"));
+    CHECK(df.find("torch==2.9.1") == std::string::npos);  // only in the requirements file
+    const std::string& req = locked.files.at("pypi-2.9.1-cu128-debian12/requirements.lock.txt");
+    CHECK_THAT(req, ContainsSubstring("\ntorch==2.9.1 \\\n    --hash=sha256:"));
+    CHECK_THAT(req, ContainsSubstring("\nnvidia-cudnn-cu12==9.10.2.21 \\\n"));
+    // (The only warning: the lock pins no base image.)
+    REQUIRE(locked.warnings.size() == 1);
+    CHECK_THAT(locked.warnings[0].message, ContainsSubstring("does not pin debian:bookworm"));
+
+    // The manifest moves jupyter: the lock no longer fits, and is not used.
+    std::string moved = k_pypi_manifest;
+    moved.replace(moved.find("4.3.4"), 5, "4.3.5");
+    src.text = moved;
+    RenderPlan stale = plan_render({src}, test::real_kb());
+    REQUIRE(test::problems_text(stale).empty());
+    CHECK_FALSE(stale.files.count("pypi-2.9.1-cu128-debian12/requirements.lock.txt"));
+    CHECK_THAT(stale.files.at("pypi-2.9.1-cu128-debian12/Dockerfile"),
+               ContainsSubstring("not hash-locked: the Python lock in manifests/pypi.lock.json was "
+                                 "resolved from other inputs"));
+    REQUIRE(stale.warnings.size() == 2);
+    CHECK(stale.warnings[1].path == "$.python[\"pypi-2.9.1-cu128-debian12\"]");
+    CHECK_THAT(stale.warnings[1].message, ContainsSubstring("renders unlocked"));
+}
