@@ -1,10 +1,13 @@
-// libFuzzer target for core/kernels: any bytes, as an ELF object and as a bare fatbin
-// region (searched and walked as a sequence), must give a result or problems, never a
-// crash, hang, sanitizer report or out-of-range container. Built from the kernels sources
+// libFuzzer target for core/kernels: any bytes, as an ELF object, as a bare fatbin
+// region (searched and walked as a sequence) and as a stream fed in pieces (fatbin_stream,
+// arch_census), must give a result or problems, never a crash, hang, sanitizer report or
+// out-of-range container. Built from the kernels sources
 // alone: the domain depends on nothing else (probes/kernels compiles the same files).
 #include <cstdint>
 #include <cstdlib>
 
+#include "core/kernels/arch_census.hpp"
+#include "core/kernels/fatbin_stream.hpp"
 #include "core/kernels/kernel_audit.hpp"
 #include "core/kernels/kernel_judge.hpp"
 
@@ -37,5 +40,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             });
         if (scan.problems.size() > tk::kMaxProblems) std::abort();
     }
+
+    // The same bytes as a stream, in pieces of 1 to 64 bytes (the first byte says which).
+    const std::size_t piece = size == 0 ? 1 : 1 + data[0] % 64;
+    tk::ArchCensus census;
+    std::uint64_t seen_end = 0;
+    tk::FatbinStreamScanner stream(
+        [&](const tk::FatbinContainer& c) {
+            if (c.offset < seen_end || c.size < 16) std::abort();  // in order, no overlap
+            if (c.entries.size() > limits.fatbin.max_entries_per_container) std::abort();
+            for (const auto& e : c.entries)
+                if (e.offset < c.offset + 16 ||
+                    e.offset + e.header_size + e.payload_size > c.offset + c.size)
+                    std::abort();
+            seen_end = c.offset + c.size;
+            census.add(c);
+        },
+        limits.fatbin);
+    for (std::size_t at = 0; at < size && !stream.done(); at += piece)
+        stream.feed(data + at, std::min(piece, size - at));
+    stream.finish();
+    if (stream.problems().size() > tk::kMaxProblems || !stream.done()) std::abort();
+    // A container that runs past the input is a problem, never a silent result.
+    if (stream.problems().empty() && seen_end > size) std::abort();
+    if (census.containers() != stream.containers()) std::abort();
+    if (census.describe().empty()) std::abort();
     return 0;
 }

@@ -8,7 +8,7 @@ need_root() { if [ "$(id -u)" -ne 0 ]; then echo "install-deps: run as root (apt
 
 BACKPORTS=/etc/apt/sources.list.d/torchdock-backports.sources
 APT_PACKAGES=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libcli11-dev
-              libcurl4-openssl-dev clang-format
+              libcurl4-openssl-dev zlib1g-dev clang-format
               docker.io docker-registry debootstrap curl bc procps util-linux)
 BACKPORT_PACKAGES=(catch2)
 

@@ -102,6 +102,9 @@ struct KbRefreshOptions {
     std::string index_url;                   // set by main to pip's default index
     std::optional<std::string> index_label;  // how sources name the index ("PyPI")
     int jobs = 8;
+    // Read each default build's arch list from torch/lib/libtorch_cuda.so (hundreds of MB
+    // of range reads per release), off unless asked for.
+    bool arch_lists = false;
 };
 
 int run_render(const CommonOptions& common, const RenderOptions& opts);

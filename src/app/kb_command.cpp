@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "app/commands.hpp"
 #include "app/exit_codes.hpp"
@@ -11,9 +12,30 @@
 #include "engine/files.hpp"
 #include "engine/kb_refresh.hpp"
 #include "engine/project_loader.hpp"
+#include "engine/wheel_arch_reader.hpp"
 #include "util/strings.hpp"
 
 namespace td::app {
+namespace {
+
+double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+// What reading one wheel's binaries cost, so a user sees why --arch-lists is slow.
+void print_arch_scan(const std::string& wheel, const engine::WheelArchScan& scan) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "torchdock: arch list %s from %s in %s: %llu fatbin container%s; read %.1f of "
+                  "%.1f MiB by range, inflated %.1f of %.1f MiB, %.1f s (%s)\n",
+                  join(scan.list.entries, ";").c_str(), engine::k_torch_cuda_library, wheel.c_str(),
+                  static_cast<unsigned long long>(scan.containers), scan.containers == 1 ? "" : "s",
+                  mib(scan.stream.bytes_fetched), mib(scan.stream.compressed_size),
+                  mib(scan.stream.inflated), mib(scan.stream.uncompressed_size), scan.seconds,
+                  scan.stream.stopped_early ? "stopped where the containers end"
+                                            : "read to the end, CRC-32 checked");
+    std::cerr << line;
+}
+
+}  // namespace
 
 int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
     auto data_dir = engine::find_data_dir(common.data_dir);
@@ -27,8 +49,11 @@ int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
                                              : std::string("the package index"));
     ro.releases = opts.releases;
     ro.jobs = opts.jobs;
+    std::optional<engine::FatbinArchReader> arch_reader;
+    if (opts.arch_lists) arch_reader.emplace(ro.index_label);
     auto start = std::chrono::steady_clock::now();
-    auto result = engine::refresh_torch_data(text.value(), ro);
+    auto result =
+        engine::refresh_torch_data(text.value(), ro, arch_reader ? &*arch_reader : nullptr);
     if (!result) {
         auto e = result.error();
         if (e.kind == ErrorKind::Environment)
@@ -50,6 +75,8 @@ int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
                   << "      source: " << c.source << "\n";
     }
     for (const auto& s : result->skipped) std::cerr << "torchdock: skipped " << s << "\n";
+    if (arch_reader)
+        for (const auto& [wheel, scan] : arch_reader->scans()) print_arch_scan(wheel, scan);
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f", seconds);
     std::cerr << "torchdock: read " << result->releases.size() << " torch release"

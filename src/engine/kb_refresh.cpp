@@ -148,11 +148,12 @@ Result<pypi::ReleaseFacts> read_release(Context& ctx, const std::string& version
     }
     pypi::pin_facts(torch_cite, md, env, toolkit_md, toolkit_cite, facts);
 
-    if (ctx.arch) {
-        const pypi::Fact* variant = facts.find("default_variant");
+    // The default build's arch list from its binaries; a CPU build has none to read.
+    const pypi::Fact* variant = facts.find("default_variant");
+    if (ctx.arch && variant && !variant->value().empty() && variant->value() != "cpu") {
         auto arch = ctx.arch->read(ctx.client, *entry.wheel);
         if (!arch) return arch.error();
-        if (arch.value() && variant && variant->value() != "cpu")
+        if (arch.value())
             facts.facts.push_back({"variants." + variant->value() + ".arch_list",
                                    arch.value()->entries, true, arch.value()->source});
     }

@@ -29,12 +29,13 @@ struct WheelArchList {
 };
 
 // The seam for reading arch lists from the binaries (the SASS/PTX targets of the CUDA
-// fatbin containers in torch/lib/libtorch_cuda.so, streamed with range requests). The
-// fatbin reader lives in src/core/kernels and is wired in by its own change; until then
-// refresh runs without one and leaves arch lists as the data file has them.
+// fatbin containers in torch/lib/libtorch_cuda.so, streamed with range requests):
+// FatbinArchReader (wheel_arch_reader.hpp) is the real one. Without a reader refresh leaves
+// arch lists as the data file has them.
 class WheelArchReader {
   public:
     virtual ~WheelArchReader() = default;
+    // Called for the default build of each release read, unless it is a CPU build.
     // nullopt: the wheel has no CUDA code (a CPU build); Error: it could not be read.
     virtual Result<std::optional<WheelArchList>> read(PypiClient& client,
                                                       const pypi::IndexFile& wheel) = 0;

@@ -18,6 +18,7 @@ namespace {
 constexpr std::size_t k_page_cap = 64u << 20;       // a project page (torch's is ~0.5 MB)
 constexpr std::size_t k_directory_cap = 64u << 20;  // a central directory
 constexpr std::size_t k_metadata_cap = 16u << 20;   // one METADATA file
+constexpr std::size_t k_range_cap = 64u << 20;      // one read_range
 
 // "bytes 100-199/1000" -> 1000; 0 when absent or malformed.
 std::uint64_t total_from_content_range(const std::string& header) {
@@ -141,7 +142,7 @@ Result<std::string> inflate_raw(const std::string& compressed, std::uint64_t exp
     return out;
 }
 
-Result<std::string> PypiClient::read_member_by_ranges(const pypi::IndexFile& wheel) {
+Result<WheelDirectory> PypiClient::wheel_directory(const pypi::IndexFile& wheel) {
     std::uint64_t size = 0;
     auto tail = get(wheel.url, "bytes=-" + std::to_string(pypi::k_zip_tail_bytes),
                     pypi::k_zip_tail_bytes, &size);
@@ -167,7 +168,29 @@ Result<std::string> PypiClient::read_member_by_ranges(const pypi::IndexFile& whe
     }
     auto entries = pypi::parse_central_directory(directory);
     if (!entries) return Error{ErrorKind::Config, wheel.filename + ": " + entries.error().message};
-    const pypi::ZipEntry* member = pypi::find_wheel_metadata(entries.value());
+    return WheelDirectory{std::move(entries.value()), size};
+}
+
+Result<std::string> PypiClient::read_range(const pypi::IndexFile& wheel, std::uint64_t offset,
+                                           std::uint64_t length) {
+    if (length == 0 || length > k_range_cap)
+        return Error{ErrorKind::Config, wheel.filename + ": a range of " + std::to_string(length) +
+                                            " bytes is outside 1.." + std::to_string(k_range_cap)};
+    auto body = get(wheel.url, range_header(offset, offset + length - 1), k_range_cap);
+    if (!body) return body.error();
+    if (body->size() != length)
+        return Error{ErrorKind::Environment,
+                     wheel.filename + ": asked for " + std::to_string(length) + " bytes at " +
+                         std::to_string(offset) + ", got " + std::to_string(body->size())};
+    return body;
+}
+
+Result<std::string> PypiClient::read_member_by_ranges(const pypi::IndexFile& wheel) {
+    auto dir = wheel_directory(wheel);
+    if (!dir) return dir.error();
+    const std::uint64_t size = dir->archive_size;
+    const auto& entries = dir->entries;
+    const pypi::ZipEntry* member = pypi::find_wheel_metadata(entries);
     if (!member)
         return Error{ErrorKind::Config, wheel.filename + ": no *.dist-info/METADATA member"};
     if (member->compressed_size > k_metadata_cap || member->uncompressed_size > k_metadata_cap)

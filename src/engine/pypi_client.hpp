@@ -7,9 +7,11 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/pypi/metadata.hpp"
 #include "core/pypi/simple_index.hpp"
+#include "core/pypi/zip_directory.hpp"
 #include "engine/http.hpp"
 #include "util/result.hpp"
 
@@ -21,6 +23,12 @@ inline constexpr const char* k_default_index_url = "https://pypi.org/simple/";
 // The index pip uses when none is configured, asked of the host's pip (`python3`): torchdock
 // names no index host itself. Environment error when pip cannot say.
 Result<std::string> pip_default_index();
+
+// A remote wheel's ZIP central directory (read with one or two range requests).
+struct WheelDirectory {
+    std::vector<pypi::ZipEntry> entries;
+    std::uint64_t archive_size = 0;
+};
 
 struct WheelMetadata {
     pypi::CoreMetadata metadata;
@@ -37,6 +45,11 @@ class PypiClient {
     // cannot be reached; Config when it answers something that is not a PEP 691 page.
     Result<pypi::ProjectIndex> project(const std::string& name);
     Result<WheelMetadata> wheel_metadata(const pypi::IndexFile& wheel);
+    // The wheel's central directory; Config errors name the wheel.
+    Result<WheelDirectory> wheel_directory(const pypi::IndexFile& wheel);
+    // Exactly `length` bytes of the wheel from `offset` (one range request; at most 64 MiB).
+    Result<std::string> read_range(const pypi::IndexFile& wheel, std::uint64_t offset,
+                                   std::uint64_t length);
 
     long requests() const { return m_requests.load(); }
     long long bytes() const { return m_bytes.load(); }

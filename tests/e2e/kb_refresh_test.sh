@@ -2,8 +2,8 @@
 # `torchdock kb refresh` end to end. Usage: kb_refresh_test.sh TORCHDOCK [online]
 #  offline (default): no network needed. An unreachable index is an environment error
 #    (exit 3) that says only refresh needs the index; render and list still work offline.
-#  online: `kb refresh --check` of three releases against PyPI must find the committed
-#    data/torch.json in agreement (exit 0). Exits 77 (CTest's SKIP_RETURN_CODE) with the
+#  online: `kb refresh --check` of three releases against PyPI, and `--arch-lists` of one
+#    (its wheel's binaries), must find the committed data/torch.json in agreement (exit 0). Exits 77 (CTest's SKIP_RETURN_CODE) with the
 #    reason when PyPI cannot be reached.
 set -uo pipefail
 TD=$(realpath "$1")
@@ -66,6 +66,71 @@ t = [r for r in json.load(open('$WORK/data/torch.json'))['torch'] if r['version'
 sys.exit(not (t['variants']['cu130']['cudnn'] == '9.19.0.56'
               and t['evidence']['variants.cu130.cudnn'].startswith('the test index torch 2.11.0 wheel')))"
   kill "$INDEX_PID" 2>/dev/null
+
+  # Arch lists from the binaries: a test index whose torch wheels hold an nvcc-built object
+  # (sass_ptx.o: sm_75, sm_80 and compute_80) as torch/lib/libtorch_cuda.so, inside 4.5 MB of
+  # other bytes. Off by default; --arch-lists reads it with range requests.
+  python3 "$ROOT/tests/e2e/lib/fake_index.py" "$ROOT/tests/data/pypi" \
+    --cuda-lib "$ROOT/tests/data/kernels/sass_ptx.o" --pep658 torch torchvision \
+    >"$WORK/port2" 2>"$WORK/index2.err" &
+  INDEX_PID=$!
+  hasnt() { ! has "$@"; }
+  for _ in $(seq 100); do [ -s "$WORK/port2" ] && break; sleep 0.1; done
+  URL="http://127.0.0.1:$(cat "$WORK/port2")/simple/"
+  cp -r data "$WORK/data2"
+  run kb refresh --check --release 2.11.0 --data "$WORK/data2" --index-url "$URL"
+  check "without --arch-lists the binaries are not read (data agrees)" test "$(rc)" = 0
+  check "without --arch-lists no arch list is reported" hasnt err "fatbin containers"
+  run kb refresh --check --arch-lists --release 2.11.0 --data "$WORK/data2" --index-url "$URL" \
+    --index-name "the test index"
+  check "--arch-lists --check reports the disagreeing arch list (exit 1)" test "$(rc)" = 1
+  check "the arch list read is 7.5;8.0+PTX" has out "variants.cu130.arch_list: [7.5, 8.0, 8.6, 9.0, 10.0, 12.0] -> [7.5, 8.0+PTX]"
+  check "its source names wheel, hash, targets and member" has out "source: the test index torch 2.11.0 wheel torch-2.11.0-cp314-cp314-manylinux_2_28_x86_64.whl (sha256 "
+  check "... and what the fatbins hold" has out "): SASS sm_75 sm_80 and PTX compute_80, in the only fatbin container, from torch/lib/libtorch_cuda.so"
+  check "it says what the reading cost and that it stopped early" has err "arch list 7.5;8.0+PTX from torch/lib/libtorch_cuda.so in torch-2.11.0-cp314-cp314-manylinux_2_28_x86_64.whl: 1 fatbin container;"
+  check "the reading stopped where the containers end" has err "(stopped where the containers end)"
+  check "--check wrote nothing" diff -r data "$WORK/data2"
+  run kb refresh --arch-lists --release 2.11.0 --data "$WORK/data2" --index-url "$URL" \
+    --index-name "the test index"
+  check "refresh --arch-lists writes the arch list" test "$(rc)" = 0
+  check "the file holds the arch list and its evidence" python3 -c "
+import json, sys
+t = [r for r in json.load(open('$WORK/data2/torch.json'))['torch'] if r['version'] == '2.11.0'][0]
+ev = t['evidence']['variants.cu130.arch_list']
+sys.exit(not (t['variants']['cu130']['arch_list'] == ['7.5', '8.0+PTX']
+              and ev.startswith('the test index torch 2.11.0 wheel torch-2.11.0-cp314')
+              and ev.endswith('from torch/lib/libtorch_cuda.so')))"
+  kill "$INDEX_PID" 2>/dev/null
+
+  # A library whose fatbin is cut short (the object's first 2000 bytes of .nv_fatbin, then
+  # random bytes): an error naming the wheel, the member and the offset; nothing written.
+  python3 - "$ROOT/tests/data/kernels/sass_ptx.o" "$WORK/cut.o" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+shoff, = struct.unpack_from("<Q", b, 40); n, = struct.unpack_from("<H", b, 60)
+stridx, = struct.unpack_from("<H", b, 62)
+names_at, = struct.unpack_from("<Q", b, shoff + stridx * 64 + 24)
+for i in range(n):
+    h = shoff + i * 64
+    name_off, = struct.unpack_from("<I", b, h)
+    name = b[names_at + name_off:b.index(b"\0", names_at + name_off)]
+    if name == b".nv_fatbin":
+        off, = struct.unpack_from("<Q", b, h + 24)
+        open(sys.argv[2], "wb").write(b[:off + 200])
+PY
+  python3 "$ROOT/tests/e2e/lib/fake_index.py" "$ROOT/tests/data/pypi" \
+    --cuda-lib "$WORK/cut.o" --pep658 torch torchvision >"$WORK/port3" 2>"$WORK/index3.err" &
+  INDEX_PID=$!
+  for _ in $(seq 100); do [ -s "$WORK/port3" ] && break; sleep 0.1; done
+  URL="http://127.0.0.1:$(cat "$WORK/port3")/simple/"
+  run kb refresh --arch-lists --release 2.11.0 --data "$WORK/data2" --index-url "$URL"
+  check "a damaged fatbin is a configuration error (exit 2)" test "$(rc)" = 2
+  check "the error names the wheel and the member" has err "torch 2.11.0: torch-2.11.0-cp314-cp314-manylinux_2_28_x86_64.whl: torch/lib/libtorch_cuda.so: "
+  check "the file was left as it was" python3 -c "
+import json, sys
+t = [r for r in json.load(open('$WORK/data2/torch.json'))['torch'] if r['version'] == '2.11.0'][0]
+sys.exit(t['variants']['cu130']['arch_list'] != ['7.5', '8.0+PTX'])"
+  kill "$INDEX_PID" 2>/dev/null
   finish
   exit $?
 fi
@@ -78,5 +143,11 @@ fi
 check "kb refresh --check of 1.13.1, 2.11.0, 2.15.0 agrees with PyPI (exit 0)" test "$(rc)" = 0
 check "it read three releases from PyPI" has err "read 3 torch releases from PyPI"
 check "it reports no differing fact" has err "0 facts differ"
+if [ "$(rc)" != 0 ]; then cat "$WORK/out" "$WORK/err"; fi
+# One real wheel's binaries: 2.11.0's libtorch_cuda.so (about 320 MB of range reads).
+run kb refresh --check --arch-lists --release 2.11.0
+check "--arch-lists: 2.11.0's arch list from its binaries agrees with the data (exit 0)" test "$(rc)" = 0
+check "--arch-lists: the list read is 7.5;8.0;8.6;9.0;10.0;12.0" has err "arch list 7.5;8.0;8.6;9.0;10.0;12.0 from torch/lib/libtorch_cuda.so in torch-2.11.0-"
+check "--arch-lists: it stopped where the containers end" has err "(stopped where the containers end)"
 if [ "$(rc)" != 0 ]; then cat "$WORK/out" "$WORK/err"; fi
 finish

@@ -6,18 +6,9 @@ namespace td::kernels {
 
 namespace {
 
-constexpr std::size_t kContainerHeader = 16;
-constexpr std::uint16_t kMaxContainerHeader = 256;
+constexpr std::size_t kContainerHeader = kContainerHeaderBytes;
 
-std::string hex(std::uint64_t v) {
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    do {
-        out.insert(out.begin(), digits[v & 0xf]);
-        v >>= 4;
-    } while (v != 0);
-    return "0x" + out;
-}
+std::string hex(std::uint64_t v) { return hex_offset(v); }
 
 EntryKind kind_of(std::uint16_t raw) {
     switch (raw) {
@@ -54,37 +45,8 @@ bool parse_entries(const ByteSource& src, std::uint64_t q, std::uint64_t end, bo
             why = "entry at " + hex(q) + " cannot be read";
             return false;
         }
-        FatbinEntry entry;
-        entry.offset = q;
-        entry.raw_kind = le::u16(e + 0);
-        entry.kind = kind_of(entry.raw_kind);
-        entry.header_size = le::u32(e + 4);
-        entry.payload_size = le::u64(e + 8);
-        entry.version.minor = le::u16(e + 24);
-        entry.version.major = le::u16(e + 26);
-        const std::uint32_t arch = le::u32(e + 28);
-        entry.flags = le::u64(e + 40);
-        if (entry.header_size < kMinEntryHeader || entry.header_size > kMaxEntryHeader) {
-            why =
-                "entry at " + hex(q) + " has a header size of " + std::to_string(entry.header_size);
-            return false;
-        }
-        const std::uint64_t room = end - q;
-        if (entry.header_size > room || entry.payload_size > room - entry.header_size) {
-            why = "entry at " + hex(q) + " runs past the container's end";
-            return false;
-        }
-        if (strict && (!known_kind(entry.raw_kind) || arch < 10 || arch > 999)) {
-            why = "entry at " + hex(q) + " has kind " + std::to_string(entry.raw_kind) +
-                  " and arch " + std::to_string(arch);
-            return false;
-        }
-        entry.arch.number = arch > 9999 ? 0 : static_cast<int>(arch);
-        if (entry.flags & kFlagFamilySpecific)
-            entry.arch.suffix = ArchSuffix::family_specific;
-        else if (entry.flags & kFlagArchSpecific)
-            entry.arch.suffix = ArchSuffix::arch_specific;
-        entry.compressed = (entry.flags & (kFlagCompressedLz4 | kFlagCompressedZstd)) != 0;
+        const FatbinEntry entry = decode_entry(e, q);
+        if (!check_entry(entry, end - q, strict, why)) return false;
         if (out.entries.size() >= limits.max_entries_per_container) {
             // The container's extent is known from its header: stop reading entries.
             out.entries_truncated = true;
@@ -105,36 +67,90 @@ bool parse_container_impl(const ByteSource& src, std::uint64_t offset, std::uint
         why = "container header at " + hex(offset) + " is cut off";
         return false;
     }
+    const std::uint64_t size = check_container_header(h, offset, end - offset, why);
+    if (size == 0) return false;
+    out.offset = offset;
+    out.size = size;
+    return parse_entries(src, offset + le::u16(h + 6), offset + out.size, strict, limits, out, why);
+}
+
+std::uint64_t align8(std::uint64_t v) { return v > ~std::uint64_t{0} - 7 ? v : (v + 7) & ~7ull; }
+
+}  // namespace
+
+std::string hex_offset(std::uint64_t v) {
+    static const char digits[] = "0123456789abcdef";
+    std::string out;
+    do {
+        out.insert(out.begin(), digits[v & 0xf]);
+        v >>= 4;
+    } while (v != 0);
+    return "0x" + out;
+}
+
+std::uint64_t check_container_header(const unsigned char* h, std::uint64_t offset,
+                                     std::uint64_t room, std::string& why) {
     if (le::u32(h) != kFatbinMagic) {
         why = "no fatbin magic at " + hex(offset);
-        return false;
+        return 0;
     }
     const std::uint16_t version = le::u16(h + 4);
     const std::uint16_t header_size = le::u16(h + 6);
     const std::uint64_t body = le::u64(h + 8);
     if (version != 1) {
         why = "container at " + hex(offset) + " has version " + std::to_string(version);
-        return false;
+        return 0;
     }
-    if (header_size < kContainerHeader || header_size > kMaxContainerHeader ||
-        header_size > end - offset) {
+    if (header_size < kContainerHeader || header_size > kMaxContainerHeader || header_size > room) {
         why =
             "container at " + hex(offset) + " has a header size of " + std::to_string(header_size);
-        return false;
+        return 0;
     }
-    if (body > end - offset - header_size) {
+    if (body > room - header_size) {
         why = "container at " + hex(offset) + " (" + std::to_string(body) +
               " bytes) runs past the end of its section";
-        return false;
+        return 0;
     }
-    out.offset = offset;
-    out.size = header_size + body;
-    return parse_entries(src, offset + header_size, offset + out.size, strict, limits, out, why);
+    return header_size + body;
 }
 
-std::uint64_t align8(std::uint64_t v) { return v > ~std::uint64_t{0} - 7 ? v : (v + 7) & ~7ull; }
+FatbinEntry decode_entry(const unsigned char* e, std::uint64_t offset) {
+    FatbinEntry entry;
+    entry.offset = offset;
+    entry.raw_kind = le::u16(e + 0);
+    entry.kind = kind_of(entry.raw_kind);
+    entry.header_size = le::u32(e + 4);
+    entry.payload_size = le::u64(e + 8);
+    entry.version.minor = le::u16(e + 24);
+    entry.version.major = le::u16(e + 26);
+    entry.raw_arch = le::u32(e + 28);
+    entry.flags = le::u64(e + 40);
+    entry.arch.number = entry.raw_arch > 9999 ? 0 : static_cast<int>(entry.raw_arch);
+    if (entry.flags & kFlagFamilySpecific)
+        entry.arch.suffix = ArchSuffix::family_specific;
+    else if (entry.flags & kFlagArchSpecific)
+        entry.arch.suffix = ArchSuffix::arch_specific;
+    entry.compressed = (entry.flags & (kFlagCompressedLz4 | kFlagCompressedZstd)) != 0;
+    return entry;
+}
 
-}  // namespace
+bool check_entry(const FatbinEntry& entry, std::uint64_t room, bool strict, std::string& why) {
+    const std::uint64_t q = entry.offset;
+    if (entry.header_size < kMinEntryHeader || entry.header_size > kMaxEntryHeader) {
+        why = "entry at " + hex(q) + " has a header size of " + std::to_string(entry.header_size);
+        return false;
+    }
+    if (entry.header_size > room || entry.payload_size > room - entry.header_size) {
+        why = "entry at " + hex(q) + " runs past the container's end";
+        return false;
+    }
+    if (strict && (!known_kind(entry.raw_kind) || entry.raw_arch < 10 || entry.raw_arch > 999)) {
+        why = "entry at " + hex(q) + " has kind " + std::to_string(entry.raw_kind) + " and arch " +
+              std::to_string(entry.raw_arch);
+        return false;
+    }
+    return true;
+}
 
 bool parse_container(const ByteSource& src, std::uint64_t offset, std::uint64_t end,
                      const FatbinLimits& limits, FatbinContainer& out, std::string& why) {

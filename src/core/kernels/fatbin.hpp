@@ -58,6 +58,7 @@ struct FatbinEntry {
     std::uint64_t offset = 0;  // of the entry header, in the source
     std::uint32_t header_size = 0;
     std::uint64_t payload_size = 0;  // as stored (compressed, padded)
+    std::uint32_t raw_arch = 0;      // the arch field as written
 };
 
 struct FatbinContainer {
@@ -86,6 +87,23 @@ struct RegionScan {
     std::vector<std::string> problems;  // at most kMaxProblems
 };
 inline constexpr std::size_t kMaxProblems = 16;
+
+inline constexpr std::size_t kContainerHeaderBytes = 16;
+inline constexpr std::uint16_t kMaxContainerHeader = 256;
+
+// The pieces parse_container and the streaming scanner (fatbin_stream.hpp) share.
+// `h`: the 16 bytes of a container header at `offset`. Checks magic, version and header
+// size; `room` is how many bytes the region has from `offset` on (the body must fit).
+// Returns the container's size (header + body), or 0 with `why` set.
+std::uint64_t check_container_header(const unsigned char* h, std::uint64_t offset,
+                                     std::uint64_t room, std::string& why);
+// `e`: the first kMinEntryHeader bytes of an entry header at `offset`.
+FatbinEntry decode_entry(const unsigned char* e, std::uint64_t offset);
+// Header size in range, header and payload within `room` (bytes from the entry to its
+// container's end); `strict` (searching): a known kind and an arch of 10..999 as well.
+bool check_entry(const FatbinEntry& entry, std::uint64_t room, bool strict, std::string& why);
+// "0x3ff7d10": how offsets appear in problems.
+std::string hex_offset(std::uint64_t v);
 
 // Parses the container at `offset`, which must end by `end`. On failure returns false
 // and says why in `why`; `out` is then unspecified.

@@ -3,16 +3,33 @@
 recorded METADATA files (tests/data/pypi), answers HTTP Range requests (206), and serves
 PEP 658 <wheel>.metadata for the projects named in --pep658 (their wheels themselves are
 refused, so only the .metadata route works; the others must be read with range requests). Prints its port, then serves until killed.
-Usage: fake_index.py DATA_DIR [--pep658 PROJECT ...]"""
-import hashlib, http.server, io, json, sys, zipfile
+With --cuda-lib FILE, the torch wheels also hold torch/lib/libtorch_cuda.so: FILE between
+1.5 MB of pseudo-random bytes before it and 3 MB after, and answer Range requests (whole
+downloads stay refused), so `kb refresh --arch-lists` can read its fatbins.
+Usage: fake_index.py DATA_DIR [--cuda-lib FILE] [--pep658 PROJECT ...]"""
+import hashlib, http.server, io, json, random, sys, zipfile
 
-data_dir = sys.argv[1]
-pep658 = set(sys.argv[3:]) if len(sys.argv) > 2 and sys.argv[2] == "--pep658" else set()
+args = sys.argv[1:]
+cuda_lib = None
+if "--cuda-lib" in args:
+    i = args.index("--cuda-lib")
+    cuda_lib = open(args[i + 1], "rb").read()
+    del args[i:i + 2]
+data_dir = args[0]
+pep658 = set(args[2:]) if len(args) > 1 and args[1] == "--pep658" else set()
+
+def cuda_library():
+    # Before the object: random bytes (a multiple of 8, so its fatbins stay 8-aligned);
+    # after it: more, which the reader need not fetch.
+    rng = random.Random(20251201)
+    return rng.randbytes(1536 * 1024) + cuda_lib + rng.randbytes(3 * 1024 * 1024)
 
 def wheel(dist, version, tag, metadata_file):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr(f"{dist}/__init__.py", "# padding so the member is not at offset 0\n" * 200)
+        if dist == "torch" and cuda_lib is not None:
+            z.writestr("torch/lib/libtorch_cuda.so", cuda_library())
         z.writestr(f"{dist}-{version}.dist-info/METADATA", open(f"{data_dir}/{metadata_file}").read())
         z.writestr(f"{dist}-{version}.dist-info/RECORD", "")
     return f"{dist}-{version}-{tag}.whl", buf.getvalue()
@@ -67,10 +84,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 md = z.read([n for n in z.namelist() if n.endswith("/METADATA")][0])
                 return self.send(200, md, "application/octet-stream")
             if name in files:
-                if files[name][0] in pep658:  # its metadata must be read through PEP 658
+                rng = self.headers.get("Range", "")
+                ranged = cuda_lib is not None and files[name][0] == "torch" and rng
+                if files[name][0] in pep658 and not ranged:  # metadata through PEP 658 only
                     return self.send(403, b"read the .metadata file", "text/plain")
                 blob = files[name][1]
-                rng = self.headers.get("Range", "")
                 if rng.startswith("bytes="):
                     a, b = rng[6:].split("-")
                     if a == "":

@@ -167,11 +167,18 @@ TEST_CASE("a GPU the wheels' arch list cannot run is refused, naming variants th
     auto e = refusal(manifest("os-pip",
                               R"({"torch": ["2.9.1"], "cuda": ["cu128"], "os": ["ubuntu24.04"]})",
                               R"(, "target_gpus": ["P100"])"));
-    // That arch list comes from RELEASE.md, not the binaries: the refusal says so.
+    // 2.9.1's arch list was read from its wheel's binaries (kb refresh --arch-lists).
     CHECK_THAT(e, ContainsSubstring("$.matrix.cuda[0]: torch 2.9.1+cu128 wheels are built for 7.0, "
-                                    "7.5, 8.0, 8.6, 9.0, 10.0, 12.0 (unconfirmed in the knowledge "
-                                    "base), which cannot run on P100 (sm_60); variants of torch "
-                                    "2.9.1 that do: cu126"));
+                                    "7.5, 8.0, 8.6, 9.0, 10.0, 12.0, which cannot run on P100 "
+                                    "(sm_60); variants of torch 2.9.1 that do: cu126"));
+    // 2.9.0's comes from RELEASE.md, not the binaries: the refusal says so.
+    auto old = refusal(manifest("os-pip",
+                                R"({"torch": ["2.9.0"], "cuda": ["cu128"], "os": ["ubuntu24.04"]})",
+                                R"(, "target_gpus": ["P100"])"));
+    CHECK_THAT(old, ContainsSubstring("$.matrix.cuda[0]: torch 2.9.0+cu128 wheels are built for "
+                                      "7.0, 7.5, 8.0, 8.6, 9.0, 10.0, 12.0 (unconfirmed in the "
+                                      "knowledge base), which cannot run on P100 (sm_60); variants "
+                                      "of torch 2.9.0 that do: cu126"));
 }
 
 TEST_CASE("arch list coverage follows cubin and PTX compatibility") {
