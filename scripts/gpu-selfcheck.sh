@@ -18,6 +18,11 @@
 #   SELFCHECK_LIBS     torch (default): put the CUDA libraries torch's wheels bring (nvidia/*/lib)
 #                      on LD_LIBRARY_PATH ahead of the system's, so the probes and torch use the
 #                      same cuBLAS/cuDNN/NCCL where torch has its own; system: leave it as it is
+#   SELFCHECK_COMPILER auto (default): zig c++ for glibc 2.17 through probes/cmake/zig_toolchain.cmake
+#                      when a zig is found ($ZIG, zig on PATH, PyPI's ziglang), so the binaries
+#                      are built the way `torchdock validate` ships them; else the system's C++
+#                      compiler (the probes then need this host's glibc, which is fine natively).
+#                      zig or system: that one only. Applies when BUILD_DIR is first configured.
 # Exit: 0 PASS, 1 FAIL (a probe missing, failed, waived or timed out counts as FAIL).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +34,7 @@ SIZE=${SELFCHECK_SIZE:-8192}
 DTYPES=${SELFCHECK_DTYPES:-fp32,tf32,fp16,bf16,fp8}
 REPEATS=${SELFCHECK_REPEATS:-20}
 LIBS=${SELFCHECK_LIBS:-torch}
+COMPILER=${SELFCHECK_COMPILER:-auto}
 BIN="$BUILD_DIR/probes-bin"
 START=$SECONDS
 
@@ -57,6 +63,20 @@ OUT_ABS=$(cd "$OUT_DIR" && pwd)
 NVCC=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)
 cmake_args=(-S probes/standalone -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release)
 if [ -n "$NVCC" ]; then cmake_args+=("-DCUDAToolkit_ROOT=$(dirname "$(dirname "$(readlink -f "$NVCC")")")"); fi
+ZIG_FOUND=${ZIG:-$(command -v zig || python3 -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))' 2>/dev/null || true)}
+case $COMPILER in
+  auto|zig)
+    if [ -n "$ZIG_FOUND" ] && [ -x "$ZIG_FOUND" ]; then
+      cmake_args+=("-DCMAKE_TOOLCHAIN_FILE=$ROOT/probes/cmake/zig_toolchain.cmake" "-DTORCHDOCK_ZIG=$ZIG_FOUND")
+      echo "probe compiler: zig $("$ZIG_FOUND" version) ($ZIG_FOUND), target glibc 2.17" >>"$OUT_DIR/env.txt"
+    elif [ "$COMPILER" = zig ]; then
+      say "SELFCHECK_COMPILER=zig but no zig was found (\$ZIG, zig on PATH, PyPI's ziglang)"; exit 1
+    else
+      echo "probe compiler: the system's C++ compiler (no zig found)" >>"$OUT_DIR/env.txt"
+    fi ;;
+  system) echo "probe compiler: the system's C++ compiler (SELFCHECK_COMPILER=system)" >>"$OUT_DIR/env.txt" ;;
+  *) say "SELFCHECK_COMPILER is '$COMPILER': use auto, zig or system"; exit 1 ;;
+esac
 keep_going=()
 if command -v ninja >/dev/null 2>&1 && [ ! -f "$BUILD_DIR/Makefile" ]; then
   cmake_args+=(-G Ninja); keep_going=(-- -k 0)

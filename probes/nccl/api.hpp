@@ -12,9 +12,10 @@
 
 namespace ncclprobe {
 
-// Looks up one symbol; appends its name to `missing` when the library lacks it.
+// Looks up one symbol; appends its name to `missing` when the library lacks it. Not named
+// `bind`: with libc++ the std::string argument brings std::bind in by ADL, and it wins.
 template <typename Fn>
-inline void bind(const probe::Library& lib, Fn& fn, const char* name, std::string& missing) {
+inline void bind_symbol(const probe::Library& lib, Fn& fn, const char* name, std::string& missing) {
     fn = lib.symbol<Fn>(name);
     if (!fn) missing += std::string(missing.empty() ? "" : ", ") + name;
 }
@@ -49,22 +50,22 @@ struct Cudart {
             return false;
         }
         std::string missing;
-        bind(lib, GetDeviceCount, "cudaGetDeviceCount", missing);
-        bind(lib, SetDevice, "cudaSetDevice", missing);
-        bind(lib, Malloc, "cudaMalloc", missing);
-        bind(lib, Free, "cudaFree", missing);
-        bind(lib, Memcpy, "cudaMemcpy", missing);
-        bind(lib, Memset, "cudaMemset", missing);
-        bind(lib, StreamCreate, "cudaStreamCreate", missing);
-        bind(lib, StreamDestroy, "cudaStreamDestroy", missing);
-        bind(lib, StreamSynchronize, "cudaStreamSynchronize", missing);
-        bind(lib, EventCreate, "cudaEventCreate", missing);
-        bind(lib, EventDestroy, "cudaEventDestroy", missing);
-        bind(lib, EventRecord, "cudaEventRecord", missing);
-        bind(lib, EventSynchronize, "cudaEventSynchronize", missing);
-        bind(lib, EventElapsedTime, "cudaEventElapsedTime", missing);
-        bind(lib, GetErrorName, "cudaGetErrorName", missing);
-        bind(lib, GetErrorString, "cudaGetErrorString", missing);
+        bind_symbol(lib, GetDeviceCount, "cudaGetDeviceCount", missing);
+        bind_symbol(lib, SetDevice, "cudaSetDevice", missing);
+        bind_symbol(lib, Malloc, "cudaMalloc", missing);
+        bind_symbol(lib, Free, "cudaFree", missing);
+        bind_symbol(lib, Memcpy, "cudaMemcpy", missing);
+        bind_symbol(lib, Memset, "cudaMemset", missing);
+        bind_symbol(lib, StreamCreate, "cudaStreamCreate", missing);
+        bind_symbol(lib, StreamDestroy, "cudaStreamDestroy", missing);
+        bind_symbol(lib, StreamSynchronize, "cudaStreamSynchronize", missing);
+        bind_symbol(lib, EventCreate, "cudaEventCreate", missing);
+        bind_symbol(lib, EventDestroy, "cudaEventDestroy", missing);
+        bind_symbol(lib, EventRecord, "cudaEventRecord", missing);
+        bind_symbol(lib, EventSynchronize, "cudaEventSynchronize", missing);
+        bind_symbol(lib, EventElapsedTime, "cudaEventElapsedTime", missing);
+        bind_symbol(lib, GetErrorName, "cudaGetErrorName", missing);
+        bind_symbol(lib, GetErrorString, "cudaGetErrorString", missing);
         if (!missing.empty()) {
             error = lib.soname() + " lacks " + missing;
             return false;
@@ -101,15 +102,15 @@ struct Nccl {
             return false;
         }
         std::string missing;
-        bind(lib, GetVersion, "ncclGetVersion", missing);
-        bind(lib, GetUniqueId, "ncclGetUniqueId", missing);
-        bind(lib, CommInitRank, "ncclCommInitRank", missing);
-        bind(lib, CommInitAll, "ncclCommInitAll", missing);
-        bind(lib, CommDestroy, "ncclCommDestroy", missing);
-        bind(lib, AllReduce, "ncclAllReduce", missing);
-        bind(lib, GroupStart, "ncclGroupStart", missing);
-        bind(lib, GroupEnd, "ncclGroupEnd", missing);
-        bind(lib, GetErrorString, "ncclGetErrorString", missing);
+        bind_symbol(lib, GetVersion, "ncclGetVersion", missing);
+        bind_symbol(lib, GetUniqueId, "ncclGetUniqueId", missing);
+        bind_symbol(lib, CommInitRank, "ncclCommInitRank", missing);
+        bind_symbol(lib, CommInitAll, "ncclCommInitAll", missing);
+        bind_symbol(lib, CommDestroy, "ncclCommDestroy", missing);
+        bind_symbol(lib, AllReduce, "ncclAllReduce", missing);
+        bind_symbol(lib, GroupStart, "ncclGroupStart", missing);
+        bind_symbol(lib, GroupEnd, "ncclGroupEnd", missing);
+        bind_symbol(lib, GetErrorString, "ncclGetErrorString", missing);
         if (!missing.empty()) {
             error = "libnccl.so.2 lacks " + missing;
             return false;

@@ -77,26 +77,39 @@ YML
   return 1
 }
 
+# debian_rootfs_tarball SUITE [MIRROR]: prints the path of a `debootstrap --variant=minbase
+# SUITE` root file system as a tarball in $TORCHDOCK_CACHE, made once (about a minute) from
+# MIRROR (a setting the caller takes from its user), else debootstrap's default mirror.
+# Status 1, with debootstrap's last lines, when it fails (a suite that mirror no longer
+# carries, no network).
+debian_rootfs_tarball() {
+  local suite=$1 mirror=${2:-}
+  local tarball="$TORCHDOCK_CACHE/debian-$suite-minbase.tar" log="$TORCHDOCK_CACHE/debootstrap-$suite.log"
+  if [ ! -s "$tarball" ]; then
+    svc_log "debootstrap $suite (about a minute)"
+    local root="$TORCHDOCK_CACHE/rootfs-$suite.$$"
+    rm -rf "$root"
+    mkdir -p "$TORCHDOCK_CACHE"
+    debootstrap --variant=minbase "$suite" "$root" ${mirror:+"$mirror"} >"$log" 2>&1 \
+      || { svc_log "debootstrap $suite failed:"; tail -5 "$log" >&2; rm -rf "$root"; return 1; }
+    # What docker's debian images do: no apt cache kept, no recommends.
+    rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
+    tar -C "$root" -cf "$tarball.$$.tmp" . && mv "$tarball.$$.tmp" "$tarball"
+    rm -rf "$root"
+  fi
+  echo "$tarball"
+}
+
 # A real Debian bookworm base: debootstrap (cached tarball), docker import, push.
 ensure_debian_base() {
-  local tarball="$TORCHDOCK_CACHE/debian-bookworm-minbase.tar"
+  local tarball
   local ref="$TD_REGISTRY/library/debian:bookworm"
   if curl -sf --max-time 5 -o /dev/null \
        -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
        "http://$TD_REGISTRY/v2/library/debian/manifests/bookworm"; then
     svc_log "base $ref already in the registry"; return 0
   fi
-  if [ ! -s "$tarball" ]; then
-    svc_log "debootstrap bookworm (about a minute)"
-    local root="$TORCHDOCK_CACHE/rootfs.$$"
-    rm -rf "$root"
-    debootstrap --variant=minbase bookworm "$root" >"$TORCHDOCK_CACHE/debootstrap.log" 2>&1 \
-      || { svc_log "debootstrap failed:"; tail -20 "$TORCHDOCK_CACHE/debootstrap.log" >&2; rm -rf "$root"; return 1; }
-    # What docker's debian images do: no apt cache kept, no recommends.
-    rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
-    tar -C "$root" -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
-    rm -rf "$root"
-  fi
+  tarball=$(debian_rootfs_tarball bookworm) || return 1
   /usr/bin/docker import -c 'CMD ["bash"]' "$tarball" "$ref" >/dev/null
   /usr/bin/docker push -q "$ref" >/dev/null
   svc_log "base $ref pushed"

@@ -2,7 +2,7 @@
 # Runs the cuda, gemm and cudnn probes natively (no container) and checks what they report
 # against the machine: without a GPU they must waive for the right reason and still report
 # the library versions; with one (nvidia-smi lists a GPU) they must pass. Also checks how
-# the probes are built: no CUDA library or libstdc++ linked, glibc symbols <= GLIBC_2.35.
+# the probes are built: no CUDA library or libstdc++ linked, glibc versions <= GLIBC_2.17.
 # Usage: gpu_probes_native_test.sh PROBE_DIR        (e.g. build/dev/probes-bin)
 # Env:   CUDNN_VERSION_HEADER  cudnn_version.h of the cuDNN the probes load
 #                              (default: /usr/local/cuda/include/cudnn_version.h)
@@ -18,7 +18,7 @@ WORK=$(mktemp -d /tmp/torchdock-gpu-probes-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 HEADER=${CUDNN_VERSION_HEADER:-/usr/local/cuda/include/cudnn_version.h}
 BUILD_HEADER=${CUDNN_BUILD_HEADER:-$HEADER}
-MAX_GLIBC=2.35
+source "$(dirname "$0")/../lib/glibc_needs.sh"
 pass=0 fail=0
 ok() { echo "ok - $1"; pass=$((pass + 1)); }
 bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
@@ -66,9 +66,8 @@ for p in cuda gemm cudnn; do
     bin="$DIR/probe-$p"
     if [ ! -x "$bin" ]; then bad "probe-$p exists"; continue; fi
     ok "probe-$p exists"
-    need=$(objdump -T "$bin" | grep -o 'GLIBC_[0-9.]*' | sort -V | tail -1)
-    newest=$(printf '%s\n%s\n' "${need#GLIBC_}" "$MAX_GLIBC" | sort -V | tail -1)
-    check "probe-$p needs glibc <= $MAX_GLIBC (needs ${need:-none})" test "$newest" = "$MAX_GLIBC"
+    check "probe-$p starts on glibc $PROBE_GLIBC_FLOOR (needs GLIBC_$(glibc_newest_needed "$bin"))" \
+        glibc_starts_on "$bin" "$PROBE_GLIBC_FLOOR"
     libs=$(ldd "$bin" 2>&1)
     check "probe-$p does not link libstdc++ or libgcc_s" bash -c '! grep -qE "libstdc\+\+|libgcc_s" <<<"$1"' _ "$libs"
     check "probe-$p links no CUDA library (it dlopens them)" \

@@ -282,10 +282,11 @@ check "probe-libs --roots=missing file: error, exit 3" js nosuchroot "j['status'
 run libsbadflag probe-libs --bogus=1
 check "probe-libs: unknown flag is an error (exit 3)" js libsbadflag "j['status'] == 'error' and rc == 3"
 
-# ---- portability: no glibc symbol newer than 2.35 (Ubuntu 22.04) --------------------------
+# ---- portability: no glibc version newer than 2.17 (tests/e2e/lib/glibc_needs.sh) ----------
+source "$(dirname "$0")/../lib/glibc_needs.sh"
 for p in probe-nccl probe-libs; do
-  newest=$(objdump -T "$PROBES/$p" 2>/dev/null | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n | tail -1)
-  check "$p needs at most GLIBC_2.35 (needs ${newest:-?})" test -n "$newest" -a "${newest#GLIBC_2.}" -le 35
+  check "$p starts on glibc $PROBE_GLIBC_FLOOR (needs GLIBC_$(glibc_newest_needed "$PROBES/$p"))" \
+    glibc_starts_on "$PROBES/$p" "$PROBE_GLIBC_FLOOR"
 done
 
 echo "$pass passed, $fail failed"

@@ -61,8 +61,9 @@ contract() {
 # ---- how it is built --------------------------------------------------------------------
 bin=$PROBES/probe-kernels
 if [ ! -x "$bin" ]; then bad "probe-kernels exists in $PROBES"; echo "$pass passed, $fail failed"; exit 1; fi
-newest=$(objdump -T "$bin" 2>/dev/null | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n | tail -1)
-check "probe-kernels needs at most GLIBC_2.35 (needs ${newest:-?})" test -n "$newest" -a "${newest#GLIBC_2.}" -le 35
+source "$ROOT/tests/e2e/lib/glibc_needs.sh"
+check "probe-kernels starts on glibc $PROBE_GLIBC_FLOOR (needs GLIBC_$(glibc_newest_needed "$bin"))" \
+  glibc_starts_on "$bin" "$PROBE_GLIBC_FLOOR"
 check "probe-kernels links neither libstdc++ nor libgcc_s" bash -c '! ldd "$1" | grep -qE "libstdc\+\+|libgcc_s"' _ "$bin"
 
 # ---- the fixtures: nvcc-built objects with cuobjdump's listing recorded beside them -------
