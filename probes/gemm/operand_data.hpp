@@ -19,6 +19,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "number_formats.hpp"
@@ -89,12 +90,19 @@ inline uint32_t uniform_f32_bits(uint64_t seed, uint64_t i) {
 inline std::vector<unsigned char> uniform_operand(const Format& f, std::size_t count, uint64_t seed,
                                                   unsigned threads = 0) {
     std::vector<unsigned char> out(count * f.bytes);
-    auto fill = [&](std::size_t begin, std::size_t end) {
-        unsigned char* p = out.data() + begin * f.bytes;
-        for (std::size_t i = begin; i < end; ++i, p += f.bytes) {
+    // The element width as a constant, so the copy of each element is a plain store.
+    auto fill_as = [&](auto width, std::size_t begin, std::size_t end) {
+        constexpr std::size_t w = decltype(width)::value;
+        unsigned char* p = out.data() + begin * w;
+        for (std::size_t i = begin; i < end; ++i, p += w) {
             const uint32_t bits = round_from_f32(uniform_f32_bits(seed, i), f);
-            std::memcpy(p, &bits, f.bytes);  // little-endian
+            std::memcpy(p, &bits, w);  // little-endian
         }
+    };
+    auto fill = [&](std::size_t begin, std::size_t end) {
+        if (f.bytes == 4) fill_as(std::integral_constant<std::size_t, 4>(), begin, end);
+        if (f.bytes == 2) fill_as(std::integral_constant<std::size_t, 2>(), begin, end);
+        if (f.bytes == 1) fill_as(std::integral_constant<std::size_t, 1>(), begin, end);
     };
     if (threads == 0) threads = std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
     const std::size_t per = std::max<std::size_t>(1 << 20, (count + threads - 1) / threads);
