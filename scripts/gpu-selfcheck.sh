@@ -5,7 +5,8 @@
 # torch.distributed results, the versions seen, and a final PASS/FAIL line.
 #
 # Needs: Linux, an NVIDIA GPU and driver, a CUDA toolkit (nvcc and headers), CMake >= 3.25,
-# a C++20 compiler, and a python3 with torch. No network. About 1-2 minutes on an H100/H200.
+# a C++20 compiler, and a python3 with torch. No network. About 4-5 minutes on an H100/H200
+# (sustained timing: 12 s per dtype on each side); SELFCHECK_TIMING=short takes about 1.
 #
 # Usage: scripts/gpu-selfcheck.sh [OUT_DIR]
 # Environment:
@@ -14,7 +15,13 @@
 #   PYTHON             the python with torch (default: python3)
 #   SELFCHECK_SIZE     GEMM size N for N x N x N (default 8192)
 #   SELFCHECK_DTYPES   default fp32,tf32,fp16,bf16,fp8
-#   SELFCHECK_REPEATS  timed repetitions, median reported (default 20)
+#   SELFCHECK_TIMING   sustained (default): the GEMM probe times SELFCHECK_SECONDS (default 10)
+#                      of back-to-back GEMMs per dtype after SELFCHECK_WARMUP_SECONDS (default 2),
+#                      so power and clocks reach their steady state; short: SELFCHECK_REPEATS
+#                      timed GEMMs (default 20) after 5 warm-up ones, for a quick look
+#   SELFCHECK_OPERANDS_DIR  where the GEMM probe writes its timed operands for torch.matmul to
+#                      time the same bytes (default BUILD_DIR/operands; about 1.2 GB at 8192,
+#                      removed after the torch probe ran)
 #   SELFCHECK_LIBS     torch (default): put the CUDA libraries torch's wheels bring (nvidia/*/lib)
 #                      on LD_LIBRARY_PATH ahead of the system's, so the probes and torch use the
 #                      same cuBLAS/cuDNN/NCCL where torch has its own; system: leave it as it is
@@ -33,6 +40,10 @@ PYTHON=${PYTHON:-python3}
 SIZE=${SELFCHECK_SIZE:-8192}
 DTYPES=${SELFCHECK_DTYPES:-fp32,tf32,fp16,bf16,fp8}
 REPEATS=${SELFCHECK_REPEATS:-20}
+TIMING=${SELFCHECK_TIMING:-sustained}
+SECONDS_TIMED=${SELFCHECK_SECONDS:-10}
+WARMUP_SECONDS=${SELFCHECK_WARMUP_SECONDS:-2}
+OPERANDS_DIR=${SELFCHECK_OPERANDS_DIR:-$BUILD_DIR/operands}
 LIBS=${SELFCHECK_LIBS:-torch}
 COMPILER=${SELFCHECK_COMPILER:-auto}
 BIN="$BUILD_DIR/probes-bin"
@@ -155,16 +166,28 @@ probe() {
 probe cuda 60
 probe libs 60
 probe cudnn 120
-probe gemm 240 "--sizes=$SIZE" "--dtypes=$DTYPES" "--repeats=$REPEATS"
+# The GEMM probe: correctness on exact operands, then throughput on full-entropy operands whose
+# bytes it also writes to OPERANDS_DIR (the torch probe below times torch.matmul on them); the
+# datasheet peaks of this GPU from data/gpus.json give the fraction of peak.
+peak=$(python3 scripts/gpu_selfcheck_report.py "--peak-flag=$OUT_DIR/cuda.json" 2>/dev/null || true)
+ndtypes=$(tr ',' '\n' <<<"$DTYPES" | grep -c .)
+gemm_limit=$(awk -v n="$ndtypes" -v s="$SECONDS_TIMED" -v w="$WARMUP_SECONDS" -v t="$TIMING" \
+  'BEGIN { l = 120 + 30 * n; if (t == "sustained") l += n * (s + w); printf "%d", l }')
+rm -rf "$OPERANDS_DIR" && mkdir -p "$OPERANDS_DIR"
+probe gemm "$gemm_limit" "--sizes=$SIZE" "--dtypes=$DTYPES" "--timing=$TIMING" "--seconds=$SECONDS_TIMED" \
+  "--warmup-seconds=$WARMUP_SECONDS" "--repeats=$REPEATS" "--dump-operands=$(cd "$OPERANDS_DIR" && pwd)" ${peak:+"$peak"}
 probe nccl 180
 
 TORCH_PROBE="$BIN/torch_probe.py"
 [ -f "$TORCH_PROBE" ] || TORCH_PROBE=probes/torch/torch_probe.py
 if [ -f "$TORCH_PROBE" ]; then
-  # The torch probe with the GEMM probe's size and dtypes: its matmul results are the torch
-  # side of the comparison (torch.matmul; tf32 through torch.backends.cuda.matmul.allow_tf32;
-  # fp8 through torch._scaled_mm), CUDA-event timed, median of the same repeats.
-  run torch 300 "$PYTHON" "$TORCH_PROBE" "--size=$SIZE" "--dtypes=$DTYPES" "--repeats=$REPEATS" --timeout=120
+  # The torch probe on the GEMM probe's operand files (identical bytes, checked by CRC-32), with
+  # its numbers of warm-up and timed runs and its timing method: the torch side of the
+  # comparison (torch.matmul; tf32 through torch.backends.cuda.matmul.allow_tf32; fp8 through
+  # torch._scaled_mm).
+  run torch "$gemm_limit" "$PYTHON" "$TORCH_PROBE" "--size=$SIZE" "--dtypes=$DTYPES" "--repeats=$REPEATS" \
+    "--operands-from=$OUT_ABS/gemm.json" --timeout=120
+  rm -rf "$OPERANDS_DIR"
   # NCCL through torch.distributed on as many GPUs as there are (up to 8), one rank each;
   # the run above used Gloo when there are fewer than 2.
   ngpu=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"].get("device_count") or 0)' \
@@ -176,6 +199,8 @@ if [ -f "$TORCH_PROBE" ]; then
 else
   echo "probes/torch/torch_probe.py does not exist in this tree" >"$OUT_DIR/torch.missing"
 fi
+
+rm -rf "$OPERANDS_DIR"
 
 # --- Report ------------------------------------------------------------------------------
 say "probes done after $((SECONDS - START)) s"

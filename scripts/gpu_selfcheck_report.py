@@ -5,14 +5,22 @@ compact report ending in one PASS/FAIL line; writes OUT_DIR/report.json too.
 For each probe NAME the directory holds NAME.json (the last stdout line), NAME.rc,
 NAME.stdout/.stderr, NAME.seconds, or NAME.missing when the probe was not built. A probe
 that is missing, timed out, printed no valid JSON, or whose status is not "pass" makes the
-check FAIL; so does a wrong GEMM/matmul result or an inexact all-reduce.
+check FAIL; so does a wrong GEMM/matmul result, an inexact all-reduce, a GEMM comparison that
+is not like for like (other bytes or run counts) or a probe below 95% of torch.matmul.
 
 Usage: gpu_selfcheck_report.py OUT_DIR [--size=8192] [--dtypes=fp32,tf32,fp16,bf16,fp8]
+       gpu_selfcheck_report.py --peak-flag=OUT_DIR/cuda.json   (prints probe-gemm's --peak-tflops
+       for the GPU the cuda probe saw, from data/gpus.json, or an empty line)
 Exit 0 PASS, 1 FAIL, 2 bad usage. Python 3.7+, standard library only.
 """
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_selfcheck_gemm as gemm_cmp  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 EXPECTED = ["cuda", "libs", "cudnn", "gemm", "nccl", "torch"]
 OPTIONAL = ["torch-nccl"]  # run when torch sees at least one GPU
@@ -108,6 +116,14 @@ def table(rows, header):
 def main(argv):
     args = [a for a in argv if not a.startswith("--")]
     opts = dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
+    if "peak-flag" in opts:
+        # probe-gemm's --peak-tflops for the GPU the cuda probe saw (its JSON is the value).
+        try:
+            devices = json.loads((read(opts["peak-flag"]) or "").strip().splitlines()[-1])["data"].get("devices") or []
+        except (ValueError, IndexError, KeyError, TypeError, AttributeError):
+            devices = []
+        print(gemm_cmp.peak_flag(gemm_cmp.load_gpus(ROOT), devices[0].get("name") if devices else None))
+        return 0
     if len(args) != 1:
         sys.stderr.write(__doc__)
         return 2
@@ -193,9 +209,11 @@ def main(argv):
             problems.append("probe %s: %s%s" % (name, state, (" - " + reason[:200]) if reason else ""))
     lines += table(prow, ["probe", "status", "time", "reason"])
 
-    # GEMM: probe vs torch
+    # GEMM: probe vs torch.matmul on identical bytes (scripts/gpu_selfcheck_gemm.py)
     lines.append("")
-    lines.append("GEMM %dx%dx%d, TFLOP/s median of the timed repeats (ratio = probe / torch)" % (size, size, size))
+    lines.append("GEMM %dx%dx%d, TFLOP/s = 2MNK / median per-GEMM time; ratio = probe / torch; goal: probe >= %d%% of the better" % (
+        size, size, size, round(100 * gemm_cmp.GOAL)))
+    lines.append("  " + gemm_cmp.describe_timing(gemm))
     g_results = {}
     for r in gemm.get("results") or []:
         if r.get("m") in (None, size) and r.get("dtype") not in g_results:
@@ -203,30 +221,25 @@ def main(argv):
     t_results = {}
     for r in ((torchd.get("matmul") or {}).get("results") or []):
         t_results[r.get("dtype")] = r
-    grows, gemm_summary = [], []
+    device_name = (devices[0].get("name") if devices else None) or (gemm.get("device") or {}).get("name")
+    tput, clock_rows, gemm_summary, gemm_problems = gemm_cmp.rows(
+        dtypes, g_results, t_results, gemm_cmp.load_gpus(ROOT), device_name)
+    lines += table(tput, ["dtype", "probe TFLOP/s", "torch TFLOP/s", "ratio", "goal met", "same bytes",
+                          "probe % peak", "torch % peak"])
+    lines.append("")
+    lines += table(clock_rows, ["dtype", "runs (warm-up+timed)", "timed s", "probe clocks (start->end)",
+                                "torch clocks (start->end)"])
+    problems += gemm_problems
     for dt in dtypes:
         g, t = g_results.get(dt), t_results.get(dt)
-        gt = g.get("tflops_median") if g else None
-        tt = t.get("tflops_median") if t else None
-        ratio = (gt / tt) if (gt and tt) else None
-        gc = g.get("correct") if g else None
-        tc = t.get("correct") if t else None
-        peak = g.get("fraction_of_peak") if g else None
-        grows.append([dt, fmt_num(gt), fmt_num(tt), fmt_num(ratio, 2),
-                      ("%d%%" % round(100 * peak)) if isinstance(peak, (int, float)) else "-",
-                      yes_no(gc) if g else "absent", yes_no(tc) if t else ("error" if t is None and torchd.get("matmul") else "absent")])
-        gemm_summary.append({"dtype": dt, "probe_tflops": gt, "torch_tflops": tt, "ratio": ratio,
-                             "probe_fraction_of_peak": peak, "probe_correct": gc, "torch_correct": tc})
-        if g and gc is False:
-            problems.append("GEMM probe %s result wrong (max abs err %s > tolerance %s)" % (dt, g.get("max_abs_err"), g.get("tolerance")))
-        if t and tc is False:
+        if g and g.get("correct") is False:
+            problems.append("GEMM probe %s result wrong (%s)" % (dt, json.dumps({k: g.get(k) for k in ("check", "timed_check")})[:300]))
+        if t and t.get("correct") is False:
             problems.append("torch matmul %s result wrong (max abs err %s > tolerance %s)" % (dt, t.get("max_abs_err"), t.get("tolerance")))
         if t and t.get("error"):
-            grows[-1][6] = "error"
             notes.append("torch %s: %s" % (dt, t["error"][:160]))
         if probes["gemm"]["status"] == "pass" and not g:
             notes.append("GEMM probe has no %s result at %d" % (dt, size))
-    lines += table(grows, ["dtype", "probe TFLOP/s", "torch TFLOP/s", "ratio", "probe % peak", "probe correct", "torch correct"])
     for s in gemm.get("skipped") or []:
         notes.append("GEMM probe skipped: %s" % (json.dumps(s) if not isinstance(s, str) else s))
 

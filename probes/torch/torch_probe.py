@@ -5,8 +5,9 @@ Reports torch.__version__, the CUDA, cuDNN and NCCL versions torch was built wit
 architecture list and the visible devices. Checks:
 
 * with a CUDA device, a matrix product per dtype (fp32 and bf16 by default; --dtypes adds
-  tf32, fp16 and fp8) checked against a float64 reference on a sample of entries, and timed
-  with CUDA events (median of --repeats after warm-up);
+  tf32, fp16 and fp8) on uniform(-1,1) operands, checked against a float64 reference on a
+  sample of entries, and timed as probe-gemm times cuBLAS (torch_matmul.py: back-to-back
+  products between CUDA events, median of --repeats after --warmup, NVML clocks);
 * always, a real distributed all-reduce among --world-size processes (NCCL when there are
   at least that many GPUs, else Gloo on the CPU) whose exact sum every rank checks. The
   rendezvous is a file in a temporary directory and Gloo/NCCL talk over loopback, so it
@@ -18,6 +19,9 @@ stdout; exit 0 pass, 1 fail, 2 waived, 3 error. Flags are --name=value:
   --size=N          matrix size N (N x N times N x N), default 4096
   --repeats=N       timed repetitions per dtype, default 20 (median reported)
   --warmup=N        untimed repetitions first, default 3
+  --operands-from=F probe-gemm's JSON (run with --dump-operands): time torch on the operand
+                    files it wrote, checked by CRC-32, with its numbers of warm-up and timed
+                    runs, so both time identical bytes (scripts/gpu-selfcheck.sh)
   --dtypes=LIST     comma-separated from fp32,tf32,fp16,bf16,fp8; default fp32,bf16;
                     "none" skips the matrix products
   --world-size=N    processes in the all-reduce, default 2
@@ -39,18 +43,12 @@ import time
 # Its helper module lies beside it (the probe directory); `python -I` leaves that directory
 # off sys.path, so it is added (last: nothing of the image's is shadowed).
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+import torch_matmul  # noqa: E402
 import torch_probe_env as probe_env  # noqa: E402
 
 PROBE = "torch"
 EXIT = {"pass": 0, "fail": 1, "waived": 2, "error": 3}
 ALL_DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")
-# Inputs are uniform in [-1, 1); an entry of C = A B then has a standard deviation of
-# sqrt(K/9). The tolerance on |C - reference| is REL[dtype] * sqrt(K): several times the
-# rounding the dtype implies (output rounding, reduced-precision partial sums), and below
-# what a wrong kernel or a silent TF32 in fp32 gives.
-REL = {"fp32": 1e-4, "tf32": 2.0 ** -7, "fp16": 2.0 ** -7, "bf16": 2.0 ** -5, "fp8": 2.0 ** -5}
-TOLERANCE_RULE = "max |C - float64 reference| over sampled entries <= rel * sqrt(K), inputs uniform in [-1,1)"
-SAMPLE = 64  # rows and columns sampled for the reference: SAMPLE*SAMPLE entries
 
 
 def log(msg):
@@ -186,123 +184,6 @@ def describe(torch):
                 "multiprocessors": int(p.multi_processor_count),
             })
     return info
-
-
-# ---------------------------------------------------------------------------------------
-# Matrix products on the GPU.
-
-def median(xs):
-    s = sorted(xs)
-    n = len(s)
-    if n == 0:
-        return None
-    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
-
-
-def sample(torch, t, rows=None, cols=None):
-    """t[rows] or t[:, cols]; float8 tensors are indexed through a uint8 view."""
-    is_fp8 = "float8" in str(t.dtype)
-    u = t.view(torch.uint8) if is_fp8 else t
-    u = u[rows] if rows is not None else u[:, cols]
-    return u.view(t.dtype) if is_fp8 else u
-
-
-def one_matmul(torch, dtype_name, n, repeats, warmup, device):
-    """Returns {dtype, m, n, k, correct, max_abs_err, tolerance, tflops_median, ms_median, repeats}."""
-    res = {"dtype": dtype_name, "m": n, "n": n, "k": n, "correct": False, "max_abs_err": None,
-           "tolerance": REL[dtype_name] * math.sqrt(n), "tflops_median": None, "ms_median": None,
-           "repeats": repeats, "error": None}
-    matmul_flags = torch.backends.cuda.matmul
-    saved_tf32 = matmul_flags.allow_tf32
-    gen = torch.Generator(device=device)
-    gen.manual_seed(1234)
-    a32 = torch.rand((n, n), generator=gen, device=device, dtype=torch.float32) * 2 - 1
-    b32 = torch.rand((n, n), generator=gen, device=device, dtype=torch.float32) * 2 - 1
-    try:
-        if dtype_name in ("fp32", "tf32"):
-            a, b = a32, b32
-            matmul_flags.allow_tf32 = dtype_name == "tf32"
-            op = lambda: torch.matmul(a, b)  # noqa: E731
-        elif dtype_name in ("fp16", "bf16"):
-            dt = torch.float16 if dtype_name == "fp16" else torch.bfloat16
-            a, b = a32.to(dt), b32.to(dt)
-            op = lambda: torch.matmul(a, b)  # noqa: E731
-        else:  # fp8 e4m3 through torch._scaled_mm, bf16 output, unit scales
-            if not hasattr(torch, "float8_e4m3fn") or not hasattr(torch, "_scaled_mm"):
-                raise RuntimeError("this torch has no float8_e4m3fn/_scaled_mm")
-            a = a32.to(torch.float8_e4m3fn)
-            # _scaled_mm wants the second operand column-major.
-            b = b32.t().contiguous().to(torch.float8_e4m3fn).t()
-            one = torch.ones((), device=device, dtype=torch.float32)
-
-            def op():
-                try:
-                    out = torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
-                except TypeError:  # torch 2.1-2.3: scales optional, returns (out, amax)
-                    out = torch._scaled_mm(a, b, out_dtype=torch.bfloat16)
-                return out[0] if isinstance(out, tuple) else out
-        del a32, b32
-        c = op()
-        torch.cuda.synchronize(device)
-        # Reference in float64 on sampled rows and columns, from the very inputs the product used.
-        idx = torch.randperm(n, generator=gen, device=device)
-        rows, cols = idx[:SAMPLE], torch.randperm(n, generator=gen, device=device)[:SAMPLE]
-        ref = sample(torch, a, rows=rows).to(torch.float64) @ sample(torch, b, cols=cols).to(torch.float64)
-        got = c[rows][:, cols].to(torch.float64)
-        err = (got - ref).abs()
-        finite = bool(torch.isfinite(got).all().item())
-        res["max_abs_err"] = float(err.max().item()) if finite else None
-        res["correct"] = finite and res["max_abs_err"] <= res["tolerance"]
-        del c, ref, got, err
-        for _ in range(warmup):
-            op()
-        torch.cuda.synchronize(device)
-        times = []
-        for _ in range(repeats):
-            start = torch.cuda.Event(enable_timing=True)
-            stop = torch.cuda.Event(enable_timing=True)
-            start.record()
-            op()
-            stop.record()
-            stop.synchronize()
-            times.append(start.elapsed_time(stop))  # milliseconds
-        ms = median(times)
-        res["ms_median"] = ms
-        if ms and ms > 0:
-            res["tflops_median"] = 2.0 * n * n * n / (ms * 1e-3) / 1e12
-    except Exception as e:
-        res["error"] = "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0] if str(e).strip() else "")
-        res["correct"] = None
-    finally:
-        matmul_flags.allow_tf32 = saved_tf32
-        torch.cuda.empty_cache()
-    return res
-
-
-def matmuls(torch, dtypes, n, repeats, warmup):
-    device = torch.device("cuda", 0)
-    results = []
-    for dt in dtypes:
-        r = one_matmul(torch, dt, n, repeats, warmup, device)
-        if r["error"]:
-            log("matmul %-4s %dx%dx%d: error: %s" % (dt, n, n, n, r["error"]))
-        else:
-            log("matmul %-4s %dx%dx%d: %s (max abs err %.3g, tolerance %.3g), %.1f TFLOP/s (median of %d, %.3f ms)" % (
-                dt, n, n, n, "correct" if r["correct"] else "WRONG", r["max_abs_err"] if r["max_abs_err"] is not None else float("nan"),
-                r["tolerance"], r["tflops_median"] or 0.0, repeats, r["ms_median"] or 0.0))
-        results.append(r)
-    checked = [r for r in results if r["error"] is None]
-    return {
-        "device": torch.cuda.get_device_name(device),
-        "size": n,
-        "repeats": repeats,
-        "warmup": warmup,
-        "tolerance_rule": TOLERANCE_RULE,
-        # null when no dtype could run; false when any product ran and was wrong.
-        "correct": (all(r["correct"] for r in checked) if checked else None),
-        "tflops": dict((r["dtype"], r["tflops_median"]) for r in results),
-        "results": results,
-    }
 
 
 # ---------------------------------------------------------------------------------------
@@ -507,6 +388,8 @@ FLAGS = {
     "repeats": (int, 20),
     "warmup": (int, 3),
     "dtypes": (str, "fp32,bf16"),
+    # probe-gemm's JSON (run with --dump-operands): time its operand files, with its counts.
+    "operands-from": (str, ""),
     "world-size": (int, 2),
     "backend": (str, "auto"),
     "timeout": (int, 120),
@@ -609,7 +492,8 @@ def main(argv):
         data["notes"].append("--dtypes=none: matmul skipped")
     else:
         try:
-            data["matmul"] = matmuls(torch, dtypes, flags["size"], flags["repeats"], flags["warmup"])
+            data["matmul"] = torch_matmul.matmuls(torch, dtypes, flags["size"], flags["repeats"], flags["warmup"],
+                                                  log, flags["operands-from"])
         except Exception as e:
             errors.append("matmul: %s: %s" % (type(e).__name__, e))
         else:

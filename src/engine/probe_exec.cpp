@@ -19,7 +19,14 @@ std::vector<ProbeSpec> validation_probes(bool gpu_tier) {
         {"cuda", "probe-cuda", {}, false, false, {}},
         {"cudnn", "probe-cudnn", {}, false, false, {}},
         {"nccl", "probe-nccl", {gpu_tier ? "--timeout=120" : "--sizes=1K"}, false, false, {}},
-        {"gemm", "probe-gemm", {"--sizes=8192", "--repeats=10"}, false, true, {}},
+        // TD144 judges this figure: sustained (10 s of GEMMs per dtype after 2 s of warm-up,
+        // about 70 s for the five dtypes) on full-entropy operands, the throughput users get.
+        {"gemm",
+         "probe-gemm",
+         {"--sizes=8192", "--timing=sustained", "--seconds=10", "--warmup-seconds=2"},
+         false,
+         true,
+         {}},
     };
 }
 

@@ -123,14 +123,24 @@ echo "# $(tail -n1 "$WORK/cudnn.out" | cut -c1-400)"
 
 # ---- probe-gemm --------------------------------------------------------------------------------
 # Small sizes keep the run short on a GPU; 1000 is no multiple of 16, so fp8 may be skipped.
-run gemm --sizes=1024,512x256x2048,1000 --repeats=3 --warmup=1 --peak-tflops=bf16:989,fp16:989,tf32:494,fp32:67,fp8:1979
+run gemm --sizes=1024,512x256x2048,1000 --timing=short --repeats=3 --warmup=1 --check-max=512 \
+    --peak-tflops=bf16:989,fp16:989,tf32:494,fp32:67,fp8:1979
 check "gemm: JSON last line, status matches exit code" expect gemm "$CONTRACT"
 check "gemm: library reported" expect gemm 'j["probe"] == "gemm" and d["library"]'
+check "gemm: timing mode and operands named" expect gemm \
+    'd["timing"]["mode"] == "short" and d["timing"]["repeats"] == 3 and d["operands"]["timing"] == "uniform(-1,1)"'
 if [ $GPU = 1 ]; then
     check "gemm: GPU present -> pass, every run correct" expect gemm \
         'j["status"] == "pass" and len(d["results"]) >= 12
          and all(r["correct"] is True and r["max_abs_err"] <= r["tolerance"] and r["tflops_median"] > 0 and r["repeats"] == 3 for r in d["results"])
          and all(r["fraction_of_peak"] is not None for r in d["results"])'
+    check "gemm: correctness on exact operands at most 512x512, throughput on uniform(-1,1) operands" expect gemm \
+        'all(r["check"]["correct"] is True and r["check"]["m"] <= 512 and r["check"]["n"] <= 512 and r["check"]["k"] == r["k"]
+             and r["timed_check"]["correct"] is True and r["operands"]["distribution"] == "uniform(-1,1)"
+             and r["operands"]["a"]["entropy_bits"] > 5 and r["timing"]["mode"] == "short" for r in d["results"])'
+    check "gemm: clocks read through NVML, or null with the reason" expect gemm \
+        'all((r["clocks"] is not None and r["clocks"]["samples"] >= 1 and r["clocks_unavailable"] is None)
+             or (r["clocks"] is None and r["clocks_unavailable"]) for r in d["results"])'
     check "gemm: fp32, tf32, fp16, bf16 all ran" expect gemm \
         '{"fp32","tf32","fp16","bf16"} <= {r["dtype"] for r in d["results"]}'
     check "gemm: fp8 ran where cc >= 8.9, else skipped" expect gemm \
@@ -147,6 +157,8 @@ run gemm --dtypes=fp64
 check "gemm: unknown dtype -> error (3)" expect gemm 'j["status"] == "error" and rc == 3 and "fp64" in j["reason"]'
 run gemm --sizes=12x3
 check "gemm: bad size -> error (3)" expect gemm 'j["status"] == "error" and rc == 3'
+run gemm --timing=burst
+check "gemm: bad timing -> error (3)" expect gemm 'j["status"] == "error" and rc == 3 and "--timing" in j["reason"]'
 run cuda --bogus
 check "cuda: unknown flag -> error (3)" expect cuda 'j["status"] == "error" and rc == 3'
 

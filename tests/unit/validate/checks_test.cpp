@@ -163,6 +163,32 @@ TEST_CASE("checks: the GPU tier judges thresholds from the labels") {
     CHECK(flags[0].find("fp64") == std::string::npos);
 }
 
+TEST_CASE("checks: TD144 judges the full-entropy sustained median and no other figure") {
+    // probe-gemm's result entry as it is now: tflops_median is timed on uniform(-1,1)
+    // operands; the halves, the exact-operand check and any other figure (even a hypothetical
+    // low-entropy "upper bound" beside the results) must not reach the threshold.
+    ValidationInput in;
+    in.gpu_tier = true;
+    in.expect = {{"validate.gemm-tflops-min.bf16", "700"}};
+    in.probes["cuda"] =
+        probe("cuda", R"({"probe":"cuda","schema":1,"status":"pass","reason":"","data":
+        {"device_count":1,"devices":[{"name":"NVIDIA H200","cc":"9.0"}]}})",
+              0);
+    in.probes["gemm"] =
+        probe("gemm", R"J({"probe":"gemm","schema":1,"status":"pass","reason":"","data":
+        {"timing":{"mode":"sustained","seconds":10},"operands":{"timing":"uniform(-1,1)"},
+         "upper_bound_low_entropy":[{"dtype":"bf16","tflops_median":885.0}],
+         "results":[{"dtype":"bf16","m":8192,"n":8192,"k":8192,"correct":true,"tflops_median":690.0,
+           "check":{"correct":true},"timed_check":{"correct":true},
+           "operands":{"distribution":"uniform(-1,1)"},
+           "timing":{"mode":"sustained","tflops_first_half":760.0,"tflops_last_half":688.0}}]}})J",
+              0);
+    auto r = evaluate(in, test::real_kb());
+    CHECK(check(r, "TD143").status == "pass");
+    CHECK(check(r, "TD144").status == "fail");
+    CHECK_THAT(check(r, "TD144").message, ContainsSubstring("bf16 690.0 < 700"));
+}
+
 namespace {
 
 // An image where every check of both tiers can pass: CUDA 12.4, cuDNN 9.1.0, NCCL 2.21.5,
