@@ -125,7 +125,7 @@ void audit_whole(const std::string& path, const engine::WheelArchScan& streamed)
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string release = "2.9.1", index_url = engine::k_default_index_url, label = "PyPI";
+    std::string release = "2.9.1", index_url, label = "PyPI";
     std::string whole, wheel_file;
     engine::ArchScanOptions opts;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -140,6 +140,14 @@ int main(int argc, char** argv) {
     std::printf("chunks of %llu MiB, %d ahead\n",
                 static_cast<unsigned long long>(opts.stream.chunk_bytes >> 20), opts.stream.ahead);
 
+    if (index_url.empty() && wheel_file.empty()) {
+        auto index = engine::pip_default_index("pass --index-url");
+        if (!index) {
+            std::printf("arch_list_bench: skipped, %s\n", index.error().message.c_str());
+            return 0;
+        }
+        index_url = index.value();
+    }
     std::function<Result<std::optional<engine::WheelArchScan>>(const engine::ArchScanOptions&)> run;
     engine::PypiClient client(index_url);
     LocalWheel local;

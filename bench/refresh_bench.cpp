@@ -24,6 +24,14 @@ int main(int argc, char** argv) {
             opts.index_label = "the package index";
         }
     }
+    if (opts.index_url.empty()) {
+        auto index = td::engine::pip_default_index("pass --index-url");
+        if (!index) {
+            std::printf("refresh_bench: skipped, %s\n", index.error().message.c_str());
+            return 0;
+        }
+        opts.index_url = index.value();
+    }
     opts.releases = {release};
     auto text = td::engine::read_text_file(std::string(TORCHDOCK_SOURCE_DIR) + "/data/torch.json");
     if (!text) {

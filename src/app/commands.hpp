@@ -99,7 +99,7 @@ struct ExplainOptions {
 struct KbRefreshOptions {
     bool check = false;                      // report only; exit 1 when the data disagrees
     std::vector<std::string> releases;       // empty: every release from the data's oldest on
-    std::string index_url;                   // set by main to pip's default index
+    std::string index_url;                   // empty: pip's default index
     std::optional<std::string> index_label;  // how sources name the index ("PyPI")
     int jobs = 8;
     // Read each default build's arch list from torch/lib/libtorch_cuda.so (hundreds of MB

@@ -42,11 +42,16 @@ int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
     auto text = engine::read_text_file(data_dir / "torch.json");
     if (!text) return fail(text.error());
     engine::RefreshOptions ro;
-    ro.index_url = opts.index_url;
+    bool pip_default = opts.index_url.empty();
+    if (pip_default) {
+        auto index = engine::pip_default_index("name the index with --index-url");
+        if (!index) return fail(index.error());
+        ro.index_url = index.value();
+    } else {
+        ro.index_url = opts.index_url;
+    }
     ro.index_label = opts.index_label ? *opts.index_label
-                                      : (opts.index_url == engine::k_default_index_url
-                                             ? std::string("PyPI")
-                                             : std::string("the package index"));
+                                      : std::string(pip_default ? "PyPI" : "the package index");
     ro.releases = opts.releases;
     ro.jobs = opts.jobs;
     std::optional<engine::FatbinArchReader> arch_reader;

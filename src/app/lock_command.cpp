@@ -72,7 +72,8 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
     python_run.yank_note = [&](const std::string& name, const std::string& version) {
         if (!pypi) {
             auto index = settings->indexes.pypi.empty()
-                             ? engine::pip_default_index()
+                             ? engine::pip_default_index(
+                                   "name the index with --pypi-index or the indexes.pypi setting")
                              : Result<std::string>(settings->indexes.pypi);
             if (!index) return std::string();
             pypi.emplace(index.value());

@@ -172,7 +172,6 @@ int main(int argc, char** argv) {
     explain_cmd->add_flag("--json", explain.json, "print JSON");
 
     KbRefreshOptions kb_refresh;
-    kb_refresh.index_url = td::engine::k_default_index_url;
     auto* kb_cmd = cli.add_subcommand("kb", "the knowledge base (data/*.json)");
     kb_cmd->require_subcommand(1);
     auto* kb_refresh_cmd = kb_cmd->add_subcommand(
@@ -187,8 +186,10 @@ int main(int argc, char** argv) {
     kb_refresh_cmd->add_option("--release", kb_refresh.releases,
                                "torch release to read, e.g. 2.11.0 (repeatable; default: every "
                                "release from the oldest in the data on)");
-    kb_refresh_cmd->add_option("--index-url", kb_refresh.index_url, "PEP 691 simple index to read")
-        ->capture_default_str();
+    kb_refresh_cmd->add_option(
+        "--index-url", kb_refresh.index_url,
+        "PEP 691 simple index to read (default: the index pip uses, as the host's "
+        "pip names it)");
     kb_refresh_cmd->add_option("--index-name", kb_refresh.index_label,
                                "how sources name that index (default: PyPI for pip's default "
                                "index)");

@@ -13,7 +13,7 @@
 namespace td::engine {
 
 struct RefreshOptions {
-    std::string index_url = k_default_index_url;
+    std::string index_url;  // required: the caller asks pip_default_index() when none is named
     // How sources name the index: "PyPI" for pip's default; never a host name.
     std::string index_label = "PyPI";
     // Releases to read; empty: every final release on the index from the oldest release

@@ -44,7 +44,7 @@ Error too_large(const std::string& url, std::size_t cap) {
 
 }  // namespace
 
-Result<std::string> pip_default_index() {
+Result<std::string> pip_default_index(const std::string& hint) {
     ProcessSpec spec;
     spec.argv = {"python3", "-c",
                  "from pip._internal.models.index import PyPI; print(PyPI.simple_url)"};
@@ -55,8 +55,7 @@ Result<std::string> pip_default_index() {
     while (!url.empty() && (url.back() == '\n' || url.back() == '\r')) url.pop_back();
     if (url.empty() || !check_index_url(url).empty())
         return Error{ErrorKind::Environment,
-                     "cannot ask the host's pip for its default index (python3 -m pip): name "
-                     "the index with --index or the indexes.pypi setting"};
+                     "cannot ask the host's pip for its default index (python3 -m pip): " + hint};
     return url;
 }
 

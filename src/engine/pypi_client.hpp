@@ -17,12 +17,10 @@
 
 namespace td::engine {
 
-// pip's default index (the value of pip's --index-url when none is configured).
-inline constexpr const char* k_default_index_url = "https://pypi.org/simple/";
-
 // The index pip uses when none is configured, asked of the host's pip (`python3`): torchdock
-// names no index host itself. Environment error when pip cannot say.
-Result<std::string> pip_default_index();
+// names no index host itself. Environment error when pip cannot say; `hint` (how to name one
+// instead) ends its message.
+Result<std::string> pip_default_index(const std::string& hint);
 
 // A remote wheel's ZIP central directory (read with one or two range requests).
 struct WheelDirectory {
