@@ -178,17 +178,12 @@ Status check_build_flags(const BuildOptions& opts) {
         std::string name = a.substr(0, eq);
         std::string bad = eq == std::string::npos ? "expected K=V" : grammar::check_env_name(name);
         if (bad.empty()) bad = grammar::check_plain_text(a.substr(eq + 1), 4096);
-        // A URL with credentials would be recorded in the image's history.
-        if (bad.empty() && a.find("://") != std::string::npos) {
-            std::string url = a.substr(eq + 1);
-            std::string authority = url.substr(url.find("://") + 3);
-            authority = authority.substr(0, authority.find('/'));
-            if (authority.find('@') != std::string::npos)
-                bad =
-                    "it carries credentials, which a build argument records in the image's "
-                    "history; put them in a netrc file (setting indexes.netrc or "
-                    "--index-netrc)";
-        }
+        // The index arguments obey the index URL rules; any other URL must at least not
+        // carry credentials (a build argument is recorded in the image's history).
+        if (bad.empty() && (name == "PIP_INDEX_URL" || name == "TORCH_INDEX_URL"))
+            bad = check_index_url(a.substr(eq + 1));
+        else if (bad.empty() && a.find("://") != std::string::npos)
+            bad = check_url_without_credentials(a.substr(eq + 1));
         if (!bad.empty())
             return Error{ErrorKind::Usage, "--build-arg " + quote_value(a) + ": " + bad};
     }
@@ -259,6 +254,13 @@ int run_build(const BuildOptions& opts) {
             return k_exit_config;
         }
         ca_cert = fs::absolute(ca_cert).string();
+        if (auto e = check_secret_file_path(ca_cert); !e.empty()) {
+            print_error(
+                "the CA bundle for pip (--ca-cert, PIP_CERT, REQUESTS_CA_BUNDLE or "
+                "SSL_CERT_FILE): " +
+                e);
+            return k_exit_config;
+        }
     }
     BuildContext ctx{
         opts, api.value(), backend.value(), settings.value(), ca_cert, ::isatty(STDERR_FILENO) == 1,

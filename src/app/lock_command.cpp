@@ -99,7 +99,7 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
         }
     }
     std::vector<std::vector<std::string>> rows, python_rows;
-    int python_drifted = 0, not_locked = 0, conflicts = 0, python_failed = 0;
+    int python_drifted = 0, python_unchecked = 0, not_locked = 0, conflicts = 0, python_failed = 0;
     // Lock files are written only after every manifest was resolved: an error, a bad
     // manifest or Ctrl-C part-way leaves every lock file as it was.
     std::map<std::string, std::string> pending;  // lock path -> content
@@ -174,6 +174,7 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
         }
         python_rows.insert(python_rows.end(), py.rows.begin(), py.rows.end());
         python_drifted += py.drifted;
+        python_unchecked += py.unchecked;
         not_locked += py.not_locked;
         conflicts += py.conflicts;
         python_failed += py.failed;
@@ -223,7 +224,12 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
                         (python_drifted == 1 ? "" : "s") +
                         " moved, went stale or are not locked; run `torchdock lock` and review "
                         "the change");
+        if (python_unchecked)
+            print_error(std::to_string(python_unchecked) + " Python set" +
+                        (python_unchecked == 1 ? " was" : "s were") +
+                        " not checked (see NOT CHECKED above): whether they drifted is unknown");
         if (drifted || python_drifted) return k_exit_check_failed;
+        if (python_unchecked) return k_exit_environment;
         std::cout << "every locked base image still resolves to its digest, and every Python "
                      "set to its lock\n";
     } else {

@@ -35,7 +35,7 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
         LockPlan plan = python_lock_plan(v, run.kb);
         if (!plan.inputs) {
             // Nothing of its own to lock: say so only where pip installs something.
-            if (!v.manifest->pip.empty() || v.manifest->jupyter)
+            if (v.pip_installs_anything())
                 out.rows.push_back({v.name, "-", "not hash-locked: " + plan.why_not});
             continue;
         }
@@ -92,7 +92,7 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
             }
             case engine::UvAnswer::Kind::Unreachable:
                 if (run.check) {
-                    ++out.drifted;
+                    ++out.unchecked;
                     out.rows.push_back({v.name, "-", "NOT CHECKED: " + a.message});
                     if (old) out.locks[v.name] = *old;
                 } else if (old_fits) {

@@ -29,6 +29,7 @@ struct PythonLockResult {
     std::map<std::string, PythonLock> locks;     // what the lock file gets
     std::vector<std::vector<std::string>> rows;  // VARIANT, PACKAGES, STATUS
     int drifted = 0;                             // --check: a set moved, is stale, or is not locked
+    int unchecked = 0;   // --check: uv or an index could not answer, so drift is unknown
     int not_locked = 0;  // an index could not be reached (or none is set, or no uv)
     int conflicts = 0;   // uv: the inputs cannot be satisfied (a manifest problem)
     int failed = 0;      // uv failed otherwise

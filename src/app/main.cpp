@@ -188,8 +188,8 @@ int main(int argc, char** argv) {
                                "release from the oldest in the data on)");
     kb_refresh_cmd->add_option(
         "--index-url", kb_refresh.index_url,
-        "PEP 691 simple index to read (default: the index pip uses, as the host's "
-        "pip names it)");
+        "PEP 691 simple index to read (default: pip's built-in default index, PyPI, "
+        "as the host's pip names it)");
     kb_refresh_cmd->add_option("--index-name", kb_refresh.index_label,
                                "how sources name that index (default: PyPI for pip's default "
                                "index)");

@@ -61,6 +61,9 @@ Result<Settings> load_settings(const SettingsOptions& opts) {
                                                 " (indexes.netrc or --index-netrc) is not a "
                                                 "readable file"};
         settings.indexes.netrc = fs::absolute(settings.indexes.netrc).string();
+        if (auto e = check_secret_file_path(settings.indexes.netrc); !e.empty())
+            return Error{ErrorKind::Config,
+                         "the index credentials file (indexes.netrc or --index-netrc): " + e};
     }
     return settings;
 }

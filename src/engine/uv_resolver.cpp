@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -17,18 +18,26 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// This process's environment without the variables that would point uv at other indexes
-// or configuration than torchdock's settings say.
+// uv's variables that change how it fetches, never what it resolves; every other UV_*
+// (indexes, overrides, constraints, resolution strategy, offline, exclude-newer, ...) and
+// every PIP_* is dropped, so the lock depends only on the manifest and torchdock's settings.
+constexpr const char* k_uv_fetch_variables[] = {"UV_CACHE_DIR",      "UV_NO_CACHE",
+                                                "UV_HTTP_TIMEOUT",   "UV_HTTP_RETRIES",
+                                                "UV_NATIVE_TLS",     "UV_CONCURRENT_DOWNLOADS",
+                                                "UV_REQUEST_TIMEOUT"};
+
+// This process's environment without what would point uv at other indexes, configuration
+// or resolution rules than torchdock's settings and the manifest say.
 std::vector<std::string> uv_environment(const IndexSettings& indexes) {
     std::vector<std::string> env;
     for (char** e = environ; e && *e; ++e) {
         std::string kv = *e;
         std::string name = kv.substr(0, kv.find('='));
-        bool index_var =
-            name.starts_with("UV_") && (name.find("INDEX") != std::string::npos ||
-                                        name.find("FIND_LINKS") != std::string::npos ||
-                                        name == "UV_CONFIG_FILE" || name == "UV_NO_CONFIG");
-        if (index_var || name.starts_with("PIP_") || name == "NETRC") continue;
+        bool fetch_var =
+            std::any_of(std::begin(k_uv_fetch_variables), std::end(k_uv_fetch_variables),
+                        [&](const char* v) { return name == v; });
+        if ((name.starts_with("UV_") && !fetch_var) || name.starts_with("PIP_") || name == "NETRC")
+            continue;
         env.push_back(kv);
     }
     if (!indexes.netrc.empty()) env.push_back("NETRC=" + indexes.netrc);
@@ -68,6 +77,24 @@ Result<std::string> find_uv() {
     std::string candidate = "uv";
     if (const char* forced = std::getenv("TORCHDOCK_UV"); forced && *forced) candidate = forced;
     std::string found = find_program(candidate);
+    if (!found.empty()) {
+        ProcessSpec spec;
+        spec.argv = {found, "--version"};
+        spec.env = environment_with({});
+        spec.timeout = std::chrono::seconds(30);
+        auto run = run_process(spec);
+        std::string version = run && run->ok() ? run->out : "";
+        while (!version.empty() && (version.back() == '\n' || version.back() == '\r'))
+            version.pop_back();
+        auto words = split(version, ' ');  // "uv 0.13.8 (x86_64-unknown-linux-gnu)"
+        if (words.size() < 2 || words[0] != "uv" || words[1] != k_uv_version)
+            return Error{ErrorKind::Environment,
+                         found + " is not uv " + std::string(k_uv_version) + " (it says " +
+                             quote_value(version.substr(0, 80)) +
+                             "): locks are resolved with that version only; install PyPI uv==" +
+                             std::string(k_uv_version) + " or point $TORCHDOCK_UV at one"};
+        return found;
+    }
     if (found.empty())
         return Error{ErrorKind::Environment,
                      "uv not found (" + candidate +
@@ -144,6 +171,10 @@ UvAnswer uv_resolve(const std::string& uv, const PythonLockInputs& inputs,
     auto parsed = parse_uv_requirements(run->out);
     if (!parsed) {
         answer.message = parsed.error().message;
+        return answer;
+    }
+    if (auto e = check_lock_covers(inputs, parsed.value()); !e.empty()) {
+        answer.message = "uv's answer is not what was asked: " + e;
         return answer;
     }
     answer.kind = UvAnswer::Kind::Resolved;

@@ -20,7 +20,7 @@ LAYERS = {
 CORE_DOMAINS = {
     "json": set(),
     "knowledge": set(),
-    "render": {"json", "knowledge"},
+    "render": {"json", "knowledge", "pypi"},
     "build": {"json", "knowledge", "render"},
     "validate": {"json", "knowledge", "kernels"},
     "diagnose": {"json", "knowledge", "validate", "kernels"},

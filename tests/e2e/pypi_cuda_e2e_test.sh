@@ -83,7 +83,32 @@ cp "$ROOT/manifests/pypi-cuda.json" manifests/
 
 # Locking without uv, and a PyTorch-index variant whose index cannot be reached.
 TORCHDOCK_UV=/nonexistent/uv run lock --check
-check "no uv: --check exits 1, saying uv is missing" bash -c "test $(rc) = 1 && grep -q 'uv not found' '$WORK/out'"
+check "no uv: --check exits 3 (drift unknown, not drift), NOT CHECKED saying uv is missing" \
+  bash -c "test $(rc) = 3 && grep -q 'NOT CHECKED: uv not found' '$WORK/out' && grep -q 'whether they drifted is unknown' '$WORK/err'"
+printf '#!/bin/sh\necho "uv 0.12.0 (x86_64-unknown-linux-gnu)"\n' >"$WORK/old-uv" && chmod +x "$WORK/old-uv"
+TORCHDOCK_UV="$WORK/old-uv" run lock --check
+check "another uv version is refused, naming the one locks are resolved with" \
+  bash -c "test $(rc) = 3 && grep -q 'is not uv 0.13.8' '$WORK/out'"
+# uv's own environment cannot change what is resolved: an override file is ignored.
+echo "sympy==1.13.1" >"$WORK/override.txt"
+UV_OVERRIDE="$WORK/override.txt" UV_RESOLUTION=lowest run lock
+check "UV_OVERRIDE and UV_RESOLUTION in the environment change nothing (lock unchanged)" \
+  bash -c "test $(rc) = 0 && grep -q '$VARIANT .* unchanged' '$WORK/out' && cmp -s manifests/pypi-cuda.lock.json '$WORK/good.lock.json'"
+# A lock file whose packages contradict its own inputs (torch edited to 2.8.0) is refused.
+python3 - "$VARIANT" <<'EOF'
+import json, sys
+p = "manifests/pypi-cuda.lock.json"
+d = json.load(open(p))
+d["python"][sys.argv[1]]["packages"]["torch"]["version"] = "2.8.0"
+open(p, "w").write(json.dumps(d, indent=2) + "\n")
+EOF
+run render --out "$WORK/contradicted"
+check "a lock that pins torch 2.8.0 for torch==2.9.1 is refused (exit 2, path and both versions named)" \
+  bash -c "test $(rc) = 2 && grep -q 'packages: the lock has torch .2.8.0., but its inputs pin torch==2.9.1' '$WORK/err' && [ ! -e '$WORK/contradicted' ]"
+cp "$WORK/good.lock.json" manifests/pypi-cuda.lock.json
+run lock --check --pypi-index http://127.attacker.example/simple
+check "plain http to a host that only starts with 127. is refused (exit 2)" \
+  bash -c "test $(rc) = 2 && grep -q 'plain http to another host' '$WORK/err'"
 mkdir -p "$WORK/ix/manifests"
 sed -e 's/"wheel_index": "pypi"/"wheel_index": "pytorch"/' -e 's/"name": "pypi-cuda"/"name": "ix"/' \
   -e 's/"2.8.0", //' "$ROOT/manifests/pypi-cuda.json" >"$WORK/ix/manifests/ix.json"
@@ -144,7 +169,7 @@ for i in 1 2; do
     tree_digest "$IMAGE" >"$WORK/tree$i.json"
     ids+=("$($DOCKER image inspect -f '{{.Id}}' "$IMAGE")")
   else
-    tail -5 "$WORK/err"
+    tail -5 "$WORK/err"; tail -30 ".torchdock/build/$VARIANT/build.log" 2>/dev/null | sed "s/^/  log: /"
   fi
   $DOCKER image prune -f >/dev/null
   $DOCKER builder prune -f --filter type=regular >/dev/null
@@ -164,7 +189,8 @@ EOF
 # --- index settings: a PyPI mirror behind credentials, pip failures naming their index --------
 mkdir -p "$WORK/wheels" "$WORK/cpu/manifests"
 python3 -m pip download --quiet --disable-pip-version-check --no-deps -d "$WORK/wheels" tqdm==4.67.1
-python3 "$ROOT/tests/e2e/lib/pypi_mirror.py" "$WORK/wheels" "$WORK/port" "$WORK/mirror.log" td-user:s3cret-pw &
+python3 "$ROOT/tests/e2e/lib/pypi_mirror.py" "$WORK/wheels" "$WORK/port" "$WORK/mirror.log" td-user:s3cret-pw \
+  >"$WORK/mirror.out" 2>&1 &  # not on the test's stdout: ctest waits for every holder of it
 MIRROR_PID=$!
 for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
 PORT=$(cat "$WORK/port")
@@ -189,4 +215,11 @@ check "an index URL with credentials is refused (exit 2), pointing at the netrc 
   bash -c "test $(rc) = 2 && grep -q 'indexes.netrc' '$WORK/err'"
 run build --dockerfiles d --build-arg "X=https://u:p@host/simple"
 check "a --build-arg with credentials is refused (exit 2)" test "$(rc)" = 2
+run build --dockerfiles d --build-arg "PIP_INDEX_URL=http://mirror.example/simple"
+check "a PIP_INDEX_URL build argument obeys the index rules (plain http to a remote host: exit 2)" \
+  bash -c "test $(rc) = 2 && grep -q 'plain http to another host' '$WORK/err'"
+cp "$WORK/netrc" "$WORK/a,id=pip-ca"
+run build --dockerfiles d --index-netrc "$WORK/a,id=pip-ca"
+check "a netrc path with a comma (it would add --secret fields) is refused (exit 2)" \
+  bash -c "test $(rc) = 2 && grep -q 'secret field list' '$WORK/err'"
 finish

@@ -5,6 +5,41 @@
 
 namespace td {
 
+namespace {
+
+// 127.0.0.0/8 written as a dotted quad ("127.0.0.1"), not a name that starts with "127.".
+bool is_ipv4_loopback(std::string_view host) {
+    auto parts = split(std::string(host), '.');
+    if (parts.size() != 4 || parts[0] != "127") return false;
+    for (const auto& p : parts) {
+        if (p.empty() || p.size() > 3 || p.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoi(p) > 255)
+            return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::string check_url_without_credentials(std::string_view url) {
+    auto scheme = url.find("://");
+    std::string_view rest = scheme == std::string_view::npos ? url : url.substr(scheme + 3);
+    std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+    if (authority.find('@') == std::string_view::npos) return {};
+    return "it carries credentials, which would be recorded in the image's build history; "
+           "put them in a netrc file (setting indexes.netrc or --index-netrc) and leave them "
+           "out of the URL";
+}
+
+std::string check_secret_file_path(std::string_view path) {
+    for (char c : path)
+        if (c == ',' || c == '"' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            return "the path " + quote_value(path) +
+                   " contains ',', '\"' or a control character, which BuildKit's --secret "
+                   "field list cannot carry; use a path without them";
+    return {};
+}
+
 std::string check_index_url(std::string_view url) {
     const std::string what = "index URL " + quote_value(url);
     if (url.size() > 2000) return what + " is longer than 2000 characters";
@@ -19,17 +54,13 @@ std::string check_index_url(std::string_view url) {
     if (!https && !http) return what + " must start with https://";
     std::string_view rest = url.substr(https ? 8 : 7);
     std::string_view authority = rest.substr(0, rest.find('/'));
-    if (authority.find('@') != std::string_view::npos)
-        return what +
-               " carries credentials: they would be recorded in the image's build "
-               "history; put them in a netrc file (setting indexes.netrc or "
-               "--index-netrc) and leave them out of the URL";
+    if (auto e = check_url_without_credentials(url); !e.empty()) return what + ": " + e;
     if (url.find_first_of("?#") != std::string_view::npos)
         return what + " has a query or fragment; give the index's base URL";
     std::string_view host = authority.substr(0, authority.rfind(':'));
     if (authority.starts_with('[')) host = authority.substr(0, authority.find(']') + 1);
     if (host.empty()) return what + " names no host";
-    bool loopback = host == "localhost" || host == "[::1]" || host.starts_with("127.");
+    bool loopback = host == "localhost" || host == "[::1]" || is_ipv4_loopback(host);
     if (http && !loopback)
         return what +
                " is plain http to another host: use https (http is accepted for a "

@@ -37,6 +37,15 @@ Settings parse_settings(std::string_view text, Diagnostics& diags);
 // when accepted, else what is wrong.
 std::string check_index_url(std::string_view url);
 
+// A URL's user information ("user:token@host"): "" when there is none, else why it must not
+// be there (a URL given to a build is recorded in the image's history).
+std::string check_url_without_credentials(std::string_view url);
+
+// A file handed to BuildKit as a secret (`--secret id=...,src=PATH`, a comma-separated
+// field list): no ',', '"' or control character, which would change the fields. "" when
+// accepted, else what is wrong.
+std::string check_secret_file_path(std::string_view path);
+
 // The index of one PyTorch wheel variant: "<root>/<dir>" ("https://x/whl" + "cu126").
 std::string torch_variant_index(const std::string& root, const std::string& dir);
 

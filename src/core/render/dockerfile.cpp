@@ -37,9 +37,6 @@ constexpr const char* k_pip_secrets =
     " && if [ -s /run/secrets/pip-netrc ]; then export NETRC=/run/secrets/pip-netrc; fi \\\n";
 
 bool uses_venv(const Variant& v) { return !v.system_apt.empty(); }
-bool uses_pip(const Variant& v) {
-    return v.pip_installs_torch() || !v.manifest->pip.empty() || v.manifest->jupyter.has_value();
-}
 bool uses_apt(const Variant& v) {
     return uses_venv(v) || !v.manifest->apt.empty() || v.manifest->openmpi.has_value();
 }
@@ -95,7 +92,7 @@ void header(Text& out, const Variant& v) {
     out << "\nSHELL [\"/bin/bash\", \"-o\", \"pipefail\", \"-c\"]\n"
         << "ARG DEBIAN_FRONTEND=noninteractive\n";
     // pip reads PIP_INDEX_URL (a PyPI mirror) from the environment when it is passed.
-    if (uses_pip(v)) out << "ARG PIP_INDEX_URL\n";
+    if (v.pip_installs_anything()) out << "ARG PIP_INDEX_URL\n";
     if (v.torch_source == Variant::TorchSource::PytorchIndex) out << "ARG TORCH_INDEX_URL\n";
     out << "ENV PYTHONDONTWRITEBYTECODE=1 \\\n    PYTHONUNBUFFERED=1 \\\n"
         << "    PIP_DISABLE_PIP_VERSION_CHECK=1 \\\n    PIP_NO_INPUT=1";
@@ -180,7 +177,7 @@ void locked_python_layer(Text& out, const Variant& v) {
 // extras they may need to build (OpenMPI for mpi4py). Locked, one layer after the extras.
 void unlocked_torch_layer(Text& out, const Variant& v) {
     if (v.python_lock) return;
-    if (uses_pip(v) && !v.python_not_locked.empty())
+    if (v.pip_installs_anything() && !v.python_not_locked.empty())
         out << "\n# Python packages are pinned by version but not hash-locked: "
             << v.python_not_locked << ".\n";
     torch_layer(out, v);

@@ -1,6 +1,7 @@
 #include "core/render/grammar.hpp"
 
 #include "util/strings.hpp"
+#include "util/version.hpp"
 
 namespace td::grammar {
 namespace {
@@ -132,6 +133,13 @@ std::string check_pip_name(std::string_view s) {
             return "character " + quote_value(std::string(1, c)) +
                    " is not allowed in a PEP 508 name (letters, digits, '.', '_', '-')";
     return {};
+}
+
+std::string check_python_minor(std::string_view s) {
+    auto v = Version::parse(s);
+    return v && v->parts().size() == 2 && v->major() == 3 && v->str() == s
+               ? std::string()
+               : "Python version " + quote_value(s) + " is not 3.N (like \"3.10\")";
 }
 
 std::string check_pep440_version(std::string_view s) {

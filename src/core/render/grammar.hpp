@@ -15,6 +15,8 @@ std::string check_pip_requirement(std::string_view s);
 std::string check_pip_name(std::string_view s);
 // PEP 440 public version, optionally with a local label ("2.4.1", "1.0rc1", "2.4.1+cu121").
 std::string check_pep440_version(std::string_view s);
+// A Python minor version as manifests and locks name it: "3.N" exactly.
+std::string check_python_minor(std::string_view s);
 
 // Debian package name + exact version: "git=1:2.39.5-0+deb12u1".
 std::string check_apt_requirement(std::string_view s);

@@ -1,12 +1,14 @@
 #include "core/render/lockfile.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/json/json_reader.hpp"
 #include "core/json/json_text.hpp"
+#include "core/pypi/wheel_name.hpp"
 #include "core/render/grammar.hpp"
+#include "core/render/python_lock.hpp"
 #include "util/strings.hpp"
-#include "util/version.hpp"
 
 namespace td {
 
@@ -19,13 +21,6 @@ std::string check_platform(std::string_view s) {
     for (char c : s.substr(std::min(s.size(), prefix.size()))) ok = ok && c >= '0' && c <= '9';
     return ok ? std::string()
               : "platform " + quote_value(s) + " is not like \"x86_64-manylinux_2_36\"";
-}
-
-std::string check_python_minor(std::string_view s) {
-    auto v = Version::parse(s);
-    return v && v->parts().size() == 2 && v->major() == 3 && v->str() == s
-               ? std::string()
-               : "Python version " + quote_value(s) + " is not 3.N";
 }
 
 // "" or a wheel index directory like "cu126" or "cpu".
@@ -52,7 +47,7 @@ std::optional<PythonLockInputs> parse_inputs(JsonReader& r, const JsonValue& v,
         if (auto e = check(*s); !e.empty()) return r.error(*v.find(key), path + "." + key, e);
         out = *s;
     };
-    text("python", check_python_minor, in.python);
+    text("python", grammar::check_python_minor, in.python);
     text("platform", check_platform, in.platform);
     text("torch_index", check_torch_index, in.torch_index);
     if (r.diags().count() != before) return std::nullopt;
@@ -64,6 +59,10 @@ std::optional<LockedPackage> parse_package(JsonReader& r, const JsonValue::Membe
     std::size_t before = r.diags().count();
     if (auto e = grammar::check_pip_name(member.key); !e.empty())
         r.diags().add(member.key_pos, path, e);
+    else if (auto norm = pypi::normalize_project_name(member.key); norm != member.key)
+        r.diags().add(member.key_pos, path,
+                      "package name " + quote_value(member.key) +
+                          " is not in its normalized form (PEP 503): " + quote_value(norm));
     if (!r.check_object(member.value, path, {"version", "hashes"}, {"version", "hashes"}))
         return std::nullopt;
     LockedPackage p{member.key, "", {}};
@@ -79,6 +78,7 @@ std::optional<LockedPackage> parse_package(JsonReader& r, const JsonValue::Membe
                        : "hash " + quote_value(h) + " is not sha256:<64 hex digits>";
         });
     if (r.diags().count() != before) return std::nullopt;
+    std::sort(p.hashes.begin(), p.hashes.end());
     return p;
 }
 
@@ -109,8 +109,13 @@ void parse_python(JsonReader& r, const JsonValue& python, std::map<std::string, 
             else
                 ok = false;
         }
+        std::sort(lock.packages.begin(), lock.packages.end(),
+                  [](const LockedPackage& a, const LockedPackage& b) { return a.name < b.name; });
+        std::string uncovered = ok ? check_lock_covers(*inputs, lock.packages) : "";
         if (ok && lock.packages.empty())
             r.error(packages, path + ".packages", "a Python lock with no packages locks nothing");
+        else if (!uncovered.empty())
+            r.error(packages, path + ".packages", uncovered);
         else if (ok) {
             lock.inputs = std::move(*inputs);
             out[member.key] = std::move(lock);

@@ -124,10 +124,8 @@ class ManifestParser {
         if (auto* v = root.find("matrix")) parse_matrix(*v, base_ok);
         if (auto* v = root.find("python")) {
             if (auto s = m_r.string(*v, "$.python")) {
-                auto ver = Version::parse(*s);
-                if (!ver || ver->parts().size() != 2 || ver->major() != 3 || ver->str() != *s)
-                    m_r.error(*v, "$.python",
-                              "Python version " + quote_value(*s) + " is not 3.N (like \"3.10\")");
+                if (auto e = grammar::check_python_minor(*s); !e.empty())
+                    m_r.error(*v, "$.python", e);
                 else
                     m_m.python = *s;
             }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "core/pypi/pep440.hpp"
+#include "core/pypi/wheel_name.hpp"
 #include "core/render/grammar.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
@@ -13,18 +15,12 @@ namespace {
 constexpr std::size_t k_max_packages = 5000;
 constexpr std::size_t k_max_hashes = 1000;  // per package (torch has about 30 files a release)
 
-// PEP 503 normalization: lowercase, runs of '-', '_' and '.' become one '-'.
-std::string normalize_name(std::string_view name) {
-    std::string out;
-    for (char c : name) {
-        bool sep = c == '-' || c == '_' || c == '.';
-        if (sep) {
-            if (out.empty() || out.back() != '-') out += '-';
-        } else {
-            out += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-        }
-    }
-    return out;
+// "torch==2.9.1" -> {"torch", "2.9.1"}; extras ("pkg[extra]==1") dropped.
+std::pair<std::string, std::string> requirement_pin(std::string_view req) {
+    auto eq = req.find("==");
+    std::string_view name = req.substr(0, std::min(eq, req.find('[')));
+    return {pypi::normalize_project_name(name),
+            eq == std::string_view::npos ? std::string() : std::string(req.substr(eq + 2))};
 }
 
 bool is_sha256_hash(std::string_view h) {
@@ -41,6 +37,15 @@ std::string trim(std::string_view s) {
 }
 
 }  // namespace
+
+std::string uv_platform_for_glibc(const std::string& glibc) {
+    auto v = Version::parse(glibc);
+    if (!v || v->parts().size() != 2 || v->major() != 2 || v->minor() < 17) return {};
+    // uv 0.13.8's --python-platform `possible values`: x86_64-manylinux_2_17, _2_28 and
+    // _2_31 to _2_40 (others are refused as invalid values).
+    int minor = v->minor() >= 40 ? 40 : v->minor() >= 31 ? v->minor() : v->minor() >= 28 ? 28 : 17;
+    return "x86_64-manylinux_2_" + std::to_string(minor);
+}
 
 std::vector<std::string> torch_requirements(const Variant& v) {
     if (!v.pip_installs_torch()) return {};
@@ -62,20 +67,23 @@ LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb) {
         return plan;
     }
     const OsInfo* os = kb.os(v.os_id);
-    auto glibc = os ? Version::parse(os->glibc) : std::nullopt;
-    if (!glibc || glibc->major() != 2) {
+    if (!os || !Version::parse(os->glibc)) {
         plan.why_not = "the knowledge base has no glibc for " + v.os_id +
                        ", so the wheels' platform is unknown";
         return plan;
     }
-    // uv 0.13 names manylinux platforms from 2_17 to 2_40; a newer glibc runs them all.
-    int minor = std::clamp(glibc->minor(), 17, 40);
+    std::string platform = uv_platform_for_glibc(os->glibc);
+    if (platform.empty()) {
+        plan.why_not = v.os_id + " has glibc " + os->glibc +
+                       ", older than manylinux2014's 2.17, the oldest platform a lock resolves for";
+        return plan;
+    }
     PythonLockInputs in;
     in.requirements = torch_requirements(v);
     in.requirements.insert(in.requirements.end(), m.pip.begin(), m.pip.end());
     if (m.jupyter) in.requirements.push_back("jupyterlab==" + *m.jupyter);
     in.python = v.python;
-    in.platform = "x86_64-manylinux_2_" + std::to_string(minor);
+    in.platform = platform;
     if (v.torch_source == Variant::TorchSource::PytorchIndex) in.torch_index = v.wheel_variant;
     plan.inputs = std::move(in);
     return plan;
@@ -116,7 +124,7 @@ Result<std::vector<LockedPackage>> parse_uv_requirements(std::string_view text) 
             if (auto e = grammar::check_pip_name(name); !e.empty()) return bad(i, e);
             if (auto e = grammar::check_pep440_version(version); !e.empty()) return bad(i, e);
             if (out.size() == k_max_packages) return bad(i, "too many packages");
-            out.push_back({normalize_name(name), version, {}});
+            out.push_back({pypi::normalize_project_name(name), version, {}});
         }
         continued = continues;
     }
@@ -131,6 +139,26 @@ Result<std::vector<LockedPackage>> parse_uv_requirements(std::string_view text) 
             return Error{ErrorKind::Config, "uv's output names " + out[i].name + " twice"};
     for (auto& p : out) std::sort(p.hashes.begin(), p.hashes.end());
     return out;
+}
+
+std::string check_lock_covers(const PythonLockInputs& inputs,
+                              const std::vector<LockedPackage>& packages) {
+    std::map<std::string, const LockedPackage*> by_name;
+    for (const auto& p : packages)
+        if (!by_name.emplace(pypi::normalize_project_name(p.name), &p).second)
+            return "package " + quote_value(p.name) + " is locked twice";
+    for (const auto& req : inputs.requirements) {
+        auto [name, pinned] = requirement_pin(req);
+        auto it = by_name.find(name);
+        if (it == by_name.end())
+            return "the lock has no " + name + ", which its inputs ask for (" + req + ")";
+        auto want = pypi::Pep440Version::parse(pinned);
+        auto have = pypi::Pep440Version::parse(it->second->version);
+        if (!want || !have || !(*want == *have) || want->local() != have->local())
+            return "the lock has " + name + " " + quote_value(it->second->version) +
+                   ", but its inputs pin " + req;
+    }
+    return {};
 }
 
 std::string render_requirements_file(const Variant& v, const std::string& lock_path,

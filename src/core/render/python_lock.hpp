@@ -40,6 +40,11 @@ struct PythonLock {
 // local tag on the PyTorch wheel index ("torch==2.8.0+cu126"), without it from PyPI.
 std::vector<std::string> torch_requirements(const Variant& v);
 
+// The platform a lock resolves wheels for on an OS with `glibc` ("2.36"): the newest
+// manylinux platform uv 0.13.8 accepts that the glibc runs ("x86_64-manylinux_2_36"); ""
+// when the glibc is not "2.N" or older than manylinux2014's 2.17.
+std::string uv_platform_for_glibc(const std::string& glibc);
+
 // The inputs of a variant's lock; empty with `why_not` set when the variant cannot be
 // hash-locked (its base brings torch and the Python packages around it).
 struct LockPlan {
@@ -53,6 +58,12 @@ LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb);
 // a URL, an editable, a package without hashes) is refused, naming the line: what reaches
 // the Dockerfile's build context is checked here.
 Result<std::vector<LockedPackage>> parse_uv_requirements(std::string_view text);
+
+// Whether `packages` is what `inputs` asked for: every requirement's package present at
+// exactly its pinned version (PEP 440 equality, local label included), no package twice.
+// "" when it is; otherwise what is wrong, in words.
+std::string check_lock_covers(const PythonLockInputs& inputs,
+                              const std::vector<LockedPackage>& packages);
 
 // The requirements file of a locked variant (requirements.lock.txt next to its Dockerfile).
 std::string render_requirements_file(const Variant& v, const std::string& lock_path,

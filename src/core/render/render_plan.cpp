@@ -73,6 +73,14 @@ void attach_python_locks(const ManifestSource& src, const LockFile* lock, const 
         LockPlan plan = python_lock_plan(v, kb);
         if (!plan.inputs) {
             v.python_not_locked = plan.why_not;
+            if (lock && lock->python.count(v.name)) {
+                used.insert(v.name);
+                warnings.push_back({*src.lock_path,
+                                    {},
+                                    member_path("$.python", v.name),
+                                    "is not used: variant " + v.name + " cannot be hash-locked (" +
+                                        plan.why_not + "); run `torchdock lock` to drop it"});
+            }
             continue;
         }
         const std::string run_lock = "; run `torchdock lock` (it resolves the set with uv)";

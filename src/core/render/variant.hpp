@@ -35,6 +35,10 @@ struct Variant {
     // build setting: TORCH_INDEX_URL) or PyPI (the release's default build only).
     enum class TorchSource { Base, PytorchIndex, Pypi } torch_source = TorchSource::Base;
     bool pip_installs_torch() const { return torch_source != TorchSource::Base; }
+    // Whether its Dockerfile runs pip at all (torch, the manifest's pip list or JupyterLab).
+    bool pip_installs_anything() const {
+        return pip_installs_torch() || !manifest->pip.empty() || manifest->jupyter.has_value();
+    }
     std::vector<std::string> system_apt;  // pinned "name=version" or bare names
     bool system_apt_pinned = true;
 

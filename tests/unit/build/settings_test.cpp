@@ -21,6 +21,22 @@ TEST_CASE("index URLs: https, or http to a loopback mirror; no credentials, no s
     for (const char* bad : {"https://x/$(id)", "https://x/a b", "https://x/\"", "https://x/`id`",
                             "https://x/\n", "https://x/\\"})
         CHECK_THAT(check_index_url(bad), ContainsSubstring("printable ASCII"));
+    // Loopback means 127.0.0.0/8 as an address, not a name that begins with "127.".
+    CHECK(check_index_url("http://127.1.2.3:8080/simple").empty());
+    for (const char* remote :
+         {"http://127.attacker.example/simple", "http://127.0.0.1.nip.example/",
+          "http://127.0.0.256/simple", "http://127.0.0/simple"})
+        CHECK_THAT(check_index_url(remote), ContainsSubstring("plain http to another host"));
+}
+
+TEST_CASE("URLs in build arguments carry no credentials; secret paths keep BuildKit's fields") {
+    CHECK(check_url_without_credentials("https://mirror.example/simple").empty());
+    CHECK(check_url_without_credentials("https://mirror.example/a@b").empty());  // path, not user
+    CHECK_THAT(check_url_without_credentials("https://u:p@mirror.example/simple"),
+               ContainsSubstring("netrc"));
+    CHECK(check_secret_file_path("/home/me/.netrc").empty());
+    for (const char* bad : {"/tmp/x,id=pip-ca", "/tmp/\"x", "/tmp/a\nb"})
+        CHECK_THAT(check_secret_file_path(bad), ContainsSubstring("--secret"));
 }
 
 TEST_CASE("a variant's PyTorch index is the root plus its directory") {

@@ -119,7 +119,7 @@ TEST_CASE("diff names what moved between two resolutions") {
 TEST_CASE("a Python lock round-trips through the lock file") {
     PythonLock lock;
     lock.inputs = {{"torch==2.9.1"}, "3.11", "x86_64-manylinux_2_36", ""};
-    lock.packages = parse_uv_requirements(real_uv_output()).value();
+    lock.packages = parse_uv_requirements(real_uv_output()).value();  // torch among them
     std::string text = render_lockfile({}, {{"pypi-2.9.1-cu128-debian12", lock}});
     Diagnostics diags("t.lock.json");
     LockFile back = parse_lockfile(text, diags);
@@ -186,11 +186,93 @@ TEST_CASE("wheel_index is refused where the base brings torch, and checked where
     CHECK_THAT(test::problems_text(test::plan_one(m)), ContainsSubstring("$.wheel_index"));
 }
 
+// uv's recorded answer for the manifest's inputs (the recording had no tqdm; its pin is added).
+std::vector<LockedPackage> packages_for_pypi_manifest() {
+    auto ps = parse_uv_requirements(real_uv_output()).value();
+    ps.push_back({"tqdm", "4.67.1", {k_hash}});
+    std::sort(ps.begin(), ps.end(),
+              [](const LockedPackage& a, const LockedPackage& b) { return a.name < b.name; });
+    return ps;
+}
+
+TEST_CASE("a lock must hold every pinned input at its exact version") {
+    PythonLockInputs in{{"torch==2.9.1", "jupyterlab==4.3.4", "Typing_Extensions==4.16.0"},
+                        "3.11",
+                        "x86_64-manylinux_2_36",
+                        ""};
+    auto ps = parse_uv_requirements(real_uv_output()).value();
+    CHECK(check_lock_covers(in, ps) == "");  // names compared in PEP 503 form
+    in.requirements.push_back("tqdm==4.67.1");
+    CHECK(check_lock_covers(in, ps) ==
+          "the lock has no tqdm, which its inputs ask for (tqdm==4.67.1)");
+    in.requirements.back() = "numpy==2.4.6";
+    CHECK(check_lock_covers(in, ps) == "");
+    // Another version, or a local build of the same, is not what was pinned.
+    for (auto& p : ps)
+        if (p.name == "torch") p.version = "2.8.0";
+    CHECK_THAT(check_lock_covers(in, ps),
+               ContainsSubstring("the lock has torch \"2.8.0\", but its inputs pin torch==2.9.1"));
+    for (auto& p : ps)
+        if (p.name == "torch") p.version = "2.9.1+cu126";
+    CHECK_THAT(check_lock_covers(in, ps), ContainsSubstring("\"2.9.1+cu126\""));
+    in.requirements = {"torch==2.9.1+cu126"};
+    CHECK(check_lock_covers(in, ps) == "");
+    ps.push_back({"Torch", "2.9.1+cu126", {k_hash}});
+    CHECK(check_lock_covers(in, ps) == "package \"Torch\" is locked twice");
+}
+
+TEST_CASE("a lock file whose packages contradict its inputs is refused, naming the path") {
+    auto plan = test::plan_one(k_pypi_manifest);
+    PythonLock lock;
+    lock.inputs = *python_lock_plan(plan.variants[0], test::real_kb()).inputs;
+    lock.packages = packages_for_pypi_manifest();
+    for (auto& p : lock.packages)
+        if (p.name == "torch") p.version = "2.8.0";
+    ManifestSource src{"manifests/pypi.json", k_pypi_manifest, "manifests/pypi.lock.json",
+                       render_lockfile({}, {{"pypi-2.9.1-cu128-debian12", lock}})};
+    auto problems = test::problems_text(plan_render({src}, test::real_kb()));
+    CHECK_THAT(problems, ContainsSubstring("$.python[\"pypi-2.9.1-cu128-debian12\"].packages: "
+                                           "the lock has torch \"2.8.0\", but its inputs pin "
+                                           "torch==2.9.1"));
+    // A name not in PEP 503 form would give pip two requirements for one package.
+    std::string text = render_lockfile({}, {{"pypi-2.9.1-cu128-debian12", lock}});
+    text.replace(text.find("\"tqdm\""), 6, "\"TQDM\"");
+    Diagnostics diags("t.lock.json");
+    (void)parse_lockfile(text, diags);
+    REQUIRE_FALSE(diags.empty());
+    CHECK_THAT(format_diagnostic(diags.items()[0]),
+               ContainsSubstring("package name \"TQDM\" is not in its normalized form (PEP 503): "
+                                 "\"tqdm\""));
+}
+
+TEST_CASE("hashes in a lock file are compared as a set, whatever order a hand put them in") {
+    PythonLock lock;
+    lock.inputs = {{"a==1"}, "3.11", "x86_64-manylinux_2_36", ""};
+    lock.packages = {{"a", "1", {"sha256:" + std::string(64, 'b'), k_hash}}};
+    Diagnostics diags("t.lock.json");
+    LockFile back = parse_lockfile(render_lockfile({}, {{"v", lock}}), diags);
+    REQUIRE(diags.empty());
+    CHECK(back.python.at("v").packages[0].hashes ==
+          std::vector<std::string>{k_hash, "sha256:" + std::string(64, 'b')});
+}
+
+TEST_CASE("the lock's platform is one uv accepts, never newer than the OS's glibc") {
+    CHECK(uv_platform_for_glibc("2.36") == "x86_64-manylinux_2_36");
+    CHECK(uv_platform_for_glibc("2.41") == "x86_64-manylinux_2_40");
+    CHECK(uv_platform_for_glibc("2.31") == "x86_64-manylinux_2_31");
+    CHECK(uv_platform_for_glibc("2.30") == "x86_64-manylinux_2_28");  // uv has no 2_29, 2_30
+    CHECK(uv_platform_for_glibc("2.27") == "x86_64-manylinux_2_17");
+    CHECK(uv_platform_for_glibc("2.17") == "x86_64-manylinux_2_17");
+    CHECK(uv_platform_for_glibc("2.12") == "");
+    CHECK(uv_platform_for_glibc("3.1") == "");
+    CHECK(uv_platform_for_glibc("2") == "");
+}
+
 TEST_CASE("a locked variant installs its lock; a stale lock is warned about and not used") {
     auto plan = test::plan_one(k_pypi_manifest);
     PythonLock lock;
     lock.inputs = *python_lock_plan(plan.variants[0], test::real_kb()).inputs;
-    lock.packages = parse_uv_requirements(real_uv_output()).value();
+    lock.packages = packages_for_pypi_manifest();
     ManifestSource src{"manifests/pypi.json", k_pypi_manifest, "manifests/pypi.lock.json",
                        render_lockfile({}, {{"pypi-2.9.1-cu128-debian12", lock}})};
     RenderPlan locked = plan_render({src}, test::real_kb());
@@ -219,4 +301,24 @@ TEST_CASE("a locked variant installs its lock; a stale lock is warned about and 
     REQUIRE(stale.warnings.size() == 2);
     CHECK(stale.warnings[1].path == "$.python[\"pypi-2.9.1-cu128-debian12\"]");
     CHECK_THAT(stale.warnings[1].message, ContainsSubstring("renders unlocked"));
+}
+
+TEST_CASE("a Python lock for a variant that cannot be hash-locked is named as unused") {
+    const char* ngc = R"({"schema":1,"name":"n","image":"a/b","base":"ngc",
+                          "matrix":{"ngc":["24.05"]},"pip":["tqdm==4.67.1"]})";
+    auto plan = test::plan_one(ngc);
+    REQUIRE(test::problems_text(plan).empty());
+    PythonLock lock;
+    lock.inputs = {{"tqdm==4.67.1"}, "3.10", "x86_64-manylinux_2_35", ""};
+    lock.packages = {{"tqdm", "4.67.1", {k_hash}}};
+    const std::string name = plan.variants[0].name;
+    ManifestSource src{"manifests/n.json", ngc, "manifests/n.lock.json",
+                       render_lockfile({}, {{name, lock}})};
+    RenderPlan with_lock = plan_render({src}, test::real_kb());
+    REQUIRE(test::problems_text(with_lock).empty());
+    std::string warned;
+    for (const auto& w : with_lock.warnings) warned += w.path + ": " + w.message + "\n";
+    CHECK_THAT(warned, ContainsSubstring("$.python[\"" + name + "\"]: is not used: variant " +
+                                         name + " cannot be hash-locked (base \"ngc\" brings"));
+    CHECK(warned.find("no longer renders") == std::string::npos);
 }
