@@ -24,6 +24,11 @@ locked() {
   python3 -c "import json,sys; print(json.load(open('manifests/pypi-cuda.lock.json'))['python'][sys.argv[2]]['packages'][sys.argv[1]]['version'])" \
     "$1" "${2:-$VARIANT}"
 }
+# set_locked_version NAME VERSION: edit the lock file as an upstream move or a hand would
+set_locked_version() {
+  python3 -c "import json,sys; p='manifests/pypi-cuda.lock.json'; d=json.load(open(p)); d['python'][sys.argv[1]]['packages'][sys.argv[2]]['version']=sys.argv[3]; open(p,'w').write(json.dumps(d, indent=2)+'\\n')" \
+    "$VARIANT" "$1" "$2"
+}
 field() { python3 -c "import json,sys; d=json.load(open('$WORK/v.json')); print(next((c[sys.argv[2]] for c in d['images'][0]['checks'] if c['id']==sys.argv[1]), 'missing'))" "$1" "$2"; }
 # tree_digest IMAGE: pip freeze, the RECORD files and every file of the site directory, hashed
 tree_digest() {
@@ -58,13 +63,7 @@ run lock --check
 check "lock --check on a fresh lock: exit 0" test "$(rc)" = 0
 
 # A package moved upstream (simulated by editing the lock): --check names it, writes nothing.
-python3 - "$VARIANT" <<'EOF'
-import json, sys
-p = "manifests/pypi-cuda.lock.json"
-d = json.load(open(p))
-d["python"][sys.argv[1]]["packages"]["sympy"]["version"] = "1.13.3"
-open(p, "w").write(json.dumps(d, indent=2) + "\n")
-EOF
+set_locked_version sympy 1.13.3
 cp manifests/pypi-cuda.lock.json "$WORK/moved.lock.json"
 run lock --check
 check "lock --check: exit 1 naming what moved (sympy 1.13.3 -> $(locked sympy pypi-cuda-2.8.0-cu128-debian12))" \
@@ -95,13 +94,7 @@ UV_OVERRIDE="$WORK/override.txt" UV_RESOLUTION=lowest run lock
 check "UV_OVERRIDE and UV_RESOLUTION in the environment change nothing (lock unchanged)" \
   bash -c "test $(rc) = 0 && grep -q '$VARIANT .* unchanged' '$WORK/out' && cmp -s manifests/pypi-cuda.lock.json '$WORK/good.lock.json'"
 # A lock file whose packages contradict its own inputs (torch edited to 2.8.0) is refused.
-python3 - "$VARIANT" <<'EOF'
-import json, sys
-p = "manifests/pypi-cuda.lock.json"
-d = json.load(open(p))
-d["python"][sys.argv[1]]["packages"]["torch"]["version"] = "2.8.0"
-open(p, "w").write(json.dumps(d, indent=2) + "\n")
-EOF
+set_locked_version torch 2.8.0
 run render --out "$WORK/contradicted"
 check "a lock that pins torch 2.8.0 for torch==2.9.1 is refused (exit 2, path and both versions named)" \
   bash -c "test $(rc) = 2 && grep -q 'packages: the lock has torch .2.8.0., but its inputs pin torch==2.9.1' '$WORK/err' && [ ! -e '$WORK/contradicted' ]"
