@@ -7,13 +7,21 @@
   libraries mapped into this process (/proc/self/maps), with their paths.
 * What is installed: the torch, torchvision, torchaudio, triton and nvidia-* distributions
   the interpreter sees (importlib.metadata), with their versions.
+* After a crash: which shared object the loader was loading (LD_DEBUG=files,libs output of a
+  re-run of the crashing stage, ld_debug_loading).
+* Other interpreters with torch: their torch version and whether it imports (OtherInterpreters).
 
 Python 3.7+, standard library only.
 """
 import json
 import os
+import re
+import select
+import signal
 import subprocess
 import sys
+import threading
+import time
 
 # Asked of each candidate interpreter; Python 2 answers too (and is passed over).
 _ASK = r"""
@@ -114,8 +122,13 @@ def distributions():
             except Exception:  # noqa: BLE001 - metadata of a broken install
                 location = None
             entry = {"version": dist.version, "location": location}
-            if name == "torch":  # the wheels it pins: what a missing library should come from
-                entry["requires"] = list(dist.requires or [])
+            if name in ("torch", "torchvision", "torchaudio"):
+                # What it pins: the wheel a missing library should come from (torch), the torch
+                # a companion was built for (torchvision, torchaudio).
+                try:
+                    entry["requires"] = list(dist.requires or [])
+                except Exception:  # noqa: BLE001 - unreadable METADATA
+                    entry["requires"] = []
             out.setdefault(name, entry)
     return out
 
@@ -130,3 +143,219 @@ def site_dirs(torch_file, probe_dir):
         if os.path.isdir(d) and d != probe_dir and d not in dirs:
             dirs.append(d)
     return dirs
+
+
+def signal_name(num):
+    try:
+        return signal.Signals(num).name
+    except (ValueError, AttributeError):
+        return "signal %d" % num
+
+
+def run_bounded(cmd, timeout, env=None, limit=64 * 1024):
+    """Runs cmd with its output bounded (the first `limit` bytes of stdout, the last `limit` of
+    stderr) and a wall-clock limit. Returns (returncode or None when it timed out, stdout,
+    stderr) as text; (None, "", error) when it cannot start."""
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env, start_new_session=True)
+    except OSError as e:
+        return "not started", "", "%s: %s" % (type(e).__name__, e)
+    out, err = bytearray(), bytearray()
+    open_fds = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    exited_at = None
+    while open_fds:
+        now = time.monotonic()
+        if now >= deadline:
+            timed_out = proc.poll() is None
+            break
+        if proc.poll() is not None:
+            # Exited: what is still in the pipes comes at once; a grandchild that keeps them
+            # open is not waited for.
+            exited_at = exited_at or now
+            if now - exited_at > 1.0:
+                break
+        ready, _, _ = select.select(list(open_fds), [], [], 0.1)
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                del open_fds[fd]
+                continue
+            buf = open_fds[fd]
+            if buf is out:
+                if len(out) < limit:
+                    out.extend(chunk[:limit - len(out)])
+            else:
+                err.extend(chunk)
+                if len(err) > 2 * limit:
+                    del err[:len(err) - limit]
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            proc.kill()
+    proc.wait()
+    proc.stdout.close()
+    proc.stderr.close()
+    code = None if timed_out else proc.returncode
+    return code, out.decode("utf-8", "replace"), bytes(err[-limit:]).decode("utf-8", "replace")
+
+
+# ---------------------------------------------------------------------------------------
+# After a crash: what the loader was loading.
+
+_LD_OPEN = re.compile(r"^file=(.+?) \[\d+\];\s+(needed by|dynamically loaded by) ")
+_LD_NS = re.compile(r" \[\d+\]$")
+
+
+def ld_debug_loading(path, limit=4 << 20):
+    """The shared object being loaded when the process that wrote LD_DEBUG=files,libs output
+    to `path` died, as (path, phase), or (None, None).
+
+    Reads at most the last `limit` bytes. Events, in order: "file=NAME [ns];  needed by ..." /
+    "dynamically loaded by ..." opens NAME; "trying file=PATH" (libs) names where NAME was
+    searched, the last existing one being where it was found; "calling init: PATH" completes
+    the loads before it. The answer is the last object opened after the last "calling init"
+    (phase "mapping": its mapping, relocation or a failed dlopen of it was the last thing the
+    loader did), else the object of the last "calling init" when nothing follows it (phase
+    "initializing": the crash came in its initializer, or later in code that loaded nothing
+    more)."""
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            if size > limit:
+                f.seek(size - limit)
+                f.readline()  # a partial line
+            text = f.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return None, None
+    pending, current, last = [], None, None
+    for raw in text.splitlines():
+        pid, sep, line = raw.partition(":")
+        if not sep or not pid.strip().isdigit():
+            continue
+        line = line.strip()
+        m = _LD_OPEN.match(line)
+        if m:
+            name = m.group(1)
+            current = [name, name if "/" in name else None]
+            pending.append(current)
+            last = "open"
+        elif line.startswith("trying file="):
+            tried = line[len("trying file="):].strip()
+            if current is not None and os.path.exists(tried):
+                current[1] = tried
+        elif line.startswith("calling init:"):
+            init = _LD_NS.sub("", line[len("calling init:"):].strip())
+            pending, current, last = [], None, ("init", init)
+    if pending:
+        name, where = pending[-1]
+        return where or name, "mapping"
+    if isinstance(last, tuple) and last[1]:
+        return last[1], "initializing"
+    return None, None
+
+
+# ---------------------------------------------------------------------------------------
+# Other interpreters: does their torch import?
+
+_OTHER = r"""
+import json, sys
+try:
+    import torch
+    print(json.dumps({"torch": torch.__version__, "cuda": getattr(torch.version, "cuda", None)}))
+except BaseException as e:
+    t = str(e).strip()
+    print(json.dumps({"error": "%s: %s" % (type(e).__name__, t.splitlines()[0] if t else "")}))
+    sys.exit(1)
+"""
+
+
+def other_interpreter(path, timeout=90):
+    """{"path","realpath","python","torch_origin","torch","cuda","imports","error"} for an
+    interpreter that finds a torch package; None when it finds none (or does not run)."""
+    info = ask(path)
+    if info is None or not info["version"].startswith("3.") or not (
+            info["torch_origin"] or info["torch_error"]):
+        return None
+    rec = {"path": path, "realpath": os.path.realpath(path), "python": info["version"],
+           "torch_origin": info["torch_origin"], "torch": None, "cuda": None, "imports": False,
+           "error": info["torch_error"]}
+    code, out, err = run_bounded([path, "-c", _OTHER], timeout)
+    answer = None
+    for line in reversed(out.strip().splitlines()):
+        try:
+            answer = json.loads(line)
+            break
+        except ValueError:
+            continue
+    if code is None:
+        rec["error"] = "timed out after %d s" % timeout
+    elif isinstance(code, int) and code < 0:
+        rec["error"] = "died of %s" % signal_name(-code)
+    elif isinstance(answer, dict) and answer.get("torch") is not None and code == 0:
+        rec.update(torch=answer["torch"], cuda=answer.get("cuda"), imports=True, error=None)
+    elif isinstance(answer, dict) and answer.get("error"):
+        rec["error"] = answer["error"]
+    else:
+        lines = [ln.strip() for ln in err.splitlines() if ln.strip()]
+        rec["error"] = lines[-1] if lines else "exited with code %s" % code
+    return rec
+
+
+def interpreter_key(path):
+    """What makes two interpreter paths one interpreter: the same file (os.path.realpath) in
+    the same virtual environment. A venv's bin/python is a symlink to its base interpreter, so
+    the realpath alone would call /opt/venv/bin/python and /usr/bin/python3 one interpreter;
+    the pyvenv.cfg beside it or one directory up (where Python itself looks) tells them apart."""
+    real = os.path.realpath(path)
+    d = os.path.dirname(os.path.abspath(path))
+    for root in (d, os.path.dirname(d)):
+        if os.path.isfile(os.path.join(root, "pyvenv.cfg")):
+            return real, os.path.realpath(root)
+    return real, None
+
+
+class OtherInterpreters(object):
+    """Checks interpreters other than the chosen one in the background, `parallel` at a time;
+    results() waits for them and keeps the order they were given in."""
+
+    def __init__(self, paths, chosen, timeout=90, parallel=2):
+        todo = []
+        seen = set([interpreter_key(chosen)]) if chosen else set()
+        for p in paths:
+            if not p or not os.path.isabs(p) or not (os.path.isfile(p) and os.access(p, os.X_OK)):
+                continue
+            key = interpreter_key(p)
+            if key in seen:
+                continue
+            seen.add(key)
+            todo.append(p)
+        self._todo = list(enumerate(todo))
+        self._out = [None] * len(todo)
+        self._lock = threading.Lock()
+        self._timeout = timeout
+        self._threads = [threading.Thread(target=self._run) for _ in range(min(parallel, len(todo)))]
+        for t in self._threads:
+            t.daemon = True
+            t.start()
+
+    def _run(self):
+        while True:
+            with self._lock:
+                if not self._todo:
+                    return
+                i, path = self._todo.pop(0)
+            try:
+                self._out[i] = other_interpreter(path, self._timeout)
+            except Exception as e:  # noqa: BLE001 - one interpreter never sinks the probe
+                self._out[i] = {"path": path, "realpath": os.path.realpath(path), "python": None,
+                                "torch_origin": None, "torch": None, "cuda": None, "imports": False,
+                                "error": "%s: %s" % (type(e).__name__, e)}
+
+    def results(self):
+        for t in self._threads:
+            t.join()
+        return [r for r in self._out if r is not None]
