@@ -13,6 +13,16 @@ architecture list and the visible devices. Checks:
   rendezvous is a file in a temporary directory and Gloo/NCCL talk over loopback, so it
   works inside a container started with --network=none.
 
+Crash isolation: this process never imports torch. It picks the interpreter (--candidates),
+finds the site directories and installed distributions, then forks a child that does
+everything touching torch (import, what it reports, torchvision/torchaudio, matmul, the
+all-reduce, whose gloo ranks fork from the child). The child announces each stage and sends
+what it found through a pipe, with faulthandler (all threads) on a second pipe; when it dies
+of a signal the parent reports data.crash (signal, stage, faulthandler's last lines, and the
+library being loaded, from one LD_DEBUG=files,libs re-run of the stage) with everything found
+before. Other interpreters of the image (--others) that find torch are asked, two at a time
+and while the child works, whether their torch imports.
+
 Output contract (probes/README.md): human lines, then one JSON object on the last line of
 stdout; exit 0 pass, 1 fail, 2 waived, 3 error. Flags are --name=value:
 
@@ -27,6 +37,10 @@ stdout; exit 0 pass, 1 fail, 2 waived, 3 error. Flags are --name=value:
   --world-size=N    processes in the all-reduce, default 2
   --backend=NAME    auto (default), gloo or nccl
   --timeout=S       seconds the all-reduce may take, processes' start included, default 120
+  --candidates=A:B  the image's interpreters in the order it resolves them; the first that
+                    finds a torch package runs the probe (re-executed under it)
+  --others=A:B      the image's other interpreters: each that finds torch is listed in
+                    data.other_interpreters with its torch version and whether it imports
 
 Python 3.7+, standard library and torch only.
 """
@@ -151,22 +165,31 @@ def arch_list(torch):
     return archs
 
 
-def describe(torch):
+def describe(torch, stage=None):
+    """What torch reports about itself; stage(name, info) is called before each call that can
+    crash the process (the child reports where it was)."""
+    stage = stage or (lambda name, info: None)
     info = {
         "torch": torch.__version__,
         "cuda": getattr(torch.version, "cuda", None),
         "hip": getattr(torch.version, "hip", None),
         "cudnn": None,
-        "nccl": nccl_version_string(torch),
-        "arch_list": arch_list(torch),
+        "nccl": None,
+        "arch_list": [],
         "cuda_available": False,
         "device_count": 0,
         "devices": [],
     }
+    stage("torch.backends.cudnn.version()", info)
     try:
         info["cudnn"] = torch.backends.cudnn.version()
     except Exception as e:  # noqa: BLE001 - "cuDNN version incompatibility" is evidence
         info["cudnn_error"] = "%s: %s" % (type(e).__name__, first_line(e))
+    stage("torch.cuda.nccl.version()", info)
+    info["nccl"] = nccl_version_string(torch)
+    stage("torch.cuda.get_arch_list()", info)
+    info["arch_list"] = arch_list(torch)
+    stage("torch.cuda.is_available()", info)
     try:
         info["cuda_available"] = bool(torch.cuda.is_available())
     except Exception as e:
@@ -184,6 +207,68 @@ def describe(torch):
                 "multiprocessors": int(p.multi_processor_count),
             })
     return info
+
+
+def error_text(e):
+    return "%s: %s" % (type(e).__name__, first_line(e))
+
+
+def companion_installed(name, distributions):
+    if isinstance(distributions, dict):
+        return name in distributions
+    try:  # Python 3.7: no importlib.metadata, so no distributions; is the module there?
+        import importlib.util
+        return importlib.util.find_spec(name) is not None
+    except BaseException:  # noqa: B902
+        return False
+
+
+NMS_BOXES = [[0.0, 0.0, 10.0, 10.0], [1.0, 1.0, 11.0, 11.0], [50.0, 50.0, 60.0, 60.0]]
+NMS_SCORES = [0.9, 0.8, 0.7]
+NMS_KEEP = [0, 2]  # the second box overlaps the first with IoU 0.68 > 0.5
+
+
+def check_torchvision(torch, dist_version, stage):
+    """{"version","imports","import_error","ops_ok","ops_error"}: does torchvision import
+    against this torch, and are its C++ operators registered (a torchvision built for another
+    torch imports, or fails with "operator torchvision::nms does not exist")."""
+    out = {"version": dist_version, "imports": False, "import_error": None, "ops_ok": None,
+           "ops_error": None}
+    stage("import torchvision")
+    try:
+        import torchvision
+    except BaseException as e:  # noqa: B902 - RuntimeError, ImportError, OSError, ...
+        out["import_error"] = error_text(e)
+        return out
+    out["imports"] = True
+    out["version"] = getattr(torchvision, "__version__", None) or dist_version
+    stage("torchvision.ops.nms")
+    try:
+        torch.ops.torchvision.nms  # noqa: B018 - raises when the operator is not registered
+        keep = torchvision.ops.nms(torch.tensor(NMS_BOXES, dtype=torch.float32),
+                                   torch.tensor(NMS_SCORES, dtype=torch.float32), 0.5)
+        got = [int(x) for x in keep.tolist()]
+        if got == NMS_KEEP:
+            out["ops_ok"] = True
+        else:
+            out["ops_ok"] = False
+            out["ops_error"] = "torchvision.ops.nms kept %s, expected %s" % (got, NMS_KEEP)
+    except BaseException as e:  # noqa: B902
+        out["ops_ok"], out["ops_error"] = False, error_text(e)
+    return out
+
+
+def check_torchaudio(dist_version, stage):
+    out = {"version": dist_version, "imports": False, "import_error": None}
+    stage("import torchaudio")
+    try:
+        import torchaudio
+    except BaseException as e:  # noqa: B902
+        out["import_error"] = error_text(e)
+        return out
+    out["imports"] = True
+    out["version"] = getattr(torchaudio, "__version__", None) or dist_version
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -274,6 +359,11 @@ class ForkedRank(object):
                 fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
                 os.dup2(fd, 1)
                 os.dup2(fd, 2)
+                # The probe's child sends fatal-signal tracebacks to the parent; a rank's own
+                # go to its error file.
+                import faulthandler
+                if faulthandler.is_enabled():
+                    faulthandler.enable(file=sys.stderr, all_threads=True)
                 rank_flags = dict(flags)
                 rank_flags.update({"_rank": rank, "_result": result, "backend": "gloo"})
                 code = worker(rank_flags)
@@ -396,6 +486,9 @@ FLAGS = {
     # The image's interpreters, ':'-separated, in the order the image would use them; the
     # first that finds torch runs the probe. Empty: this interpreter.
     "candidates": (str, ""),
+    # Other interpreters of the image, ':'-separated: each that finds torch is asked, in a
+    # subprocess, whether it imports (data.other_interpreters).
+    "others": (str, ""),
     # Hidden, for tests and for the ranks themselves.
     "inject-error": (to_bool, False),
     "inject-hang": (to_bool, False),
@@ -405,6 +498,317 @@ FLAGS = {
     "_init": (str, ""),
     "_result": (str, ""),
 }
+
+OTHERS_TIMEOUT = 90      # seconds for each other interpreter's `import torch`
+OTHERS_PARALLEL = 2      # other interpreters checked at a time
+RERUN_TIMEOUT = 60       # seconds for the LD_DEBUG re-run of a stage that crashed
+TRACEBACK_LINES = 30     # faulthandler lines kept
+FAULT_BYTES = 256 * 1024     # faulthandler output kept (its tail)
+MESSAGE_BYTES = 64 << 20     # what the child may send before the rest is dropped
+
+# The stages the child announces before it enters them, and what re-runs each in a fresh
+# interpreter after a crash (to name the library being loaded); matmul and the all-reduce
+# are not re-run.
+RERUN = {
+    "import torch": "import torch",
+    "torch.backends.cudnn.version()": "import torch; torch.backends.cudnn.version()",
+    "torch.cuda.nccl.version()": "import torch; torch.cuda.nccl.version()",
+    "torch.cuda.get_arch_list()": "import torch; torch.cuda.get_arch_list()",
+    "torch.cuda.is_available()": "import torch; torch.cuda.is_available() and "
+                                 "[torch.cuda.get_device_properties(i) for i in range(torch.cuda.device_count())]",
+    "import torchvision": "import torch, torchvision",
+    "torchvision.ops.nms": "import torch, torchvision; torch.ops.torchvision.nms; torchvision.ops.nms("
+                           "torch.tensor(%r), torch.tensor(%r), 0.5)" % (NMS_BOXES, NMS_SCORES),
+    "import torchaudio": "import torch, torchaudio",
+}
+
+
+class Channel(object):
+    """The child's side of the pipe to the parent: one JSON object a line."""
+
+    def __init__(self, fd):
+        self.fd = fd
+
+    def send(self, obj):
+        buf = (json.dumps(obj, separators=(",", ":")) + "\n").encode("utf-8")
+        while buf:
+            n = os.write(self.fd, buf)
+            buf = buf[n:]
+
+
+def child_main(flags, dtypes, parent_data, chan):
+    """Everything that touches torch, in a forked child: a crash here loses nothing the parent
+    found. Sends {"stage": name} before each stage, {"data": {...}} with the fields found so
+    far, and {"result": {"status", "reason"}} at the end."""
+    data = {}
+    describing = [True]
+
+    def stage(name, found=None):
+        if found:
+            data.update(found)
+        if describing[0] and "torch" in data:
+            data["loaded_libraries"] = probe_env.loaded_libraries()
+        chan.send({"data": data})
+        chan.send({"stage": name})
+
+    def result(status, reason):
+        chan.send({"data": data})
+        chan.send({"result": {"status": status, "reason": reason}})
+
+    stage("import torch")
+    try:
+        import torch
+    except BaseException as e:  # noqa: B902 - ImportError, OSError from a missing .so, anything
+        msg = error_text(e)
+        data["import_error"] = msg
+        log("import torch failed: " + msg)
+        return result("fail", "import torch failed: " + msg)
+
+    data["torch"] = torch.__version__
+    data["torch_file"] = getattr(torch, "__file__", None)
+    data.update(describe(torch, stage))
+    describing[0] = False
+    # What this torch really loaded, from where, and what is installed beside it.
+    data["loaded_libraries"] = probe_env.loaded_libraries()
+    log("python %s (%s)" % (sys.version.split()[0], sys.executable))
+    log("torch %s, CUDA %s, cuDNN %s, NCCL %s" % (data["torch"], data["cuda"], data["cudnn"], data["nccl"]))
+    log("arch list: %s" % (" ".join(data["arch_list"]) or "(none)"))
+    log("CUDA available: %s, %d device(s)" % (data["cuda_available"], data["device_count"]))
+    for d in data["devices"]:
+        log("  cuda:%d %s, compute capability %s, %.1f GiB, %d SMs" % (
+            d["index"], d["name"], d["cc"], d["memory_bytes"] / 2.0 ** 30, d["multiprocessors"]))
+
+    # Companions: recorded, judged by the core; they never change this probe's status.
+    dists = parent_data.get("distributions")
+    for name in ("torchvision", "torchaudio"):
+        if not companion_installed(name, dists):
+            continue
+        version = dists[name]["version"] if isinstance(dists, dict) else None
+        if name == "torchvision":
+            data[name] = check_torchvision(torch, version, stage)
+            tv = data[name]
+            log("torchvision %s: %s" % (tv["version"], "imports" + (
+                ", nms runs" if tv["ops_ok"] else ", nms fails: %s" % tv["ops_error"])
+                if tv["imports"] else "does not import: %s" % tv["import_error"]))
+        else:
+            data[name] = check_torchaudio(version, stage)
+            ta = data[name]
+            log("torchaudio %s: %s" % (ta["version"], "imports" if ta["imports"]
+                                       else "does not import: %s" % ta["import_error"]))
+
+    failures, errors = [], []
+    notes = list(parent_data.get("notes") or [])
+    data["notes"] = notes
+    if not data["cuda_available"]:
+        notes.append("no usable CUDA device: matmul skipped")
+        log("no usable CUDA device: matmul skipped")
+    elif not dtypes:
+        notes.append("--dtypes=none: matmul skipped")
+    else:
+        stage("matmul")
+        try:
+            data["matmul"] = torch_matmul.matmuls(torch, dtypes, flags["size"], flags["repeats"], flags["warmup"],
+                                                  log, flags["operands-from"])
+        except Exception as e:
+            errors.append("matmul: %s: %s" % (type(e).__name__, e))
+        else:
+            for r in data["matmul"]["results"]:
+                if r["error"]:
+                    # fp8 needs compute capability 8.9+; elsewhere its absence is a note.
+                    if r["dtype"] == "fp8":
+                        notes.append("fp8 matmul not run: " + r["error"])
+                    else:
+                        errors.append("matmul %s: %s" % (r["dtype"], r["error"]))
+                elif not r["correct"]:
+                    failures.append("matmul %s wrong: max abs error %s > tolerance %.3g" % (
+                        r["dtype"], r["max_abs_err"], r["tolerance"]))
+
+    stage("distributed")
+    backend = flags["backend"]
+    if backend == "auto":
+        nccl_ok = False
+        try:
+            import torch.distributed as dist
+            nccl_ok = dist.is_available() and dist.is_nccl_available()
+        except Exception:
+            pass
+        backend = "nccl" if nccl_ok and data["device_count"] >= flags["world-size"] else "gloo"
+    if backend == "nccl" and data["device_count"] < flags["world-size"]:
+        errors.append("distributed all-reduce: backend nccl needs %d GPUs, %d visible" % (
+            flags["world-size"], data["device_count"]))
+        return result("fail" if failures else "error", "; ".join(failures + errors))
+    log("distributed all-reduce: backend %s, world size %d, file:// rendezvous, timeout %d s" % (
+        backend, flags["world-size"], flags["timeout"]))
+    d = distributed(flags, backend)
+    data["distributed"] = d
+    if d["timed_out"]:
+        failures.append("distributed all-reduce did not finish within %d s" % flags["timeout"])
+        log("distributed all-reduce did not finish within %d s; ranks killed" % flags["timeout"])
+    elif d["error"]:
+        errors.append("distributed all-reduce: " + d["error"])
+        log("distributed all-reduce: error: " + d["error"])
+    else:
+        log("distributed all-reduce: expected checksum %s, observed %s: %s (%.2f s)" % (
+            d["expected"], d["observed"], "exact" if d["exact"] else "WRONG", d["seconds"]))
+        if not d["exact"]:
+            failures.append("distributed all-reduce (%s, %d ranks) inexact: expected checksum %s, observed %s" % (
+                backend, flags["world-size"], d["expected"], d["observed"]))
+
+    # Correctness the probe decided (fail) outranks what it could not do (error).
+    if failures:
+        return result("fail", "; ".join(failures + errors))
+    if errors:
+        return result("error", "; ".join(errors))
+    return result("pass", "")
+
+
+def start_child(flags, dtypes, data):
+    """Forks the child that imports torch. Returns (pid, message fd, faulthandler fd)."""
+    msg_r, msg_w = os.pipe()
+    fault_r, fault_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            os.close(msg_r)
+            os.close(fault_r)
+            import faulthandler
+            fault = os.fdopen(fault_w, "w")
+            faulthandler.enable(file=fault, all_threads=True)
+            chan = Channel(msg_w)
+            try:
+                child_main(flags, dtypes, data, chan)
+                code = 0
+            except BaseException as e:  # noqa: B902 - say what went wrong, then exit non-zero
+                try:
+                    chan.send({"result": {"status": "error",
+                                          "reason": "torch probe child: %s" % error_text(e)}})
+                except OSError:
+                    pass
+                code = 0
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+    os.close(msg_w)
+    os.close(fault_w)
+    return pid, msg_r, fault_r
+
+
+def wait_child(pid, msg_r, fault_r):
+    """Reads the child's messages and faulthandler output until it exits. Returns
+    (wait status, [messages], faulthandler text)."""
+    import select
+    bufs = {msg_r: bytearray(), fault_r: bytearray()}
+    limits = {msg_r: MESSAGE_BYTES, fault_r: FAULT_BYTES}
+    open_fds = [msg_r, fault_r]
+    status, exited_at = None, None
+    while True:
+        if status is None:
+            got, st = os.waitpid(pid, os.WNOHANG)
+            if got == pid:
+                status, exited_at = st, time.monotonic()
+        if status is not None and (not open_fds or time.monotonic() - exited_at > 1.0):
+            break  # a rank forked from the child may keep the pipes open: not waited for
+        if not open_fds:
+            _, status = os.waitpid(pid, 0)
+            break
+        ready, _, _ = select.select(open_fds, [], [], 0.05 if status is not None else 0.2)
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                open_fds.remove(fd)
+                continue
+            buf = bufs[fd]
+            if fd == fault_r:
+                buf.extend(chunk)
+                if len(buf) > 2 * limits[fd]:
+                    del buf[:len(buf) - limits[fd]]
+            elif len(buf) < limits[fd]:
+                buf.extend(chunk)
+    os.close(msg_r)
+    os.close(fault_r)
+    messages = []
+    for line in bytes(bufs[msg_r]).split(b"\n"):
+        try:
+            messages.append(json.loads(line.decode("utf-8", "replace")))
+        except ValueError:
+            continue
+    return status, messages, bytes(bufs[fault_r][-FAULT_BYTES:]).decode("utf-8", "replace")
+
+
+def interpreter_flags():
+    try:
+        return list(subprocess._args_from_interpreter_flags())
+    except Exception:  # noqa: BLE001 - a private helper; without it, no flags
+        return []
+
+
+def rerun_loading(stage):
+    """Re-runs the stage that crashed once, under LD_DEBUG=files,libs: (what it was loading,
+    phase, how the re-run ended)."""
+    code = RERUN.get(stage)
+    if code is None:
+        return None, None, None
+    try:
+        tmp = tempfile.mkdtemp(prefix="torchdock-probe-torch-ld-")
+    except OSError as e:
+        return None, None, "not run: %s" % error_text(e)
+    try:
+        env = dict(os.environ)
+        env.update({"LD_DEBUG": "files,libs", "LD_DEBUG_OUTPUT": os.path.join(tmp, "ld")})
+        env.pop("TORCHDOCK_PROBE_TRIED", None)
+        env.pop("TORCHDOCK_PROBE_CHOSEN", None)
+        cmd = [sys.executable] + interpreter_flags() + ["-c", code]
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+        except OSError as e:
+            return None, None, "not run: %s" % error_text(e)
+        try:
+            rc = proc.wait(timeout=RERUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            return None, None, "timed out after %d s" % RERUN_TIMEOUT
+        if rc >= 0:
+            return None, None, "exited with code %d (the crash did not recur)" % rc
+        ended = "died of %s" % probe_env.signal_name(-rc)
+        path, phase = probe_env.ld_debug_loading(os.path.join(tmp, "ld.%d" % proc.pid))
+        return path, phase, ended
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def crash_report(signum, stage, fault_text):
+    """data.crash and the reason for a child that died of signal `signum` in `stage`."""
+    name = probe_env.signal_name(signum)
+    lines = [ln.rstrip() for ln in fault_text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    crash = {"signal": name, "signal_number": signum, "exit_code": 128 + signum, "stage": stage,
+             "traceback": lines[-TRACEBACK_LINES:], "loading": None, "loading_evidence": None,
+             "last_initialized": None, "rerun": None}
+    if stage:
+        log("%s died of %s; re-running it under LD_DEBUG to see what it was loading" % (stage, name))
+        path, phase, ended = rerun_loading(stage)
+        crash["rerun"] = ended
+        # Only a load that began and never completed is named as the one being loaded; the
+        # last initializer the loader called may have nothing to do with the crash (a signal
+        # raised later in ordinary code looks the same), so it is reported apart.
+        if path and phase == "mapping":
+            crash.update(loading=path, loading_evidence="LD_DEBUG")
+        elif path:
+            crash["last_initialized"] = path
+    what = "%s (signal %d)" % (name, signum)
+    if stage and stage.startswith("import "):
+        reason = "%s died of %s" % (stage, what)
+    else:
+        reason = "torch died of %s in %s" % (what, stage or "its child process before any stage")
+    if crash["loading"]:
+        reason += " while loading " + crash["loading"]
+    return crash, reason
 
 
 def main(argv):
@@ -425,25 +829,39 @@ def main(argv):
     except FlagError as e:
         return finish("error", str(e), {})
 
+    # This process never imports torch: what it finds here survives a crash of the child.
     data = {"torch": None, "cuda": None, "cudnn": None, "nccl": None, "arch_list": [], "cuda_available": False,
             "devices": [], "matmul": None, "distributed": None, "notes": []}
     data["python"] = sys.version.split()[0]
     data["python_executable"] = sys.executable
+    interpreter = {"path": sys.executable, "realpath": os.path.realpath(sys.executable), "candidate_index": None}
     if flags["candidates"] and not flags["_chosen"]:
-        chosen, tried = probe_env.discover(flags["candidates"].split(":"))
+        candidates = flags["candidates"].split(":")
+        chosen, tried = probe_env.discover(candidates)
         if chosen is None:
             data["interpreters_tried"] = tried
+            data["interpreter"] = None
+            data["other_interpreters"] = probe_env.OtherInterpreters(
+                flags["others"].split(":"), None, OTHERS_TIMEOUT, OTHERS_PARALLEL).results()
             reason = "no PyTorch found; interpreters tried: " + (", ".join(tried) or "none")
             log(reason)
             return finish("waived", reason, data)
+        interpreter = {"path": chosen, "realpath": os.path.realpath(chosen),
+                       "candidate_index": candidates.index(chosen)}
         if chosen != sys.executable:
             os.environ["TORCHDOCK_PROBE_TRIED"] = json.dumps(tried)
+            os.environ["TORCHDOCK_PROBE_CHOSEN"] = json.dumps(interpreter)
             os.execv(chosen, [chosen, os.path.abspath(__file__)] + list(argv) + ["--_chosen"])
         data["interpreters_tried"] = tried
     elif flags["_chosen"]:
         data["interpreters_tried"] = json.loads(os.environ.pop("TORCHDOCK_PROBE_TRIED", "[]"))
+        try:
+            interpreter.update(json.loads(os.environ.pop("TORCHDOCK_PROBE_CHOSEN", "{}")))
+        except ValueError:
+            pass
     else:
         data["interpreters_tried"] = ["%s (%s)" % (sys.executable, data["python"])]
+    data["interpreter"] = interpreter
     # No torch at all is an observation (waived); a torch that is there but does not import
     # is a finding (fail) whose error text is the evidence.
     try:
@@ -459,91 +877,54 @@ def main(argv):
     # What is installed, also when torch does not import (the import error's missing library
     # is then named with the wheel torch pins for it).
     data["distributions"] = probe_env.distributions()
-    if spec is None and "import_error" not in data:
-        log("no torch module for python %s (%s)" % (data["python"], sys.executable))
-        return finish("waived", "no torch module for python %s (%s)" % (data["python"], sys.executable), data)
-    try:
-        if "import_error" in data:
-            raise ImportError(data["import_error"])
-        import torch
-    except BaseException as e:  # noqa: B902 - ImportError, OSError from a missing .so, anything
-        msg = data.get("import_error") or "%s: %s" % (type(e).__name__, first_line(e))
-        data["import_error"] = msg
-        log("import torch failed: " + msg)
-        return finish("fail", "import torch failed: " + msg, data)
 
-    data.update(describe(torch))
-    # What this torch really loaded, from where, and what is installed beside it.
-    data["torch_file"] = getattr(torch, "__file__", None)
-    data["loaded_libraries"] = probe_env.loaded_libraries()
-    log("python %s (%s)" % (sys.version.split()[0], sys.executable))
-    log("torch %s, CUDA %s, cuDNN %s, NCCL %s" % (data["torch"], data["cuda"], data["cudnn"], data["nccl"]))
-    log("arch list: %s" % (" ".join(data["arch_list"]) or "(none)"))
-    log("CUDA available: %s, %d device(s)" % (data["cuda_available"], data["device_count"]))
-    for d in data["devices"]:
-        log("  cuda:%d %s, compute capability %s, %.1f GiB, %d SMs" % (
-            d["index"], d["name"], d["cc"], d["memory_bytes"] / 2.0 ** 30, d["multiprocessors"]))
+    if spec is None:
+        others = probe_env.OtherInterpreters(flags["others"].split(":"), sys.executable,
+                                             OTHERS_TIMEOUT, OTHERS_PARALLEL)
+        data["other_interpreters"] = others.results()
+        if "import_error" not in data:
+            log("no torch module for python %s (%s)" % (data["python"], sys.executable))
+            return finish("waived", "no torch module for python %s (%s)" % (data["python"], sys.executable), data)
+        log("import torch failed: " + data["import_error"])
+        return finish("fail", "import torch failed: " + data["import_error"], data)
 
-    failures, errors = [], []
-    if not data["cuda_available"]:
-        data["notes"].append("no usable CUDA device: matmul skipped")
-        log("no usable CUDA device: matmul skipped")
-    elif not dtypes:
-        data["notes"].append("--dtypes=none: matmul skipped")
+    pid, msg_r, fault_r = start_child(flags, dtypes, data)
+    # Started after the fork (no threads are forked), checked while the child works.
+    others = probe_env.OtherInterpreters(flags["others"].split(":"), sys.executable,
+                                         OTHERS_TIMEOUT, OTHERS_PARALLEL)
+    status_word, messages, fault_text = wait_child(pid, msg_r, fault_r)
+    stage, result = None, None
+    for m in messages:
+        if "data" in m and isinstance(m["data"], dict):
+            data.update(m["data"])
+        if "stage" in m:
+            stage = m["stage"]
+        if "result" in m and isinstance(m["result"], dict):
+            result = m["result"]
+    if result is not None and result.get("status") in EXIT:
+        status, reason = result["status"], result.get("reason", "")
+    elif os.WIFSIGNALED(status_word):
+        crash, reason = crash_report(os.WTERMSIG(status_word), stage, fault_text)
+        data["crash"] = crash
+        # The fields the core already reads: an import that crashed is an import error, a
+        # cuDNN check that crashed is torch's cuDNN failing.
+        if stage == "import torch":
+            data["import_error"] = reason
+        elif stage == "torch.backends.cudnn.version()":
+            data["cudnn_error"] = reason
+        log(reason)
+        status = "fail"
     else:
-        try:
-            data["matmul"] = torch_matmul.matmuls(torch, dtypes, flags["size"], flags["repeats"], flags["warmup"],
-                                                  log, flags["operands-from"])
-        except Exception as e:
-            errors.append("matmul: %s: %s" % (type(e).__name__, e))
-        else:
-            for r in data["matmul"]["results"]:
-                if r["error"]:
-                    # fp8 needs compute capability 8.9+; elsewhere its absence is a note.
-                    if r["dtype"] == "fp8":
-                        data["notes"].append("fp8 matmul not run: " + r["error"])
-                    else:
-                        errors.append("matmul %s: %s" % (r["dtype"], r["error"]))
-                elif not r["correct"]:
-                    failures.append("matmul %s wrong: max abs error %s > tolerance %.3g" % (
-                        r["dtype"], r["max_abs_err"], r["tolerance"]))
-
-    backend = flags["backend"]
-    if backend == "auto":
-        nccl_ok = False
-        try:
-            import torch.distributed as dist
-            nccl_ok = dist.is_available() and dist.is_nccl_available()
-        except Exception:
-            pass
-        backend = "nccl" if nccl_ok and data["device_count"] >= flags["world-size"] else "gloo"
-    if backend == "nccl" and data["device_count"] < flags["world-size"]:
-        errors.append("distributed all-reduce: backend nccl needs %d GPUs, %d visible" % (
-            flags["world-size"], data["device_count"]))
-        return finish("fail" if failures else "error", "; ".join(failures + errors), data)
-    log("distributed all-reduce: backend %s, world size %d, file:// rendezvous, timeout %d s" % (
-        backend, flags["world-size"], flags["timeout"]))
-    d = distributed(flags, backend)
-    data["distributed"] = d
-    if d["timed_out"]:
-        failures.append("distributed all-reduce did not finish within %d s" % flags["timeout"])
-        log("distributed all-reduce did not finish within %d s; ranks killed" % flags["timeout"])
-    elif d["error"]:
-        errors.append("distributed all-reduce: " + d["error"])
-        log("distributed all-reduce: error: " + d["error"])
-    else:
-        log("distributed all-reduce: expected checksum %s, observed %s: %s (%.2f s)" % (
-            d["expected"], d["observed"], "exact" if d["exact"] else "WRONG", d["seconds"]))
-        if not d["exact"]:
-            failures.append("distributed all-reduce (%s, %d ranks) inexact: expected checksum %s, observed %s" % (
-                backend, flags["world-size"], d["expected"], d["observed"]))
-
-    # Correctness the probe decided (fail) outranks what it could not do (error).
-    if failures:
-        return finish("fail", "; ".join(failures + errors), data)
-    if errors:
-        return finish("error", "; ".join(errors), data)
-    return finish("pass", "", data)
+        code = os.WEXITSTATUS(status_word) if os.WIFEXITED(status_word) else status_word
+        status = "error"
+        reason = "the torch probe's child process exited with code %s and no result%s" % (
+            code, " (last stage: %s)" % stage if stage else "")
+        log(reason)
+    data["other_interpreters"] = others.results()
+    for o in data["other_interpreters"]:
+        log("other interpreter %s (python %s): torch %s" % (
+            o["path"], o["python"], o["torch"] + " imports" if o["imports"] else "does not import: %s" % o["error"]))
+    return finish(status, reason, data)
 
 
 if __name__ == "__main__":
