@@ -85,9 +85,25 @@ class Json {
     }
     const std::string& text() const { return m_text; }
 
+    // A JSON string of `s`, valid whatever bytes it holds: control characters escaped, and
+    // each byte that is not part of a well-formed UTF-8 sequence (paths and environment values
+    // can be anything) written as \ufffd, so the line always parses.
     static std::string quote(const std::string& s) {
         std::string out = "\"";
-        for (unsigned char c : s) {
+        const std::size_t n = s.size();
+        for (std::size_t i = 0; i < n;) {
+            const unsigned char c = static_cast<unsigned char>(s[i]);
+            if (c >= 0x80) {
+                const std::size_t len = utf8_sequence_length(s, i);
+                if (len == 0) {
+                    out += "\\ufffd";
+                    ++i;
+                } else {
+                    out.append(s, i, len);
+                    i += len;
+                }
+                continue;
+            }
             if (c == '"' || c == '\\') {
                 out += '\\';
                 out += static_cast<char>(c);
@@ -101,8 +117,35 @@ class Json {
                 out += b;
             } else
                 out += static_cast<char>(c);
+            ++i;
         }
         return out + "\"";
+    }
+
+    // Length of the well-formed UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0 when
+    // there is none (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).
+    static std::size_t utf8_sequence_length(const std::string& s, std::size_t i) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        std::size_t len = 0;
+        unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+        if (c >= 0xC2 && c <= 0xDF)
+            len = 2;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3;
+            if (c == 0xE0) lo = 0xA0;
+            if (c == 0xED) hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            if (c == 0xF0) lo = 0x90;
+            if (c == 0xF4) hi = 0x8F;
+        } else
+            return 0;
+        if (i + len > s.size()) return 0;
+        for (std::size_t k = 1; k < len; ++k) {
+            const unsigned char b = static_cast<unsigned char>(s[i + k]);
+            if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return 0;
+        }
+        return len;
     }
 
   private:
