@@ -1,26 +1,42 @@
 #!/usr/bin/env bash
 # Prints how long `torchdock validate` takes on a genuine PyTorch CUDA image (the static
-# tier, no GPU): the whole process, median and min of N runs, with the time of each probe.
-# The image is tdreal/torch:uv from tests/e2e/lib/real_images.sh (pip install torch==2.9.1 on
-# Debian 12); build it first with the real-image suite, or pass another image.
+# tier, no GPU), the whole process, median of N runs each:
+#   cold  the integrity check hashes every file of torch's wheels (an empty cache each run)
+#   warm  the integrity check's answer comes from the cache (same layers, same probe)
+#   floor `docker run --rm IMAGE python -c 'import torch'`: one container start and one
+#         torch import, timed in the same run
+# with the time of each probe in the last warm run. The image is tdreal/torch:uv from
+# tests/e2e/lib/real_images.sh (pip install torch==2.9.1 on Debian 12); build it first with
+# the real-image suite, or pass another image.
 # Usage: bench/validate_real_bench.sh TORCHDOCK PROBES_DIR [IMAGE] [RUNS]
 set -euo pipefail
 TD=$(realpath "$1") PROBES=$(realpath "$2") IMAGE=${3:-tdreal/torch:uv} RUNS=${4:-5}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 source "$ROOT/tests/e2e/lib/services.sh"
-trap services_stop EXIT
+OUT=$(mktemp -d)
+trap 'services_stop; rm -rf "$OUT"' EXIT
 services_start >/dev/null 2>&1
 /usr/bin/docker image inspect "$IMAGE" >/dev/null 2>&1 || {
   echo "validate_real_bench: no image $IMAGE (run tests/e2e/real_images_e2e_test.sh first)" >&2; exit 2; }
-OUT=$(mktemp -d)
-times=()
+
+seconds() { local s; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; echo "$(date +%s.%N) - $s" | bc; }
+median() { printf '%s\n' "$@" | sort -n | awk -v n="$#" 'NR==int((n+1)/2)'; }
+validate() { "$TD" validate "$IMAGE" --probes "$PROBES" --json "$OUT/v.json"; }
+
+cold=() warm=() floor=()
 for i in $(seq 1 "$RUNS"); do
-  s=$(date +%s.%N)
-  "$TD" validate "$IMAGE" --probes "$PROBES" --json "$OUT/v.json" >/dev/null 2>&1 || true
-  times+=("$(echo "$(date +%s.%N) - $s" | bc)")
+  floor+=("$(seconds /usr/bin/docker run --rm --network=none --entrypoint python "$IMAGE" -c 'import torch')")
+  export TORCHDOCK_CACHE_DIR=$OUT/cache-$i
+  cold+=("$(seconds validate)")
+  warm+=("$(seconds validate)")
 done
-sorted=$(printf '%s\n' "${times[@]}" | sort -n)
-median=$(echo "$sorted" | awk -v n="$RUNS" 'NR==int((n+1)/2)')
-min=$(echo "$sorted" | head -1)
-printf 'validate %s (static tier, whole process, %d runs): median %.2f s, min %.2f s\n' "$IMAGE" "$RUNS" "$median" "$min"
-rm -rf "$OUT"
+f=$(median "${floor[@]}") c=$(median "${cold[@]}") w=$(median "${warm[@]}")
+printf 'floor: docker run python -c "import torch" (%d runs): median %.2f s\n' "$RUNS" "$f"
+printf 'validate %s cold (hashing, empty cache): median %.2f s (%.2fx the floor)\n' "$IMAGE" "$c" "$(echo "$c / $f" | bc -l)"
+printf 'validate %s warm (integrity from cache):  median %.2f s (%.2fx the floor)\n' "$IMAGE" "$w" "$(echo "$w / $f" | bc -l)"
+python3 - "$OUT/v.json" <<'PY'
+import json, sys
+img = json.load(open(sys.argv[1]))["images"][0]
+print("last warm run, per probe: " + ", ".join(
+    "%s %.2f s%s" % (n, p["seconds"], " (cached)" if p.get("cached") else "") for n, p in img["probes"].items()))
+PY

@@ -72,7 +72,16 @@ struct Interpreter {
     std::string path, realpath, via;
 };
 
-// Collects interpreters, each real file once (the first path that reaches it), at most kMax.
+// The venv a bin directory belongs to (its parent holds pyvenv.cfg), or "".
+inline std::string venv_root(const std::string& bin_dir) {
+    std::string parent = bin_dir.substr(0, bin_dir.find_last_of('/'));
+    struct stat st;
+    if (parent.empty() || ::stat((parent + "/pyvenv.cfg").c_str(), &st) != 0) return {};
+    return parent;
+}
+
+// Collects interpreters, each real file once per environment (the first path that reaches it), at
+// most kMax.
 class InterpreterScan {
   public:
     static constexpr std::size_t kMax = 64;
@@ -93,7 +102,9 @@ class InterpreterScan {
             const std::string path = in_dir(dir, n);
             if (!is_executable_file(path)) continue;
             const std::string real = real_path(path);
-            if (real.empty() || !m_seen.insert(real).second) continue;
+            // A venv's python is a link to its base interpreter: the same file, another
+            // environment. Each (file, environment) counts once.
+            if (real.empty() || !m_seen.insert(real + "\n" + venv_root(dir)).second) continue;
             m_found.push_back({path, real, via});
         }
     }

@@ -248,7 +248,10 @@ struct Report {
 // One load: the root and, breadth first as ld.so maps them, everything its DT_NEEDED
 // pull in. Each root is a load of its own (a fresh process), so one root's libraries
 // cannot hide another root's missing one.
-void walk(Resolver& res, const Root& root, int max_depth, Report& rep) {
+// `preloaded`: the LD_PRELOAD objects, in the link map before the root (ld.so maps them
+// first, so a DT_NEEDED name they carry as soname is theirs, whatever RPATH says).
+void walk(Resolver& res, const Root& root, int max_depth, const std::vector<Node>& preloaded,
+          Report& rep) {
     std::vector<Node> nodes;
     Node first;
     first.path = root.path;
@@ -279,6 +282,13 @@ void walk(Resolver& res, const Root& root, int max_depth, Report& rep) {
                 }
             }
             if (loaded) continue;
+            const Node* pre = nullptr;
+            for (const auto& n : preloaded)
+                if (n.info->soname == name || base_name(n.path) == name) pre = &n;
+            if (pre) {
+                rep.add_library(name, pre->path, "LD_PRELOAD", needer_path);
+                continue;
+            }
             if (name == kRtld) {  // the loader itself: always loaded already, never searched
                 rep.add_library(name, res.loadable(kRtldPath) ? kRtldPath : "", "rtld",
                                 needer_path);
@@ -327,6 +337,33 @@ Json search_json(const Env& env) {
     return s;
 }
 
+// Directories of the site directories' torch and nvidia-* wheels that this user (the
+// image's USER) cannot list or enter: the libraries in them exist but cannot be loaded, and
+// the fix is their mode, not another install.
+Json unreadable_dirs(const std::vector<std::string>& sites, size_t& count) {
+    Json out = Json::array();
+    count = 0;
+    auto consider = [&](const std::string& dir) {
+        struct stat st;
+        if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+        if (::access(dir.c_str(), R_OK | X_OK) == 0) return;
+        ++count;
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+        out.push(Json::object({{"path", dir},
+                               {"mode", std::string(mode)},
+                               {"uid", static_cast<long long>(st.st_uid)},
+                               {"gid", static_cast<long long>(st.st_gid)}}));
+    };
+    for (const auto& site : sites) {
+        for (const char* sub : {"nvidia", "torch", "torch/lib", "triton"})
+            consider(join(site, sub));
+        for (const auto& d : glob_dirs(join(site, "nvidia/*"))) consider(d);
+        for (const auto& d : glob_dirs(join(site, "nvidia/*/lib"))) consider(d);
+    }
+    return out;
+}
+
 int finish(probe::Exit status, const std::string& reason, const Json& data) {
     if (!reason.empty())
         std::fprintf(stderr, "%s: %s\n", probe::status_name(status), reason.c_str());
@@ -340,7 +377,7 @@ int main(int argc, char** argv) {
     if (argc == 2 && std::strncmp(argv[1], "--ask-version=", 14) == 0)
         return probe::libs::answer_version_request(argv[1] + 14);
     auto flags = probe::parse_flags(argc, argv);
-    std::vector<std::string> extra_roots, extra_sites;
+    std::vector<std::string> extra_roots, extra_sites, preload_names;
     int max_depth = 64;
     std::string cache_path = "/etc/ld.so.cache";
     for (const auto& [key, value] : flags) {
@@ -359,6 +396,10 @@ int main(int argc, char** argv) {
             max_depth = d;
         } else if (key == "ld-so-cache") {
             cache_path = value;
+        } else if (key == "preload") {
+            // LD_PRELOAD's value as the image sets it (torchdock clears the variable for this
+            // probe, so a preloaded library cannot answer for it): ' ' or ':' separated.
+            for (const auto& r : split_any(value, ": ", false)) preload_names.push_back(r);
         } else if (key == "?") {
             return finish(probe::kError,
                           "unexpected argument " + value + " (flags are --name=value)",
@@ -366,7 +407,8 @@ int main(int argc, char** argv) {
         } else {
             return finish(
                 probe::kError,
-                "bad flag --" + key + " (flags: --roots, --max-depth, --site-dirs, --ld-so-cache)",
+                "bad flag --" + key +
+                    " (flags: --roots, --max-depth, --site-dirs, --ld-so-cache, --preload)",
                 Json::object());
         }
     }
@@ -384,6 +426,38 @@ int main(int argc, char** argv) {
     env.platform = kPlatform;
     env.cache.load(cache_path);
     Resolver res(env);
+
+    // ---- LD_PRELOAD ----
+    // Each entry as ld.so maps it: a path as given, a bare name through the program's search
+    // (LD_LIBRARY_PATH, the cache, the default directories). One that cannot be loaded is
+    // reported (ld.so prints an error and goes on).
+    std::vector<Node> preloaded;
+    Json preload_json = Json::array();
+    for (const auto& name : preload_names) {
+        auto f = res.search(name, {}, -1);
+        Json o = Json::object({{"entry", name}});
+        o.set("path", f ? Json(f->path) : Json());
+        if (f) {
+            Node n;
+            n.path = f->path;
+            n.name = name;
+            n.info = &res.elf(f->path);
+            preloaded.push_back(n);
+            o.set("soname", n.info->soname.empty() ? Json() : Json(n.info->soname));
+            o.set("family", family_of(base_name(f->path)).empty()
+                                ? Json()
+                                : Json(family_of(base_name(f->path))));
+            ContentVersion cv = family_of(base_name(f->path)).empty()
+                                    ? ContentVersion{}
+                                    : content_version(family_of(base_name(f->path)), f->path);
+            o.set("version", cv.version.empty() ? Json() : Json(cv.version));
+        } else {
+            o.set("error", access(name.c_str(), F_OK) == 0
+                               ? "cannot be loaded (not a readable ELF object of this machine)"
+                               : "not found");
+        }
+        preload_json.push(o);
+    }
 
     // ---- roots ----
     std::vector<Root> roots;
@@ -454,7 +528,7 @@ int main(int argc, char** argv) {
     Report rep;
     for (const auto& r : roots) {
         if (!res.elf(r.path).compatible) continue;  // e.g. a 32-bit copy: ld.so would skip it too
-        walk(res, r, max_depth, rep);
+        walk(res, r, max_depth, preloaded, rep);
     }
 
     // ---- duplicates ----
@@ -465,6 +539,8 @@ int main(int argc, char** argv) {
         if (e.flags == kCacheFlags && !family_of(e.key).empty()) dups.consider(e.value);
     for (const auto& d : pip_dirs) dups.scan_dir(d);
     for (const auto& d : torch_dirs) dups.scan_dir(d);
+    for (const auto& n : preloaded)
+        if (!family_of(base_name(n.path)).empty()) dups.consider(n.path);
     for (const char* pat :
          {"/usr/local/cuda*/lib64", "/usr/local/cuda*/lib", "/usr/local/cuda*/targets/*/lib"})
         for (const auto& d : glob_dirs(pat)) dups.scan_dir(d);
@@ -499,6 +575,11 @@ int main(int argc, char** argv) {
     data.set("libraries", libs);
     data.set("unresolved", unresolved);
     data.set("duplicates", dup);
+    data.set("preload", preload_json);
+    size_t unreadable_count = 0;
+    data.set("unreadable", unreadable_dirs(sites, unreadable_count));
+    data.set("uid", static_cast<long long>(::getuid()));
+    data.set("gid", static_cast<long long>(::getgid()));
     data.set("max_depth", max_depth);
     data.set("truncated", rep.truncated);
 
@@ -519,7 +600,17 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "\n");
         }
 
-    if (roots.empty()) return finish(probe::kWaived, "no CUDA libraries and no torch found", data);
+    if (roots.empty() && unreadable_count > 0)
+        return finish(
+            probe::kFail,
+            "the CUDA libraries' directories cannot be read by uid " + std::to_string(::getuid()),
+            data);
+    if (roots.empty())
+        return finish(probe::kWaived,
+                      sites.empty() ? "no CUDA libraries where the loader looks, and no site "
+                                      "directories of torch were given"
+                                    : "no CUDA libraries and no torch found",
+                      data);
     if (!rep.unresolved.empty()) {
         const auto& u = rep.unresolved.front();
         return finish(probe::kFail, u.soname + " needed by " + u.needed_by + " cannot be found",

@@ -8,13 +8,14 @@
 #include "app/probe_containers.hpp"
 #include "core/diagnose/doctor.hpp"
 #include "core/json/json_text.hpp"
-#include "core/validate/probe_plan.hpp"
+#include "core/validate/runtime_env.hpp"
 #include "engine/container_run.hpp"
 #include "engine/environment_facts.hpp"
 #include "engine/files.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/probe_exec.hpp"
 #include "engine/project_loader.hpp"
+#include "engine/runtime_env.hpp"
 #include "report/table.hpp"
 #include "util/strings.hpp"
 
@@ -86,15 +87,22 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
     if (!signatures) return fail(signatures.error());
     fs::path probes_dir =
         opts.probes_dir ? fs::path(*opts.probes_dir) : engine::default_probes_dir();
+    // Without its probes doctor knows nothing of CUDA or torch: that is an error, not a
+    // clean bill of health.
+    if (!fs::is_directory(probes_dir)) {
+        print_error("probe directory " + probes_dir.string() +
+                    " does not exist (build the probes, or set --probes / $TORCHDOCK_PROBES)");
+        return k_exit_config;
+    }
     std::map<std::string, ProbeRun> probes;
     EnvironmentFacts facts;
     if (opts.host) {
         facts = engine::host_facts();
-        probes =
-            engine::run_probes(engine::doctor_probes(), python_candidates(facts.env, opts.python),
-                               kb.value(), [&](const engine::ProbeSpec& p) {
-                                   return engine::run_probe_on_host(p, probes_dir, 60);
-                               });
+        probes = engine::run_probes(engine::doctor_probes(),
+                                    plan_runtime(facts.env, {}, nullptr, nullptr, "", opts.python),
+                                    kb.value(), [&](const engine::ProbeSpec& p) {
+                                        return engine::run_probe_on_host(p, probes_dir, 60);
+                                    });
     } else {
         auto api = engine::DockerApi::from_environment();
         if (!api) return fail(api.error());
@@ -105,13 +113,14 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
         if (!f) return fail(f.error());
         facts = f.value();
-        // The image's interpreters come from its own configuration (facts.env is its Env).
-        probes =
-            engine::run_probes(engine::doctor_probes(), python_candidates(facts.env, opts.python),
-                               kb.value(), [&](const engine::ProbeSpec& p) {
-                                   return engine::run_probe_in_image(api.value(), *opts.image, p,
-                                                                     probes_dir, 0, 60, label);
-                               });
+        auto info = api->inspect_image(*opts.image);
+        if (!info) return fail(info.error());
+        if (!info.value()) return fail(Error{ErrorKind::Config, "no such image: " + *opts.image});
+        // The image as `docker run IMAGE python` runs it (engine/runtime_env), by its ID.
+        const std::string& id = info.value()->id.empty() ? *opts.image : info.value()->id;
+        auto reading = engine::probe_image(api.value(), id, *info.value(), engine::doctor_probes(),
+                                           probes_dir, opts.python, 0, 60, kb.value(), label);
+        probes = std::move(reading.probes);
         if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
     }
     if (engine::interrupted()) {

@@ -12,13 +12,13 @@
 #include "core/diagnose/preflight.hpp"
 #include "core/json/json_text.hpp"
 #include "core/validate/checks.hpp"
-#include "core/validate/probe_plan.hpp"
 #include "engine/container_run.hpp"
 #include "engine/docker_api.hpp"
 #include "engine/files.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/probe_exec.hpp"
 #include "engine/project_loader.hpp"
+#include "engine/runtime_env.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
@@ -31,7 +31,7 @@ namespace {
 // probe-kernels ran to its end; otherwise the reason becomes a note and the labels alone
 // decide. Returns the exit code when interrupted by Ctrl-C.
 std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOptions& opts,
-                                 const std::vector<std::string>& image_env, const KnowledgeBase& kb,
+                                 const engine::ImageInfo& info, const KnowledgeBase& kb,
                                  ImageProbes& out) {
     fs::path probes_dir =
         opts.probes_dir ? fs::path(*opts.probes_dir) : engine::default_probes_dir();
@@ -42,11 +42,10 @@ std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOp
     }
     remove_leftovers_of_killed_runs(api);
     std::string label = engine::new_run_label();
-    auto probes = engine::run_probes(
-        engine::kernel_audit_probes(), python_candidates(image_env, opts.python), kb,
-        [&](const engine::ProbeSpec& p) {
-            return engine::run_probe_in_image(api, opts.image, p, probes_dir, 0, 60, label);
-        });
+    const std::string& id = info.id.empty() ? opts.image : info.id;
+    auto probes = engine::probe_image(api, id, info, engine::kernel_audit_probes(), probes_dir,
+                                      opts.python, 0, 60, kb, label)
+                      .probes;
     if (engine::interrupted()) return stop_interrupted_run(api, label);
     const ProbeRun& k = probes["kernels"];
     if (!k.usable() || !k.data.contains("objects"))
@@ -76,7 +75,7 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
             if (!part.empty()) gpus.push_back(part);
     if (opts.host) {
         auto run =
-            engine::run_probe_on_host({"cuda", "probe-cuda", {}, false, false, {}},
+            engine::run_probe_on_host(engine::probe_spec("cuda", "probe-cuda"),
                                       opts.probes_dir ? std::filesystem::path(*opts.probes_dir)
                                                       : engine::default_probes_dir(),
                                       60);
@@ -119,12 +118,15 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
         if (starts_with(kv, "NVIDIA_REQUIRE_CUDA=")) requirements.require_cuda = kv.substr(20);
         if (starts_with(kv, "NVIDIA_DISABLE_REQUIRE=") && kv.size() > 23)
             requirements.disable_require = true;
+        if (kv == "CUDA_VISIBLE_DEVICES=" || kv == "CUDA_VISIBLE_DEVICES=-1" ||
+            kv == "NVIDIA_VISIBLE_DEVICES=void" || kv == "NVIDIA_VISIBLE_DEVICES=none")
+            requirements.hides_gpus = kv;
     }
     ImageProbes kernels;
     if (opts.no_kernel_audit) {
         kernels.not_audited = "--no-kernel-audit";
     } else {
-        if (auto code = audit_kernels(api.value(), opts, info.value()->env, kb.value(), kernels))
+        if (auto code = audit_kernels(api.value(), opts, *info.value(), kb.value(), kernels))
             return *code;
     }
     PreflightResult r =

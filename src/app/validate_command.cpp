@@ -11,7 +11,6 @@
 #include "app/probe_containers.hpp"
 #include "core/diagnose/explain.hpp"
 #include "core/validate/checks.hpp"
-#include "core/validate/probe_plan.hpp"
 #include "engine/container_run.hpp"
 #include "engine/docker_api.hpp"
 #include "engine/environment_facts.hpp"
@@ -19,6 +18,7 @@
 #include "engine/interrupt.hpp"
 #include "engine/probe_exec.hpp"
 #include "engine/project_loader.hpp"
+#include "engine/runtime_env.hpp"
 #include "report/validation_report.hpp"
 #include "util/strings.hpp"
 
@@ -105,16 +105,20 @@ void validate_one(Run& run, report::ImageValidation& v) {
     std::vector<engine::ProbeSpec> specs;
     for (auto& p : engine::validation_probes(run.gpu_tier))
         if (!p.gpu_only || run.gpu_tier) specs.push_back(std::move(p));
-    // PyTorch is looked for the way the image would run it: its own interpreters.
-    in.probes =
-        engine::run_probes(specs, python_candidates(info.value()->env, run.opts.python), run.kb,
-                           [&](const engine::ProbeSpec& p) {
-                               return engine::run_probe_in_image(
-                                   run.api, v.image, p, run.probes_dir, run.gpu_tier ? run.gpus : 0,
-                                   run.opts.probe_timeout_s, run.run_label);
-                           });
+    // The image as `docker run IMAGE python` runs it: its entrypoint's environment, the
+    // python its PATH resolves to (engine/runtime_env).
+    // Every container runs the image ID resolved here: a tag moved meanwhile changes nothing.
+    const std::string& id = info.value()->id.empty() ? v.image : info.value()->id;
+    auto reading = engine::probe_image(run.api, id, *info.value(), std::move(specs), run.probes_dir,
+                                       run.opts.python, run.gpu_tier ? run.gpus : 0,
+                                       run.opts.probe_timeout_s, run.kb, run.run_label);
+    in.probes = std::move(reading.probes);
+    in.runtime = std::move(reading.plan);
+    in.entrypoint = std::move(reading.entrypoint);
+    in.image_id = info.value()->id;
+    v.image_id = in.image_id;
     if (engine::interrupted()) return;
-    if (auto shm = engine::shm_bytes_in_image(run.api, v.image, run.run_label))
+    if (auto shm = engine::shm_bytes_in_image(run.api, id, run.run_label))
         in.shm_bytes = shm.value();
     else
         in.shm_error = shm.error().message;

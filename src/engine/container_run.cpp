@@ -19,6 +19,8 @@ Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRu
     ContainerSpec c;
     c.image = spec.image;
     c.cmd = spec.cmd;
+    if (!spec.keep_entrypoint) c.entrypoint = std::vector<std::string>{};
+    c.env = spec.env;
     c.binds = spec.binds;
     c.gpus = spec.gpus;
     c.network_mode = "none";

@@ -22,6 +22,11 @@ struct ContainerRunResult {
 struct ContainerRunSpec {
     std::string image;
     std::vector<std::string> cmd;
+    // The image's ENTRYPOINT never receives a probe's command (an app would run instead, or
+    // answer for the probe): it is removed unless `keep_entrypoint` (only to capture what a
+    // wrapper entrypoint sets up, engine/runtime_env).
+    bool keep_entrypoint = false;
+    std::vector<std::string> env;    // "NAME=value" over the image's Env
     std::vector<std::string> binds;  // "host:container:ro"
     int gpus = 0;                    // 0 none, -1 all, N
     std::chrono::milliseconds timeout{std::chrono::seconds(120)};

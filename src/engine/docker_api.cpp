@@ -148,6 +148,19 @@ Result<std::optional<ImageInfo>> DockerApi::inspect_image(const std::string& ref
             info.repo_tags = j["RepoTags"].get<std::vector<std::string>>();
         if (j.contains("Config") && j["Config"].contains("Env") && j["Config"]["Env"].is_array())
             info.env = j["Config"]["Env"].get<std::vector<std::string>>();
+        auto strings = [](const json& parent, const char* key) {
+            std::vector<std::string> out;
+            if (parent.is_object() && parent.contains(key) && parent[key].is_array())
+                for (const auto& x : parent[key])
+                    if (x.is_string()) out.push_back(x.get<std::string>());
+            return out;
+        };
+        const json config = j.value("Config", json::object());
+        info.entrypoint = strings(config, "Entrypoint");
+        info.cmd = strings(config, "Cmd");
+        if (config.is_object() && config.contains("User") && config["User"].is_string())
+            info.user = config["User"].get<std::string>();
+        info.layers = strings(j.value("RootFS", json::object()), "Layers");
         return std::optional<ImageInfo>(info);
     } catch (const json::exception& e) {
         return Error{ErrorKind::Environment, "inspect " + ref + ": unreadable answer: " + e.what()};
@@ -195,6 +208,10 @@ Result<std::string> DockerApi::create_container(const ContainerSpec& spec) const
                  {"Env", spec.env},
                  {"Labels", spec.labels},
                  {"HostConfig", {{"NetworkMode", spec.network_mode}, {"Binds", spec.binds}}}};
+    // The Engine API removes an image's ENTRYPOINT only for [""] (what `--entrypoint ""`
+    // sends); an empty array would keep it.
+    if (spec.entrypoint)
+        body["Entrypoint"] = spec.entrypoint->empty() ? json::array({""}) : json(*spec.entrypoint);
     if (spec.shm_size > 0) body["HostConfig"]["ShmSize"] = spec.shm_size;
     if (spec.gpus != 0)
         body["HostConfig"]["DeviceRequests"] =

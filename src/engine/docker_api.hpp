@@ -22,12 +22,19 @@ struct ImageInfo {
     std::map<std::string, std::string> labels;
     std::vector<std::string> env;
     std::vector<std::string> repo_tags;
+    std::vector<std::string> entrypoint;  // Config.Entrypoint; empty when the image sets none
+    std::vector<std::string> cmd;         // Config.Cmd
+    std::string user;                     // Config.User ("" = root)
+    std::vector<std::string> layers;      // RootFS.Layers: the diff IDs, bottom first
 };
 
 struct ContainerSpec {
     std::string image;
     std::vector<std::string> cmd;
-    std::vector<std::string> env;
+    // nullopt keeps the image's ENTRYPOINT; an empty vector removes it (the command runs as
+    // given); otherwise it replaces it.
+    std::optional<std::vector<std::string>> entrypoint;
+    std::vector<std::string> env;  // "NAME=value", over the image's own Env
     std::map<std::string, std::string> labels;
     std::vector<std::string> binds;  // "host:container:ro"
     std::string network_mode = "none";

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "core/validate/probe_plan.hpp"
 #include "engine/container_run.hpp"
 #include "engine/interrupt.hpp"
@@ -13,50 +15,48 @@ namespace fs = std::filesystem;
 
 std::vector<ProbeSpec> validation_probes(bool gpu_tier) {
     return {
-        {"torch", "torch_probe.py", {"--world-size=2", "--timeout=120"}, true, false, {}},
-        {"libs", "probe-libs", {}, false, false, {}},
-        {"kernels", "probe-kernels", {}, false, false, {}},
-        {"cuda", "probe-cuda", {}, false, false, {}},
-        {"cudnn", "probe-cudnn", {}, false, false, {}},
-        {"nccl", "probe-nccl", {gpu_tier ? "--timeout=120" : "--sizes=1K"}, false, false, {}},
+        probe_spec("torch", "torch_probe.py", {"--world-size=2", "--timeout=120"}, true),
+        probe_spec("libs", "probe-libs"),
+        probe_spec("record", "probe-record"),
+        probe_spec("kernels", "probe-kernels"),
+        probe_spec("cuda", "probe-cuda"),
+        probe_spec("cudnn", "probe-cudnn"),
+        probe_spec("nccl", "probe-nccl", {gpu_tier ? "--timeout=120" : "--sizes=1K"}),
         // TD144 judges this figure: sustained (10 s of GEMMs per dtype after 2 s of warm-up,
         // about 70 s for the five dtypes) on full-entropy operands, the throughput users get.
-        {"gemm",
-         "probe-gemm",
-         {"--sizes=8192", "--timing=sustained", "--seconds=10", "--warmup-seconds=2"},
-         false,
-         true,
-         {}},
+        probe_spec("gemm", "probe-gemm",
+                   {"--sizes=8192", "--timing=sustained", "--seconds=10", "--warmup-seconds=2"},
+                   false, true),
     };
 }
 
 namespace {
 // Facts only: no matmul, one process.
 ProbeSpec torch_facts_probe() {
-    return {
-        "torch", "torch_probe.py", {"--dtypes=none", "--world-size=1", "--timeout=60"}, true, false,
-        {}};
+    return probe_spec("torch", "torch_probe.py",
+                      {"--dtypes=none", "--world-size=1", "--timeout=60"}, true);
 }
 }  // namespace
 
 std::vector<ProbeSpec> kernel_audit_probes() {
-    return {torch_facts_probe(), {"kernels", "probe-kernels", {}, false, false, {}}};
+    return {torch_facts_probe(), probe_spec("kernels", "probe-kernels")};
 }
 
 std::vector<ProbeSpec> doctor_probes() {
     return {
         torch_facts_probe(),
-        {"libs", "probe-libs", {}, false, false, {}},
-        {"kernels", "probe-kernels", {}, false, false, {}},
-        {"cuda", "probe-cuda", {}, false, false, {}},
-        {"cudnn", "probe-cudnn", {}, false, false, {}},
-        {"nccl", "probe-nccl", {"--sizes=1K", "--modes=single"}, false, false, {}},
+        probe_spec("libs", "probe-libs"),
+        probe_spec("record", "probe-record"),
+        probe_spec("kernels", "probe-kernels"),
+        probe_spec("cuda", "probe-cuda"),
+        probe_spec("cudnn", "probe-cudnn"),
+        probe_spec("nccl", "probe-nccl", {"--sizes=1K", "--modes=single"}),
     };
 }
 
 std::map<std::string, ProbeRun> run_probes(
-    std::vector<ProbeSpec> specs, const std::vector<std::string>& interpreters,
-    const KnowledgeBase& kb, const std::function<ProbeRun(const ProbeSpec&)>& run_one) {
+    std::vector<ProbeSpec> specs, const RuntimePlan& plan, const KnowledgeBase& kb,
+    const std::function<ProbeRun(const ProbeSpec&)>& run_one) {
     std::map<std::string, ProbeRun> out;
     auto find = [&](const std::string& name) -> const ProbeRun* {
         auto it = out.find(name);
@@ -64,9 +64,23 @@ std::map<std::string, ProbeRun> run_probes(
     };
     for (auto& p : specs) {
         if (interrupted()) break;
-        for (auto& flag : dynamic_probe_flags(p.name, find("torch"), find("cuda"), kb))
+        for (auto& flag :
+             dynamic_probe_flags(p.name, find("torch"), find("cuda"), kb, plan.ld_preload))
             p.args.push_back(std::move(flag));
-        if (p.python) p.interpreters = interpreters;
+        // probe-record checks the site directories torch's python imports from; without
+        // any (no python), there is nothing to check and it is not run.
+        if (p.name == "record" &&
+            std::none_of(p.args.begin(), p.args.end(),
+                         [](const std::string& a) { return starts_with(a, "--site-dirs="); }))
+            continue;
+        p.env = plan.env;
+        if (p.python) {
+            p.interpreters = plan.candidates;
+            p.resolved = plan.resolved;
+            p.others = plan.others;
+        } else {
+            p.env.push_back("LD_PRELOAD=");  // judged on its own (probe-libs --preload)
+        }
         out[p.name] = run_one(p);
     }
     return out;
@@ -93,6 +107,17 @@ ProbeRun no_result(const ProbeSpec& p, ProbeRun::State state, std::string reason
     out.program = probe_program(p.name);
     out.state = state;
     out.reason = std::move(reason);
+    return out;
+}
+
+// probe-env found no `python` or `python3` in the image: an observation, in the torch
+// probe's own contract (waived, no torch).
+ProbeRun no_python(const ProbeSpec& p) {
+    ProbeRun out = no_result(p, ProbeRun::State::Ran,
+                             "no `python` or `python3` on the image's PATH (probe-env)");
+    out.status = "waived";
+    out.exit_code = 2;
+    out.data = {{"torch", nullptr}, {"interpreters_tried", nlohmann::json::array()}};
     return out;
 }
 
@@ -127,10 +152,17 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
     std::string path = std::string(k_probe_mount) + "/" + p.file;
     ContainerRunSpec spec;
     spec.image = image;
-    if (p.python) {
-        // The image's own interpreters, passed as arguments (never pasted into the script):
-        // the first that exists starts the probe, which then picks the one that finds torch.
-        // No python at all is an observation: say so in the probe's own contract.
+    if (p.python && p.resolved) {
+        // Read off the image: the first is the interpreter `docker run IMAGE python` runs; no
+        // shell is needed (an image may have none).
+        if (p.interpreters.empty()) return no_python(p);
+        spec.cmd = {p.interpreters.front(), path};
+        spec.cmd.insert(spec.cmd.end(), p.args.begin(), p.args.end());
+        spec.cmd.push_back("--candidates=" + join(p.interpreters, ":"));
+        if (!p.others.empty()) spec.cmd.push_back("--others=" + join(p.others, ":"));
+    } else if (p.python) {
+        // Guessed from the image's PATH: the first that exists starts the probe, which then
+        // picks the one that finds torch. Passed as arguments (never pasted into the script).
         std::string script =
             "c=$1; shift; for py in \"$@\"; do if [ -f \"$py\" ] && [ -x \"$py\" ]; "
             "then exec \"$py\" " +
@@ -147,6 +179,8 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
         spec.cmd = {path};
         spec.cmd.insert(spec.cmd.end(), p.args.begin(), p.args.end());
     }
+    spec.env = p.env;
+    spec.keep_entrypoint = p.keep_entrypoint;
     spec.binds = {fs::absolute(probes_dir).string() + ":" + k_probe_mount + ":ro"};
     spec.gpus = gpus;
     spec.timeout = std::chrono::seconds(timeout_s);

@@ -9,6 +9,7 @@
 
 #include "core/knowledge/knowledge_base.hpp"
 #include "core/validate/probe_run.hpp"
+#include "core/validate/runtime_env.hpp"
 #include "engine/docker_api.hpp"
 
 namespace td::engine {
@@ -21,10 +22,29 @@ struct ProbeSpec {
     std::vector<std::string> args;  // flags (torchdock's own: no shell metacharacters)
     bool python = false;            // run with the environment's python (torch_probe.py)
     bool gpu_only = false;
-    // Python probes: the interpreters to consider, in order (core python_candidates); the
-    // first that exists starts the probe, which then picks the first that finds torch.
+    // Python probes: the interpreters to consider, in order (core plan_runtime); the first
+    // that exists starts the probe, which then picks the first that finds torch. `resolved`:
+    // they were read off the image (they exist), so the first is started directly, without
+    // a shell. `others`: the image's other interpreters, which the probe describes.
     std::vector<std::string> interpreters;
+    bool resolved = false;
+    std::vector<std::string> others;
+    // "NAME=value" over the image's Env (what a wrapper ENTRYPOINT sets up; LD_PRELOAD=""
+    // for probes that only read files: a preloaded library must not answer for them).
+    std::vector<std::string> env;
+    bool keep_entrypoint = false;  // only probe-env, to read what a wrapper sets up
 };
+
+inline ProbeSpec probe_spec(std::string name, std::string file, std::vector<std::string> args = {},
+                            bool python = false, bool gpu_only = false) {
+    ProbeSpec p;
+    p.name = std::move(name);
+    p.file = std::move(file);
+    p.args = std::move(args);
+    p.python = python;
+    p.gpu_only = gpu_only;
+    return p;
+}
 
 // The probes `validate` runs, in order (the torch probe first: the others look where torch
 // looks); `doctor` runs the same with lighter flags.
@@ -35,11 +55,12 @@ std::vector<ProbeSpec> kernel_audit_probes();
 
 // Runs `specs` in order through `run_one`, each with the flags that depend on what the
 // earlier ones found (core/validate/probe_plan: site directories, the libraries torch
-// loaded, the GPU's peaks), python probes with `interpreters`. Stops at Ctrl-C (the probes
-// not run are absent from the result).
+// loaded, the GPU's peaks, LD_PRELOAD), in the environment `plan` says the image runs in,
+// python probes with its interpreters. Stops at Ctrl-C (the probes not run are absent from
+// the result).
 std::map<std::string, ProbeRun> run_probes(
-    std::vector<ProbeSpec> specs, const std::vector<std::string>& interpreters,
-    const KnowledgeBase& kb, const std::function<ProbeRun(const ProbeSpec&)>& run_one);
+    std::vector<ProbeSpec> specs, const RuntimePlan& plan, const KnowledgeBase& kb,
+    const std::function<ProbeRun(const ProbeSpec&)>& run_one);
 
 // The default probe directory: $TORCHDOCK_PROBES, else build/<preset>/probes-bin next to
 // the running binary.

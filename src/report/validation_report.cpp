@@ -68,7 +68,7 @@ int ImageValidation::warned() const { return count(*this, "warn"); }
 
 std::string validation_table(const ImageValidation& v) {
     std::string out =
-        terminal_text(v.image) +
+        terminal_text(v.image) + (v.image_id.empty() ? "" : "  " + terminal_text(v.image_id)) +
         (v.expectations_source.empty() ? "" : "  (expectations: " + v.expectations_source + ")") +
         "\n";
     if (!v.error.empty()) return out + "  ERROR: " + terminal_text(v.error) + "\n";
@@ -128,14 +128,18 @@ std::string validation_json(const std::vector<ImageValidation>& all) {
             nlohmann::json p = {{"program", run.program},
                                 {"status", run.usable() ? run.status : "no evidence"},
                                 {"reason", run.usable() ? run.reason : run.problem()},
-                                {"seconds", run.seconds}};
-            if (name == "torch" && run.usable())
-                for (const char* key : {"python", "python_executable", "interpreters_tried",
-                                        "torch_file", "site_dirs", "loaded_libraries"})
+                                {"seconds", run.seconds},
+                                {"cached", run.cached}};
+            if (name == "torch" && run.state == ProbeRun::State::Ran && run.data.is_object())
+                for (const char* key :
+                     {"python", "python_executable", "interpreter", "interpreters_tried",
+                      "other_interpreters", "torch_file", "site_dirs", "loaded_libraries", "crash",
+                      "torchvision", "torchaudio"})
                     if (run.data.contains(key)) p[key] = run.data[key];
             probes[name] = p;
         }
         images.push_back({{"image", v.image},
+                          {"image_id", v.image_id},
                           {"probes", probes},
                           {"expectations_source", v.expectations_source},
                           {"error", v.error},
@@ -166,6 +170,9 @@ std::string validation_junit(const std::vector<ImageValidation>& all) {
         suites += "  <testsuite name=\"" + xml_escape(v.image) + "\" tests=\"" + std::to_string(t) +
                   "\" failures=\"" + std::to_string(f) + "\" errors=\"" + std::to_string(e) +
                   "\" skipped=\"" + std::to_string(v.skipped()) + "\" time=\"" + time + "\">\n";
+        if (!v.image_id.empty())
+            suites += "    <properties><property name=\"image_id\" value=\"" +
+                      xml_escape(v.image_id) + "\"/></properties>\n";
         if (!v.error.empty())
             suites += "    <testcase classname=\"" + xml_escape(v.image) +
                       "\" name=\"validate\"><error message=\"" + xml_escape(v.error) +
@@ -205,6 +212,7 @@ std::string validation_markdown(const std::vector<ImageValidation>& all) {
                std::to_string(v.skipped()) + " |\n";
     for (const auto& v : all) {
         out += "\n### `" + md_escape(v.image) + "`\n\n";
+        if (!v.image_id.empty()) out += "Image ID: `" + md_escape(v.image_id) + "`\n\n";
         if (!v.error.empty()) {
             out += "**error:** " + md_escape(v.error) + "\n";
             continue;

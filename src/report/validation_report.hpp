@@ -11,6 +11,7 @@ namespace td::report {
 
 struct ImageValidation {
     std::string image;
+    std::string image_id;  // what the probes ran on ("sha256:..."), resolved once
     std::string expectations_source;
     std::vector<CheckResult> checks;
     std::map<std::string, ProbeRun> probes;  // the evidence the checks rest on (JSON report)

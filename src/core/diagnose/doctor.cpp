@@ -82,6 +82,15 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
             wheels[name] = text(info, "version");
     fp["wheels"] = wheels;
     // What torch pins (so a missing library can be named with the wheel that ships it).
+    if (t.contains("crash") && t["crash"].is_object())
+        fp["torch_crash"] = crash_summary(t["crash"]);
+    fp["damaged_files"] = json::array();
+    for (const auto& dist : data_of(probes, "record").value("distributions", json::array()))
+        for (const auto& pr : dist.value("problems", json::array()))
+            fp["damaged_files"].push_back(
+                {{"distribution", text(dist, "name") + " " + text(dist, "version")},
+                 {"path", text(pr, "path")},
+                 {"kind", text(pr, "kind")}});
     fp["torch_requires"] = t.contains("distributions") && t["distributions"].is_object() &&
                                    t["distributions"].contains("torch")
                                ? t["distributions"]["torch"].value("requires", json::array())
@@ -99,6 +108,10 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
         fp["torch"] = nullptr;
         auto it = probes.find("torch");
         if (!str_of(t, "import_error").empty()) fp["torch_import_error"] = text(t, "import_error");
+        // Whether the torch probe's answer is evidence ("no torch" is a finding only then).
+        fp["torch_probed"] = it != probes.end() && it->second.usable();
+        fp["torch_installed"] = t.contains("distributions") && t["distributions"].is_object() &&
+                                t["distributions"].contains("torch");
         fp["torch_error"] = it == probes.end()     ? "not probed"
                             : !it->second.usable() ? it->second.problem()
                             : t.contains("import_error")
@@ -351,14 +364,36 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
                         "remove " + dir + " from LD_LIBRARY_PATH");
             }
     }
-    if (!torch.is_object() && fp.contains("torch_import_error")) {
+    if (fp.contains("torch_crash")) {
+        add("DR120", "error", "torch's process died", fp["torch_crash"].get<std::string>(),
+            fp["damaged_files"].empty() ? "find what is wrong with the library named"
+                                        : "reinstall the damaged wheels (DR122)");
+    } else if (!torch.is_object() && fp.contains("torch_import_error")) {
         auto [detail, fix] =
             explained(fp["torch_import_error"].get<std::string>(),
                       "no known cause for this error; DR104 names libraries that do not resolve");
         add("DR116", "error", "torch does not import", detail, fix);
-    } else if (!torch.is_object() && fp.contains("torch_error"))
+    } else if (!torch.is_object() && !fp.value("torch_probed", false) &&
+               fp.contains("torch_error")) {
+        // No evidence is not evidence of absence: doctor says it could not look.
+        add("DR121", "error", "torch could not be probed", fp["torch_error"].get<std::string>(),
+            "make the torch probe run to its end in this environment (see the reason)");
+    } else if (!torch.is_object() && fp.value("torch_installed", false)) {
+        add("DR121", "error", "torch is installed but was not found",
+            fp["torch_error"].get<std::string>(),
+            "check which python the environment runs (TD127 in `torchdock validate`)");
+    } else if (!torch.is_object() && fp.contains("torch_error")) {
         add("DR113", "info", "no torch", fp["torch_error"].get<std::string>(),
             "install torch if this environment should run it");
+    }
+    if (!fp["damaged_files"].empty()) {
+        std::vector<std::string> files;
+        for (const auto& d : fp["damaged_files"])
+            files.push_back(text(d, "distribution") + ": " + text(d, "path") + " (" +
+                            text(d, "kind") + ")");
+        add("DR122", "error", "installed files differ from their wheels' RECORD", join(files, "; "),
+            "pip install --force-reinstall --no-deps the wheels named");
+    }
     return out;
 }
 

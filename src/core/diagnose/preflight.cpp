@@ -437,6 +437,20 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
     }
     if (gpu_models.empty())
         r.notes.push_back("no GPU models were given; only the driver was checked");
+    if (!requirements.hides_gpus.empty())
+        r.notes.push_back("the image sets " + requirements.hides_gpus +
+                          ": its containers see no GPU unless a run overrides it");
+    // Labels are expectations; torch's own build is evidence. A CPU build of torch runs
+    // nothing on a GPU, whatever the labels promise.
+    const json& pt = probed.torch;
+    bool torch_seen = pt.is_object() && pt.contains("torch") && pt["torch"].is_string();
+    if (torch_seen &&
+        (!pt.contains("cuda") || !pt["cuda"].is_string() || pt["cuda"].get<std::string>().empty()))
+        for (auto& t : r.targets)
+            t.reasons.push_back("torch " + pt["torch"].get<std::string>() +
+                                " in the image is a CPU build (torch.version.cuda is None): it "
+                                "runs nothing on a GPU");
+    for (auto& t : r.targets) t.ok = t.reasons.empty();
     if (!probed.audit.is_object() && !probed.not_audited.empty())
         r.notes.push_back("the image's kernels were not audited: " + probed.not_audited);
     if (auto missing = torch_archs_missing_from_binary(probed.audit, probed.torch);
@@ -454,6 +468,16 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
     const bool gpus_checked =
         !gpu_models.empty() && (!arch.empty() || cm != nullptr || kernels_judged);
     r.answer = !r.ok ? "no" : driver_checked || gpus_checked ? "yes" : "unknown";
+    // A yes rests on the image's own code: torch seen and its kernels judged. From labels
+    // alone (the probes could not run, or found no torch) it is "unknown", unless the user
+    // chose to skip the audit.
+    if (r.answer == "yes" && !kernels_judged && !torch_seen &&
+        probed.not_audited != "--no-kernel-audit") {
+        r.answer = "unknown";
+        r.notes.push_back(
+            "no torch and no GPU code could be examined in the image: the labels alone are "
+            "expectations, not evidence");
+    }
     if (r.answer == "unknown")
         r.notes.push_back(
             "nothing could be checked: the image names no CUDA version, driver floor or arch list "

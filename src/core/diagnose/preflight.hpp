@@ -51,6 +51,8 @@ struct PreflightTarget {
 struct ContainerRequirements {
     std::string require_cuda;      // NVIDIA_REQUIRE_CUDA, "" when the image sets none
     bool disable_require = false;  // NVIDIA_DISABLE_REQUIRE set in the image
+    // "CUDA_VISIBLE_DEVICES=\"\"": what in the image's environment hides every GPU; "" none.
+    std::string hides_gpus;
 };
 
 // What the probes preflight ran in the image observed: the kernel audit (every GPU is then

@@ -92,11 +92,15 @@ std::string CheckContext::why_missing(const std::string& name) const {
 }
 
 bool CheckContext::torch_import_failed() const {
-    return !str(data("torch"), "import_error").empty();
+    const auto& t = data("torch");
+    return !str(t, "import_error").empty() || (t.contains("crash") && t["crash"].is_object());
 }
 
 std::string CheckContext::torch_import_failure() const {
-    return "torch does not import: " + str(data("torch"), "import_error") + " (TD119)";
+    const auto& t = data("torch");
+    if (t.contains("crash") && t["crash"].is_object())
+        return "torch's process died: " + crash_summary(t["crash"]) + " (TD119)";
+    return "torch does not import: " + str(t, "import_error") + " (TD119)";
 }
 
 void CheckContext::add(const std::string& id, const std::string& status,

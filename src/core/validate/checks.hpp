@@ -16,6 +16,7 @@
 #include "core/knowledge/knowledge_base.hpp"
 #include "core/validate/expectations.hpp"
 #include "core/validate/probe_run.hpp"
+#include "core/validate/runtime_env.hpp"
 
 namespace td {
 
@@ -29,6 +30,9 @@ using ErrorAdvisor = std::function<std::optional<ErrorAdvice>(const std::string&
 
 struct ValidationInput {
     std::string image;
+    std::string image_id;  // the ID the probes ran on ("sha256:...")
+    RuntimePlan runtime;   // how the image runs (core/validate/runtime_env)
+    EntrypointVerdict entrypoint;
     Expectations expect;
     std::map<std::string, ProbeRun> probes;  // by probe name; absent: not attempted
     bool gpu_tier = false;                   // GPUs were given to the probes

@@ -9,10 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-// Docker's PATH for a container whose image sets none.
-constexpr const char* k_default_path =
-    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
 // Families by the part of the file name after "lib" and before ".so" or a "_"/"-" suffix.
 // Longest names first, so "cublasLt" wins over "cublas" and "cudart" over "cuda".
 const std::vector<std::string>& families() {
@@ -27,14 +23,6 @@ const std::vector<std::string>& families() {
         return f;
     }();
     return all;
-}
-
-std::string env_value(const std::vector<std::string>& env, const std::string& name) {
-    for (const auto& kv : env)
-        if (kv.size() > name.size() && kv.compare(0, name.size(), name) == 0 &&
-            kv[name.size()] == '=')
-            return kv.substr(name.size() + 1);
-    return {};
 }
 
 // The file name of a path.
@@ -71,25 +59,6 @@ std::optional<std::string> gemm_peak_flag(const ProbeRun* cuda, const KnowledgeB
 }
 
 }  // namespace
-
-std::vector<std::string> python_candidates(const std::vector<std::string>& env,
-                                           const std::optional<std::string>& python_override) {
-    if (python_override) return {*python_override};
-    std::vector<std::string> out;
-    auto add = [&](const std::string& p) {
-        if (!p.empty() && p[0] == '/' && std::find(out.begin(), out.end(), p) == out.end())
-            out.push_back(p);
-    };
-    for (const char* prefix : {"VIRTUAL_ENV", "CONDA_PREFIX"})
-        if (auto dir = env_value(env, prefix); !dir.empty()) add(dir + "/bin/python");
-    std::string path = env_value(env, "PATH");
-    for (const auto& dir : split(path.empty() ? k_default_path : path, ':')) {
-        if (dir.empty()) continue;  // "" means the working directory: not an image's interpreter
-        add(dir + "/python3");
-        add(dir + "/python");
-    }
-    return out;
-}
 
 std::string cuda_library_family(const std::string& file_name) {
     if (file_name.rfind("lib", 0) != 0) return {};
@@ -142,7 +111,8 @@ std::string wheel_pin_for(const json& torch_data, const std::string& soname) {
 }
 
 std::vector<std::string> dynamic_probe_flags(const std::string& probe, const ProbeRun* torch,
-                                             const ProbeRun* cuda, const KnowledgeBase& kb) {
+                                             const ProbeRun* cuda, const KnowledgeBase& kb,
+                                             const std::string& ld_preload) {
     std::vector<std::string> out;
     auto library = [&](const std::string& flag, const std::string& family) {
         if (!torch) return;
@@ -152,9 +122,16 @@ std::vector<std::string> dynamic_probe_flags(const std::string& probe, const Pro
             paths.front().find_first_of(",\n\r") == std::string::npos)
             out.push_back("--" + flag + "=" + paths.front());
     };
-    if (probe == "libs" && torch && torch->usable()) {
-        std::string flag = list_flag("site-dirs", torch->data.value("site_dirs", json()));
-        if (!flag.empty()) out.push_back(flag);
+    if (probe == "libs" || probe == "record") {
+        // Site directories are known also when torch crashed or failed to import (the probe
+        // finds them before it imports torch).
+        if (torch && torch->state == ProbeRun::State::Ran && torch->data.is_object()) {
+            std::string flag = list_flag("site-dirs", torch->data.value("site_dirs", json()));
+            if (!flag.empty()) out.push_back(flag);
+        }
+        if (probe == "libs" && !ld_preload.empty() && is_valid_utf8(ld_preload) &&
+            ld_preload.find_first_of("\n\r") == std::string::npos)
+            out.push_back("--preload=" + ld_preload);
     } else if (probe == "kernels" && torch && torch->usable()) {
         // Torch's import directories (torch, extensions, nvidia-* wheels) and the directories
         // of the CUDA libraries torch loaded; nothing: the probe's own defaults.

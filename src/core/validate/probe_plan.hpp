@@ -13,13 +13,6 @@
 
 namespace td {
 
-// The interpreters an image would run, in order: $VIRTUAL_ENV/bin/python,
-// $CONDA_PREFIX/bin/python, then python3 and python in each directory of $PATH (Docker's
-// default PATH when the image sets none). `env` is "NAME=value" entries (an image's Env or
-// a host's environment). With `python_override` (--python), just that.
-std::vector<std::string> python_candidates(const std::vector<std::string>& env,
-                                           const std::optional<std::string>& python_override);
-
 // The family of a CUDA library file name ("libcudnn_ops.so.9" -> "cudnn", "libcudart.so.12"
 // -> "cudart", "libcublasLt.so.12" -> "cublasLt"); "" for anything else.
 std::string cuda_library_family(const std::string& file_name);
@@ -33,13 +26,15 @@ std::vector<std::string> loaded_library_paths(const ProbeRun& torch, const std::
 std::string wheel_pin_for(const nlohmann::json& torch_data, const std::string& soname);
 
 // Flags of a probe that depend on earlier results:
-//   libs:  --site-dirs=<torch's interpreter's import directories>
+//   libs:  --site-dirs=<torch's interpreter's import directories> --preload=<LD_PRELOAD>
+//   record: --site-dirs=<the same>
 //   kernels: --paths=<those directories and the directories of the libraries torch loaded>
 //   cuda:  --library=<the libcudart torch loaded>
 //   cudnn: --library=<the libcudnn torch loaded> --cudart=<its libcudart>
 //   nccl:  --library=<the libnccl torch loaded> --cudart=<its libcudart>
 //   gemm:  --peak-tflops=... for the GPU the cuda probe saw (gpus.json datasheet peaks)
 std::vector<std::string> dynamic_probe_flags(const std::string& probe, const ProbeRun* torch,
-                                             const ProbeRun* cuda, const KnowledgeBase& kb);
+                                             const ProbeRun* cuda, const KnowledgeBase& kb,
+                                             const std::string& ld_preload = {});
 
 }  // namespace td

@@ -79,4 +79,16 @@ ProbeRun parse_probe_output(const std::string& probe, const std::string& stdout_
     return run;
 }
 
+std::string crash_summary(const json& crash) {
+    auto field = [&](const char* key) -> std::string {
+        if (!crash.is_object() || !crash.contains(key) || crash[key].is_null()) return {};
+        return crash[key].is_string() ? crash[key].get<std::string>() : crash[key].dump();
+    };
+    std::string signal = field("signal"), stage = field("stage");
+    std::string loading = field("loading"), code = field("exit_code");
+    return (stage.empty() ? std::string("the torch probe") : stage) + " died of " +
+           (signal.empty() ? "a signal" : signal) + (code.empty() ? "" : " (exit " + code + ")") +
+           (loading.empty() ? "" : " while loading " + loading);
+}
+
 }  // namespace td

@@ -17,6 +17,7 @@ struct ProbeRun {
     int exit_code = -1;
     std::string stderr_tail;
     double seconds = 0;
+    bool cached = false;  // read back from torchdock's cache, not run now (engine/record_cache)
     // Evidence: the probe ran to its end and reported what it observed (pass, fail or
     // waived). A probe that did not run, hung, crashed, printed garbage or reported an
     // error of its own is no evidence for anything.
@@ -28,6 +29,10 @@ struct ProbeRun {
     // empty when usable().
     std::string problem() const;
 };
+
+// "import torch died of SIGBUS (exit 135) while loading /x/libc10_cuda.so": the torch
+// probe's crash record (data.crash) in words.
+std::string crash_summary(const nlohmann::json& crash);
 
 // The program that implements probe `name` ("cuda" -> "probe-cuda", "torch" ->
 // "torch_probe.py").

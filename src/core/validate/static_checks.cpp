@@ -185,8 +185,10 @@ void cudnn_cuda_major(CheckContext& ctx) {
 }
 
 void nccl_version(CheckContext& ctx) {
-    std::string have = str(ctx.data("torch"), "nccl");
-    if (have.empty()) have = str(ctx.data("nccl"), "version");
+    // What the file torch loaded says (probe-nccl asks it; LD_PRELOAD can make it another
+    // than torch's own), else the number torch was compiled with.
+    std::string have = str(ctx.data("nccl"), "version");
+    if (have.empty()) have = str(ctx.data("torch"), "nccl");
     library_version(ctx, "TD104", "NCCL", ctx.expected("nccl"), fullest(ctx, "nccl", have), "nccl",
                     "check which libnccl.so.2 wins (TD111) or correct the label");
 }
@@ -204,6 +206,18 @@ std::string fix_for_missing(const CheckContext& ctx, const std::string& soname) 
     return "install the package that provides " + soname + ", or remove what needs it";
 }
 
+// "DIR is mode 0700 owned by uid 0; the image's USER (uid 1000) cannot read it", for the
+// directories probe-libs could not enter (its wheels are there, not readable).
+std::string unreadable_cause(const json& libs) {
+    std::vector<std::string> dirs;
+    for (const auto& e : libs.value("unreadable", json::array()))
+        dirs.push_back(str(e, "path") + " is mode " + str(e, "mode") + " owned by uid " +
+                       str(e, "uid"));
+    if (dirs.empty()) return {};
+    return join(dirs, ", ") + ": the image's USER (uid " + str(libs, "uid") +
+           ") cannot read it, so the libraries inside cannot load";
+}
+
 // probe-libs waived: it found no CUDA library and no torch to resolve.
 bool libs_found_nothing(const CheckContext& ctx) {
     const ProbeRun* p = ctx.probe("libs");
@@ -215,6 +229,12 @@ void libs_resolved(CheckContext& ctx) {
     if (libs_found_nothing(ctx))
         return ctx.skip("TD110", "nothing to resolve: " + ctx.why_missing("libs"));
     if (!d.contains("unresolved")) return ctx.skip("TD110", ctx.why_missing("libs"));
+    if (std::string cause = unreadable_cause(d); !cause.empty() && d["unresolved"].is_array() &&
+                                                 d["unresolved"].empty() &&
+                                                 (!d.contains("roots") || d["roots"].empty()))
+        return ctx.add("TD110", "fail", "unreadable", "all resolve", cause,
+                       "make these directories readable by the image's USER (chmod -R a+rX DIR "
+                       "in the image, or install as that user)");
     const json& u = d["unresolved"];
     if (!u.is_array() || u.empty()) {
         std::size_t n =
@@ -225,10 +245,15 @@ void libs_resolved(CheckContext& ctx) {
     std::vector<std::string> missing;
     for (const auto& e : u)
         missing.push_back(str(e, "soname") + " (needed by " + str(e, "needed_by") + ")");
+    std::string unreadable = unreadable_cause(d);
     ctx.add("TD110", "fail", join(missing, "; "), "all resolve",
             "unresolved: " + missing.front() +
-                (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more" : ""),
-            fix_for_missing(ctx, str(u[0], "soname")));
+                (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more" : "") +
+                (unreadable.empty() ? "" : "; " + unreadable),
+            unreadable.empty() ? fix_for_missing(ctx, str(u[0], "soname"))
+                               : "make these directories readable by the image's USER (chmod "
+                                 "-R a+rX DIR in the image, or install as that user); the "
+                                 "wheels are installed");
 }
 
 // The version of one copy: what the file itself reports (probe-libs asks each file in its
@@ -340,6 +365,7 @@ void judge_static_tier(CheckContext& ctx) {
     libs_duplicates(ctx);
     judge_torch(ctx);
     judge_kernels(ctx);
+    judge_runtime(ctx);
     shm_size(ctx);
 }
 

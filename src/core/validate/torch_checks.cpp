@@ -21,6 +21,38 @@ std::string interpreters_tried(const json& t) {
     return tried.empty() ? "none (no python interpreter found)" : join(tried, ", ");
 }
 
+// "/app/.venv/bin/python, `python` on the image's PATH": the interpreter judged and why.
+std::string interpreter_of(const CheckContext& ctx) {
+    const json& t = ctx.data("torch");
+    std::string path = str(t, "python_executable");
+    if (t.contains("interpreter") && t["interpreter"].is_object())
+        path = t["interpreter"].value("path", path);
+    const std::string& why = ctx.input().runtime.why;
+    return path + (why.empty() ? "" : ", " + why);
+}
+
+// The LD_PRELOAD entry whose file name an error text names ("" when none).
+std::string preloaded_in(const CheckContext& ctx, const std::string& error) {
+    for (const auto& entry : split(ctx.input().runtime.ld_preload, ':'))
+        for (const auto& e : split(entry, ' ')) {
+            std::string name = e.substr(e.find_last_of('/') + 1);
+            if (!name.empty() && error.find(name) != std::string::npos) return e;
+        }
+    return {};
+}
+
+// The damaged files probe-record found, as one line ("" when none or not checked).
+std::string damaged_files(const CheckContext& ctx) {
+    std::vector<std::string> out;
+    const json& d = ctx.data("record");
+    for (const auto& dist : d.value("distributions", json::array()))
+        for (const auto& p : dist.value("problems", json::array()))
+            if (str(p, "kind") != "unreadable")
+                out.push_back(str(p, "path") + " (" + str(p, "kind") + ")");
+    if (out.size() > 3) out.resize(3), out.push_back("...");
+    return join(out, ", ");
+}
+
 // TD119. Returns why the other torch checks cannot run, or "" when torch imports.
 std::string torch_imports(CheckContext& ctx) {
     const ProbeRun* p = ctx.probe("torch");
@@ -30,26 +62,44 @@ std::string torch_imports(CheckContext& ctx) {
         return why;
     }
     const json& t = ctx.data("torch");
+    if (t.contains("crash") && t["crash"].is_object()) {
+        std::string damaged = damaged_files(ctx);
+        ctx.add("TD119", "fail", str(t["crash"], "signal"), "importable",
+                crash_summary(t["crash"]) + " (python " + interpreter_of(ctx) + ")" +
+                    (damaged.empty() ? "" : "; damaged files (TD112): " + damaged),
+                damaged.empty() ? "find what is wrong with the library named (a truncated or "
+                                  "corrupt file, a mismatched build); TD112 checks every file "
+                                  "against its wheel's RECORD"
+                                : "reinstall the damaged wheels (TD112's fix)");
+        return ctx.torch_import_failure();
+    }
     std::string have = str(t, "torch");
     if (!have.empty()) {
-        std::string where = str(t, "python_executable"), file = str(t, "torch_file");
+        std::string file = str(t, "torch_file");
         // Which interpreter and which site directory were inspected.
         std::string site = file.empty() ? "" : file.substr(0, file.rfind("/torch/"));
         ctx.add("TD119", "pass", have, "importable",
-                "torch " + have + " imports" + (where.empty() ? "" : " (python " + where) +
-                    (site.empty() ? "" : ", from " + site) + (where.empty() ? "" : ")"));
+                "torch " + have + " imports (python " + interpreter_of(ctx) +
+                    (site.empty() ? "" : "; from " + site) + ")");
         return {};
     }
     if (ctx.torch_import_failed()) {
         std::string error = str(t, "import_error");
         std::optional<ErrorAdvice> advice;
         if (ctx.input().advise) advice = ctx.input().advise(error);
+        // A library LD_PRELOAD puts first is the cause whatever the text suggests.
+        std::string preloaded = preloaded_in(ctx, error);
         ctx.add("TD119", "fail", error, "importable",
-                "import torch failed: " + error +
-                    (advice ? " (" + advice->id + ": " + advice->cause + ")" : ""),
-                advice ? advice->fix
-                       : "no known cause for this error (`torchdock explain` says more when it "
-                         "learns one); TD110 names libraries that do not resolve");
+                "import torch failed (python " + interpreter_of(ctx) + "): " + error +
+                    (!preloaded.empty()
+                         ? " (LD_PRELOAD puts " + preloaded + " ahead of torch's own; TD113)"
+                     : advice ? " (" + advice->id + ": " + advice->cause + ")"
+                              : ""),
+                !preloaded.empty() ? "remove " + preloaded + " from LD_PRELOAD"
+                : advice           ? advice->fix
+                                   : "no known cause for this error (`torchdock explain` says "
+                                     "more when it learns one); TD110 names libraries that do "
+                                     "not resolve");
         return ctx.torch_import_failure();
     }
     std::string tried = interpreters_tried(t);
@@ -163,34 +213,77 @@ void python_version(CheckContext& ctx) {
     ctx.add("TD118", "pass", have, want, "Python " + have + " (" + who + ")");
 }
 
-// TD124: torchvision and torchaudio as installed against their labels.
+// TD124: torchvision and torchaudio as installed: they import (and torchvision's operators
+// are registered), they are the release that pairs with this torch (data/torch.json), and
+// they are what the labels say.
 void torch_companions(CheckContext& ctx) {
-    std::vector<std::string> ok, wrong, observed;
-    bool any = false;
+    const json& t = ctx.data("torch");
+    std::string torch_plain = str(t, "torch").substr(0, str(t, "torch").find('+'));
+    const TorchRelease* release = ctx.kb().torch(torch_plain);
+    std::vector<std::string> ok, wrong, fixes, observed, notes;
     for (const char* name : {"torchvision", "torchaudio"}) {
         std::string want = ctx.expected(name), have = distribution_version(ctx, name);
+        std::string pairs = release ? (std::string(name) == "torchvision" ? release->torchvision
+                                                                          : release->torchaudio)
+                                    : "";
         if (!have.empty()) observed.push_back(std::string(name) + " " + have);
-        if (want.empty()) continue;
-        any = true;
-        if (have.empty())
-            wrong.push_back(std::string(name) + " " + want + " is labelled but not installed");
-        else if (match_version(have, want) == VersionMatch::Differs)
-            wrong.push_back(std::string(name) + " " + have + " is installed, " + want +
-                            " is labelled");
-        else
+        std::string fix_pin = std::string(name) + "==" + (pairs.empty() ? want : pairs);
+        const json run = t.value(name, json());
+        bool failed_here = false;
+        if (!have.empty() && run.is_object()) {
+            if (!run.value("imports", true)) {
+                wrong.push_back("import " + std::string(name) + " " + have +
+                                " fails: " + str(run, "import_error"));
+                failed_here = true;
+            } else if (run.contains("ops_ok") && run["ops_ok"].is_boolean() &&
+                       !run["ops_ok"].get<bool>()) {
+                wrong.push_back(std::string(name) + " " + have +
+                                " imports but its operators fail: " + str(run, "ops_error"));
+                failed_here = true;
+            }
+        }
+        if (!have.empty() && !pairs.empty() &&
+            split(have.substr(0, have.find('+')), '.').size() >= 2) {
+            auto mm = [](const std::string& v) {
+                auto parts = split(v.substr(0, v.find('+')), '.');
+                return parts.size() >= 2 ? parts[0] + "." + parts[1] : v;
+            };
+            if (mm(have) != mm(pairs)) {
+                wrong.push_back(std::string(name) + " " + have + " does not pair with torch " +
+                                torch_plain + " (its release is " + pairs + ", data/torch.json)");
+                failed_here = true;
+            } else if (have.substr(0, have.find('+')) != pairs) {
+                notes.push_back(std::string(name) + " " + have + " (torch " + torch_plain +
+                                " was released with " + pairs + ")");
+            }
+        }
+        if (!want.empty()) {
+            if (have.empty()) {
+                wrong.push_back(std::string(name) + " " + want + " is labelled but not installed");
+                failed_here = true;
+            } else if (match_version(have, want) == VersionMatch::Differs) {
+                wrong.push_back(std::string(name) + " " + have + " is installed, " + want +
+                                " is labelled");
+                failed_here = true;
+            }
+        }
+        if (failed_here)
+            fixes.push_back("pip install '" + fix_pin + "'");
+        else if (!have.empty())
             ok.push_back(std::string(name) + " " + have);
     }
     std::string seen = observed.empty() ? "none installed" : join(observed, ", ");
-    if (!any)
-        return ctx.add("TD124", "skip", seen, "",
-                       "no torchvision or torchaudio version is labelled (" + seen + ")");
+    std::string expect = ctx.expected("torchvision") + "/" + ctx.expected("torchaudio");
     if (!wrong.empty())
-        return ctx.add("TD124", "fail", seen,
-                       ctx.expected("torchvision") + "/" + ctx.expected("torchaudio"),
-                       join(wrong, "; "),
-                       "install the versions that pair with this torch, or correct the labels");
-    ctx.add("TD124", "pass", seen, ctx.expected("torchvision") + "/" + ctx.expected("torchaudio"),
-            join(ok, ", "));
+        return ctx.add("TD124", "fail", seen, expect, join(wrong, "; "),
+                       join(fixes, "; ") + " (the release that pairs with torch " + torch_plain +
+                           "), or correct the labels");
+    if (ok.empty())
+        return ctx.add("TD124", "skip", seen, expect,
+                       "no torchvision or torchaudio installed or labelled");
+    ctx.add("TD124", "pass", seen, expect,
+            join(ok, ", ") + " import and pair with torch " + torch_plain +
+                (notes.empty() ? "" : "; note: " + join(notes, "; ")));
 }
 
 void torch_distributed(CheckContext& ctx, const json& t) {

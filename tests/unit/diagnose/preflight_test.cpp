@@ -467,12 +467,12 @@ TEST_CASE(
     // but the image's cuda>=12.8 stops the container before it starts.
     std::map<std::string, std::string> expect{{"cuda", "12.8"}, {"arch-list", "8.9;9.0"}};
     auto r = preflight(expect, "535.104.05", {"RTX 4090"}, test::real_kb(), real_fc(),
-                       ContainerRequirements{"cuda>=12.8", false});
+                       ContainerRequirements{"cuda>=12.8", false, ""});
     CHECK_THAT(r.driver_verdict, ContainsSubstring("NVIDIA_DISABLE_REQUIRE=1"));
     CHECK(std::find(r.run_flags.begin(), r.run_flags.end(), "-e NVIDIA_DISABLE_REQUIRE=1") !=
           r.run_flags.end());
     auto allowed = preflight(expect, "535.104.05", {"RTX 4090"}, test::real_kb(), real_fc(),
-                             ContainerRequirements{"cuda>=12.8", true});
+                             ContainerRequirements{"cuda>=12.8", true, ""});
     CHECK(std::find(allowed.run_flags.begin(), allowed.run_flags.end(),
                     "-e NVIDIA_DISABLE_REQUIRE=1") == allowed.run_flags.end());
 }
@@ -483,7 +483,9 @@ TEST_CASE(
     "[regression]") {
     auto r = preflight({}, "535.104.05", {"RTX 4090"}, test::real_kb(), real_fc());
     CHECK(r.answer == "unknown");
-    CHECK(check("12.4", "560.35.03", {"H100"}, "9.0").answer == "yes");
+    // Labels alone are expectations: without the image's torch or its kernels examined, a
+    // pass is "unknown", a failure still "no".
+    CHECK(check("12.4", "560.35.03", {"H100"}, "9.0").answer == "unknown");
     CHECK(check("13.0", "535.104.05", {"RTX 4090"}, "8.9").answer == "no");
 }
 
@@ -521,14 +523,35 @@ TEST_CASE("preflight judges each GPU on the image's audited kernels, labels or n
     CHECK(r.answer == "no");
 }
 
-TEST_CASE("preflight without an audit says why and judges labels only") {
+TEST_CASE("preflight without an audit says why; labels alone are never a yes") {
     ImageProbes none;
     none.not_audited = "probe-kernels timed out after 60 s";
     auto r = preflight({{"arch-list", "8.0;9.0"}}, "570.124.06", {"H100"}, test::real_kb(),
                        real_fc(), {}, none);
-    CHECK(r.answer == "yes");
+    CHECK(r.answer == "unknown");
     CHECK_THAT(join(r.notes, "\n"),
                ContainsSubstring("not audited: probe-kernels timed out after 60 s"));
+    CHECK_THAT(join(r.notes, "\n"), ContainsSubstring("expectations, not evidence"));
+    // The user chose to skip the audit: the labels' answer stands, and says so.
+    none.not_audited = "--no-kernel-audit";
+    CHECK(preflight({{"arch-list", "8.0;9.0"}}, "570.124.06", {"H100"}, test::real_kb(), real_fc(),
+                    {}, none)
+              .answer == "yes");
+}
+
+TEST_CASE("a CPU build of torch behind CUDA labels is never a yes for a GPU", "[regression]") {
+    ImageProbes cpu;
+    cpu.torch = nlohmann::json::parse(R"({"torch":"2.9.1+cpu","cuda":null,"arch_list":[]})");
+    cpu.not_audited = "probe-kernels found no GPU code";
+    auto r = preflight({{"cuda", "12.8"}, {"arch-list", "8.0;9.0"}}, "570.124.06", {"H100"},
+                       test::real_kb(), real_fc(), {}, cpu);
+    CHECK(r.answer == "no");
+    REQUIRE(r.targets.size() == 1);
+    CHECK_THAT(join(r.targets[0].reasons, "\n"), ContainsSubstring("CPU build"));
+    ContainerRequirements hidden{"", false, "CUDA_VISIBLE_DEVICES="};
+    auto h = preflight({{"cuda", "12.8"}}, "570.124.06", {"H100"}, test::real_kb(), real_fc(),
+                       hidden, probed_image());
+    CHECK_THAT(join(h.notes, "\n"), ContainsSubstring("CUDA_VISIBLE_DEVICES="));
 }
 
 TEST_CASE("preflight notes archs torch reports but its binary lacks") {

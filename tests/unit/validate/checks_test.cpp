@@ -232,7 +232,9 @@ ValidationInput healthy_gpu_image() {
         probe("torch", R"({"probe":"torch","schema":1,"status":"pass","reason":"","data":
         {"torch":"2.4.1+cu124","cuda":"12.4","cudnn":90100,"nccl":"2.21.5","python":"3.11.2",
          "python_executable":"/opt/venv/bin/python","arch_list":["sm_80","sm_90"],
-         "distributions":{"torchvision":{"version":"0.19.1+cu124","location":"/opt/venv/lib/python3.11/site-packages"}},
+         "distributions":{"torchvision":{"version":"0.19.1+cu124","location":"/opt/venv/lib/python3.11/site-packages"},
+           "torch":{"version":"2.4.1+cu124","requires":["filelock","nvidia-cudnn-cu12==9.1.0.70; platform_system == \"Linux\""]},
+           "nvidia-cudnn-cu12":{"version":"9.1.0.70"}},
          "matmul":{"correct":true},
          "distributed":{"backend":"nccl","world_size":2,"expected":10,"observed":10,"exact":true}}})",
               0);
@@ -241,6 +243,15 @@ ValidationInput healthy_gpu_image() {
         {"objects":[{"path":"/opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so","has_fatbin":true,"sass":["sm_80","sm_90"],"ptx":[]},
                     {"path":"/opt/venv/lib/python3.11/site-packages/numpy/core/_multiarray_umath.so","has_fatbin":false,"sass":[],"ptx":[]}]}})",
               0);
+    in.probes["record"] =
+        probe("record", R"({"probe":"record","schema":1,"status":"pass","reason":"","data":
+        {"distributions":[{"name":"torch","version":"2.4.1+cu124","files":10,"problems":[]}],"files":10,"hashed_bytes":1048576}})",
+              0);
+    in.probes["env"] = probe("env", R"({"probe":"env","schema":1,"status":"pass","reason":"","data":
+        {"nonce":"n","env":{"PATH":"/opt/venv/bin:/usr/bin"},"python":{"python":{"path":"/opt/venv/bin/python","realpath":"/usr/bin/python3.11"},"python3":null},"interpreters":[]}})",
+                             0);
+    in.runtime = plan_runtime({"PATH=/opt/venv/bin:/usr/bin"}, {}, &in.probes["env"], nullptr, "n",
+                              std::nullopt);
     in.shm_bytes = 16LL << 30;
     return in;
 }

@@ -7,27 +7,6 @@
 using namespace td;
 
 TEST_CASE(
-    "python candidates come from the image's own configuration, in the order it would "
-    "run them") {
-    std::vector<std::string> env = {"PATH=/opt/venv/bin:/usr/local/bin:/usr/bin",
-                                    "VIRTUAL_ENV=/opt/venv", "CONDA_PREFIX=/opt/conda"};
-    CHECK(python_candidates(env, std::nullopt) ==
-          std::vector<std::string>{"/opt/venv/bin/python", "/opt/conda/bin/python",
-                                   "/opt/venv/bin/python3", "/usr/local/bin/python3",
-                                   "/usr/local/bin/python", "/usr/bin/python3", "/usr/bin/python"});
-    // No PATH in the image: Docker's default; uv's /app/.venv only through PATH.
-    auto d = python_candidates({}, std::nullopt);
-    CHECK(d.front() == "/usr/local/sbin/python3");
-    CHECK(python_candidates({"PATH=/app/.venv/bin:/usr/bin"}, std::nullopt).front() ==
-          "/app/.venv/bin/python3");
-    CHECK(python_candidates(env, std::string("/x/python")) ==
-          std::vector<std::string>{"/x/python"});
-    // Relative and empty PATH entries are not an image's interpreters.
-    CHECK(python_candidates({"PATH=:bin:/usr/bin"}, std::nullopt) ==
-          std::vector<std::string>{"/usr/bin/python3", "/usr/bin/python"});
-}
-
-TEST_CASE(
     "CUDA library families are told by file name, sub-libraries and auditwheel names "
     "included") {
     CHECK(cuda_library_family("libcudnn.so.9") == "cudnn");

@@ -1,0 +1,80 @@
+#include "engine/runtime_env.hpp"
+
+#include <random>
+
+#include "engine/interrupt.hpp"
+#include "engine/probe_exec.hpp"
+#include "engine/record_cache.hpp"
+
+namespace td::engine {
+
+namespace {
+
+// A fresh token probe-env echoes: an ENTRYPOINT that prints something else cannot pass for it.
+std::string new_nonce() {
+    std::random_device rd;
+    std::uniform_int_distribution<unsigned> d(0, 15);
+    std::string out;
+    for (int i = 0; i < 24; ++i) out += "0123456789abcdef"[d(rd)];
+    return out;
+}
+
+// The file whose first bytes tell what the ENTRYPOINT is: its program, or the script a shell
+// is given ("sh /entrypoint.sh").
+std::string entrypoint_file(const std::vector<std::string>& ep) {
+    if (ep.empty()) return {};
+    std::string name = ep[0].substr(ep[0].find_last_of('/') + 1);
+    bool shell = name == "sh" || name == "bash" || name == "dash" || name == "ash";
+    if (shell && ep.size() >= 2 && ep[1] != "-c" && ep[1].rfind('-', 0) != 0) return ep[1];
+    return ep[0];
+}
+
+}  // namespace
+
+RuntimeReading read_runtime(const DockerApi& api, const std::string& image, const ImageInfo& info,
+                            const std::filesystem::path& probes_dir,
+                            const std::optional<std::string>& python_override,
+                            const std::string& run_label) {
+    RuntimeReading out;
+    std::string nonce = new_nonce();
+    ProbeSpec direct = probe_spec("env", "probe-env", {"--nonce=" + nonce});
+    if (std::string file = entrypoint_file(info.entrypoint); !file.empty())
+        direct.args.push_back("--head=" + file);
+    out.probes["env"] = run_probe_in_image(api, image, direct, probes_dir, 0, 60, run_label);
+    const ProbeRun& d = out.probes["env"];
+    std::string head;
+    if (d.usable() && d.data.contains("head") && d.data["head"].is_object())
+        head = d.data["head"].value("text", "");
+    out.entrypoint = classify_entrypoint(info.entrypoint, head);
+    const ProbeRun* wrapped = nullptr;
+    if (out.entrypoint.kind == EntrypointVerdict::Kind::Wrapper) {
+        ProbeSpec through = probe_spec("env", "probe-env", {"--nonce=" + nonce});
+        through.keep_entrypoint = true;
+        out.probes["env_entrypoint"] =
+            run_probe_in_image(api, image, through, probes_dir, 0, 30, run_label);
+        wrapped = &out.probes["env_entrypoint"];
+    }
+    out.plan = plan_runtime(info.env, out.entrypoint, &d, wrapped, nonce, python_override);
+    return out;
+}
+
+RuntimeReading probe_image(const DockerApi& api, const std::string& image, const ImageInfo& info,
+                           std::vector<ProbeSpec> specs, const std::filesystem::path& probes_dir,
+                           const std::optional<std::string>& python_override, int gpus,
+                           int timeout_s, const KnowledgeBase& kb, const std::string& run_label) {
+    RuntimeReading out = read_runtime(api, image, info, probes_dir, python_override, run_label);
+    if (interrupted()) return out;
+    auto runs = run_probes(std::move(specs), out.plan, kb, [&](const ProbeSpec& p) {
+        if (p.name != "record")
+            return run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s, run_label);
+        std::string key = record_cache_key(info, p, probes_dir);
+        if (auto hit = cached_record(key)) return *hit;
+        ProbeRun run = run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s, run_label);
+        store_record(key, run);
+        return run;
+    });
+    for (auto& [name, run] : runs) out.probes[name] = std::move(run);
+    return out;
+}
+
+}  // namespace td::engine
