@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -127,6 +128,13 @@ int run(int argc, char** argv) {
     data.set("interpreters", interpreters);
     data.set("interpreters_truncated", scan.truncated());
     if (want_head) data.set("head", head_json(head, path_env));
+    // The size of /dev/shm this container got (a default `docker run`: NCCL and DataLoader
+    // workers need more than Docker's 64 MiB), read without a shell.
+    struct statvfs shm;
+    if (::statvfs("/dev/shm", &shm) == 0)
+        data.set("shm_bytes", static_cast<unsigned long long>(shm.f_blocks) * shm.f_frsize);
+    else
+        data.set("shm_bytes", Json());
 
     std::printf("uid %u gid %u (euid %u egid %u), cwd %s\n", ::getuid(), ::getgid(), ::geteuid(),
                 ::getegid(), have_cwd ? cwd : "(unknown)");

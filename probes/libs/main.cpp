@@ -147,6 +147,20 @@ std::string family_of(const std::string& name) {
     return "";
 }
 
+// Any CUDA library's family, also those whose versions are not asked ("nvJitLink" for
+// libnvJitLink.so.12): what LD_PRELOAD may put ahead of torch's own.
+std::string any_cuda_family(const std::string& name) {
+    if (std::string f = family_of(name); !f.empty()) return f;
+    static const char* const families[] = {"nvJitLink", "cusparseLt",  "cusparse", "cusolver",
+                                           "cufft",     "curand",      "nvrtc",    "cupti",
+                                           "cufile",    "nvshmem_host"};
+    for (const char* f : families) {
+        std::string prefix = std::string("lib") + f + ".so";
+        if (name.compare(0, prefix.size(), prefix) == 0) return f;
+    }
+    return "";
+}
+
 // "9.1.0" from libcudnn.so.9.1.0, "" from libcudnn.so.
 std::string version_of(const std::string& name) {
     size_t p = name.find(".so.");
@@ -337,6 +351,34 @@ Json search_json(const Env& env) {
     return s;
 }
 
+// "nvidia-nvjitlink-cu12 12.1.105" for ROOT/nvidia/NAME/lib/FILE when ROOT holds that
+// wheel's dist-info (pip install --target, a venv): what a file that cannot report its own
+// version was installed as. "" otherwise.
+std::string wheel_of_file(const std::string& path) {
+    auto lib = path.rfind("/lib/");
+    if (lib == std::string::npos) return {};
+    std::string pkg_dir = path.substr(0, lib);  // ROOT/nvidia/NAME
+    auto slash = pkg_dir.rfind('/');
+    if (slash == std::string::npos) return {};
+    std::string name = pkg_dir.substr(slash + 1), nvidia = pkg_dir.substr(0, slash);
+    if (base_name(nvidia) != "nvidia") return {};
+    std::string root = nvidia.substr(0, nvidia.rfind('/'));
+    glob_t g;
+    std::string pattern = join(root, "nvidia_" + name + "_cu*-*.dist-info");
+    std::string out;
+    if (::glob(pattern.c_str(), 0, nullptr, &g) == 0 && g.gl_pathc > 0) {
+        std::string dist = base_name(g.gl_pathv[0]);
+        dist = dist.substr(0, dist.size() - std::string(".dist-info").size());
+        auto dash = dist.rfind('-');
+        std::string wheel = dist.substr(0, dash), version = dist.substr(dash + 1);
+        for (auto& c : wheel)
+            if (c == '_') c = '-';
+        out = wheel + " " + version;
+    }
+    ::globfree(&g);
+    return out;
+}
+
 // Directories of the site directories' torch and nvidia-* wheels that this user (the
 // image's USER) cannot list or enter: the libraries in them exist but cannot be loaded, and
 // the fix is their mode, not another install.
@@ -444,13 +486,14 @@ int main(int argc, char** argv) {
             n.info = &res.elf(f->path);
             preloaded.push_back(n);
             o.set("soname", n.info->soname.empty() ? Json() : Json(n.info->soname));
-            o.set("family", family_of(base_name(f->path)).empty()
-                                ? Json()
-                                : Json(family_of(base_name(f->path))));
+            std::string family = any_cuda_family(base_name(f->path));
+            o.set("family", family.empty() ? Json() : Json(family));
             ContentVersion cv = family_of(base_name(f->path)).empty()
                                     ? ContentVersion{}
                                     : content_version(family_of(base_name(f->path)), f->path);
             o.set("version", cv.version.empty() ? Json() : Json(cv.version));
+            std::string wheel = wheel_of_file(f->path);
+            o.set("wheel", wheel.empty() ? Json() : Json(wheel));
         } else {
             o.set("error", access(name.c_str(), F_OK) == 0
                                ? "cannot be loaded (not a readable ELF object of this machine)"

@@ -118,7 +118,11 @@ void validate_one(Run& run, report::ImageValidation& v) {
     in.image_id = info.value()->id;
     v.image_id = in.image_id;
     if (engine::interrupted()) return;
-    if (auto shm = engine::shm_bytes_in_image(run.api, id, run.run_label))
+    // /dev/shm as probe-env read it (no shell needed); a shell only when it could not.
+    const ProbeRun& env = in.probes["env"];
+    if (env.usable() && env.data.contains("shm_bytes") && env.data["shm_bytes"].is_number())
+        in.shm_bytes = env.data["shm_bytes"].get<long long>();
+    else if (auto shm = engine::shm_bytes_in_image(run.api, id, run.run_label))
         in.shm_bytes = shm.value();
     else
         in.shm_error = shm.error().message;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "core/validate/probe_plan.hpp"
 #include "engine/container_run.hpp"
@@ -62,8 +63,8 @@ std::map<std::string, ProbeRun> run_probes(
         auto it = out.find(name);
         return it == out.end() ? nullptr : &it->second;
     };
-    for (auto& p : specs) {
-        if (interrupted()) break;
+    // The flags a probe gets from what ran before it; false: it has nothing to run on.
+    auto prepare = [&](ProbeSpec& p) {
         for (auto& flag :
              dynamic_probe_flags(p.name, find("torch"), find("cuda"), kb, plan.ld_preload))
             p.args.push_back(std::move(flag));
@@ -72,7 +73,7 @@ std::map<std::string, ProbeRun> run_probes(
         if (p.name == "record" &&
             std::none_of(p.args.begin(), p.args.end(),
                          [](const std::string& a) { return starts_with(a, "--site-dirs="); }))
-            continue;
+            return false;
         p.env = plan.env;
         if (p.python) {
             p.interpreters = plan.candidates;
@@ -81,8 +82,32 @@ std::map<std::string, ProbeRun> run_probes(
         } else {
             p.env.push_back("LD_PRELOAD=");  // judged on its own (probe-libs --preload)
         }
-        out[p.name] = run_one(p);
-    }
+        return true;
+    };
+    // Three waves: the python probes (the others look where torch looks), then every probe
+    // that needs only their results, at once (each is its own container), then gemm (it
+    // needs the GPU the cuda probe saw).
+    auto wave = [&](auto&& in_wave, bool parallel) {
+        std::vector<ProbeSpec> now;
+        for (auto& p : specs)
+            if (in_wave(p) && !interrupted() && prepare(p)) now.push_back(p);
+        std::vector<ProbeRun> runs(now.size());
+        if (!parallel || now.size() < 2) {
+            for (std::size_t i = 0; i < now.size() && !interrupted(); ++i)
+                runs[i] = run_one(now[i]);
+        } else {
+            std::vector<std::thread> threads;
+            for (std::size_t i = 0; i < now.size(); ++i)
+                threads.emplace_back([&, i] { runs[i] = run_one(now[i]); });
+            for (auto& t : threads) t.join();
+        }
+        for (std::size_t i = 0; i < now.size(); ++i)
+            if (runs[i].state != ProbeRun::State::NotRun || !runs[i].program.empty())
+                out[now[i].name] = std::move(runs[i]);
+    };
+    wave([](const ProbeSpec& p) { return p.python; }, false);
+    wave([](const ProbeSpec& p) { return !p.python && p.name != "gemm"; }, true);
+    wave([](const ProbeSpec& p) { return p.name == "gemm"; }, false);
     return out;
 }
 

@@ -53,11 +53,12 @@ std::vector<ProbeSpec> doctor_probes();
 // What `preflight` runs in an image: the torch probe (facts only) and the kernel audit.
 std::vector<ProbeSpec> kernel_audit_probes();
 
-// Runs `specs` in order through `run_one`, each with the flags that depend on what the
-// earlier ones found (core/validate/probe_plan: site directories, the libraries torch
-// loaded, the GPU's peaks, LD_PRELOAD), in the environment `plan` says the image runs in,
-// python probes with its interpreters. Stops at Ctrl-C (the probes not run are absent from
-// the result).
+// Runs `specs` through `run_one`, each with the flags that depend on what the earlier ones
+// found (core/validate/probe_plan: site directories, the libraries torch loaded, the GPU's
+// peaks, LD_PRELOAD), in the environment `plan` says the image runs in, python probes with
+// its interpreters: first the python probes, then every other probe at once (one thread
+// and container each), then gemm. `run_one` must be safe to call from several threads.
+// Stops at Ctrl-C (the probes not run are absent from the result).
 std::map<std::string, ProbeRun> run_probes(
     std::vector<ProbeSpec> specs, const RuntimePlan& plan, const KnowledgeBase& kb,
     const std::function<ProbeRun(const ProbeSpec&)>& run_one);

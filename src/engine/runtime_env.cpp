@@ -2,9 +2,9 @@
 
 #include <random>
 
+#include "engine/file_probe_cache.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/probe_exec.hpp"
-#include "engine/record_cache.hpp"
 
 namespace td::engine {
 
@@ -65,12 +65,12 @@ RuntimeReading probe_image(const DockerApi& api, const std::string& image, const
     RuntimeReading out = read_runtime(api, image, info, probes_dir, python_override, run_label);
     if (interrupted()) return out;
     auto runs = run_probes(std::move(specs), out.plan, kb, [&](const ProbeSpec& p) {
-        if (p.name != "record")
+        if (!reads_files_only(p.name))
             return run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s, run_label);
-        std::string key = record_cache_key(info, p, probes_dir);
-        if (auto hit = cached_record(key)) return *hit;
+        std::string key = file_probe_cache_key(info, p, probes_dir);
+        if (auto hit = cached_probe_run(p.name, key)) return *hit;
         ProbeRun run = run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s, run_label);
-        store_record(key, run);
+        store_probe_run(p.name, key, run);
         return run;
     });
     for (auto& [name, run] : runs) out.probes[name] = std::move(run);

@@ -28,7 +28,7 @@ contains() { local text=$1; shift; for part in "$@"; do [[ $text == *"$part"* ]]
 findings() { python3 -c "import json; d=json.load(open('$WORK/d.json')); print(' | '.join(f['id']+' '+f['severity']+': '+f['title']+' '+f['detail'] for f in d['findings']))"; }
 # timed CASE: validate tdrt/torch:CASE, printing how long it took
 timed() { local s; s=$(date +%s.%N); validate "tdrt/torch:$1" "${@:2}"; echo "# figure: validate tdrt/torch:$1: $(echo "$(date +%s.%N) - $s" | bc) s, exit $(rc)"; }
-gt() { local g; g=$(ground_truth "$1"); echo "# ground truth $1: $g"; echo "$g"; }
+gt() { local g; g=$(ground_truth "$1"); echo "# ground truth $1: $g" >&2; echo "$g"; }
 
 services_start || { echo "FAIL - services did not start"; echo "0 passed, 1 failed"; exit 1; }
 start=$(date +%s)
@@ -99,6 +99,8 @@ check "novisible: validate passes (exit $(rc)) with a TD131 warning" \
   contains "$(rc) $(status TD131) $(msg TD131)" 0 warn CUDA_VISIBLE_DEVICES
 
 # --- the integrity check's cache: a second validate of the same image hashes nothing -------
+# (a fresh cache: the images above that only change ENV share tdreal/torch:uv's layers)
+export TORCHDOCK_CACHE_DIR=$WORK/cache-fresh
 s=$(date +%s.%N); validate tdreal/torch:uv; cold=$(echo "$(date +%s.%N) - $s" | bc)
 first_cached=$(python3 -c "import json; print(json.load(open('$WORK/v.json'))['images'][0]['probes']['record']['cached'])")
 s=$(date +%s.%N); validate tdreal/torch:uv; warm=$(echo "$(date +%s.%N) - $s" | bc)

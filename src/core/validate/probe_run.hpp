@@ -17,7 +17,7 @@ struct ProbeRun {
     int exit_code = -1;
     std::string stderr_tail;
     double seconds = 0;
-    bool cached = false;  // read back from torchdock's cache, not run now (engine/record_cache)
+    bool cached = false;  // read back from torchdock's cache, not run now (engine/file_probe_cache)
     // Evidence: the probe ran to its end and reported what it observed (pass, fail or
     // waived). A probe that did not run, hung, crashed, printed garbage or reported an
     // error of its own is no evidence for anything.

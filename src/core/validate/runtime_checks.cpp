@@ -90,8 +90,12 @@ void libs_preload(CheckContext& ctx) {
         }
         std::string pin = wheel_pin_for(ctx.data("torch"), file_name(path));
         std::string want = pin.empty() ? "" : pin.substr(pin.find("==") + 2);
-        std::string have = str(e, "version");
-        std::string line = path + " (" + (have.empty() ? "version unknown" : have) + ")";
+        std::string have = str(e, "version"), wheel = str(e, "wheel");
+        // A file that cannot report its version says it through the wheel it came in.
+        if (have.empty() && wheel.find(' ') != std::string::npos)
+            have = wheel.substr(wheel.find(' ') + 1);
+        std::string line = path + " (" + (have.empty() ? "version unknown" : have) +
+                           (wheel.empty() ? "" : ", from " + wheel) + ")";
         if (!want.empty() && !have.empty() && match_version(want, have) == VersionMatch::Differs)
             wrong.push_back(line + " ahead of the " + want + " torch pins (" + pin + ")");
         else

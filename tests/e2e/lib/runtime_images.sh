@@ -20,8 +20,7 @@ build_runtime_images() {
   # wheels: `import torch` fails there, as after `pip install --no-deps torch`.
   rt_build twopy "FROM tdreal/torch:uv
 RUN python3 -m venv /opt/venv2 && mkdir -p /opt/torchonly \\
- && ln -s $RT_SITE/torch $RT_SITE/torch-2.9.1.dist-info /opt/torchonly/ \\
- && for d in $RT_SITE/*; do case \$(basename \$d) in nvidia*|torch*) ;; *) ln -s \$d /opt/torchonly/ ;; esac; done \\
+ && for d in $RT_SITE/*; do case \$(basename \$d) in nvidia*) ;; *) ln -s \$d /opt/torchonly/ ;; esac; done \\
  && echo /opt/torchonly > /opt/venv2/lib/python3.11/site-packages/torchonly.pth
 ENV PATH=/opt/venv2/bin:\$PATH CONDA_PREFIX=/app/.venv" || return 1
   # The image runs /app/.venv's python; a leftover VIRTUAL_ENV names the broken one.
