@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -25,6 +26,14 @@ Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRu
     c.gpus = spec.gpus;
     c.network_mode = "none";
     c.labels = {{"io.torchdock.run", spec.run_label}};
+    // What a probe may do to the host: nothing it does not need. Root keeps DAC_OVERRIDE
+    // (a default `docker run` has it) so files are read as the image's USER would read them.
+    c.confined = true;
+    c.cap_add = {"DAC_OVERRIDE"};
+    c.pids_limit = 4096;                     // threads count: torch starts one per core
+    c.memory_bytes = std::int64_t{16} << 30;  // probe-gemm's operands and torch fit easily
+    c.log_max_size = "16m";                  // torchdock reads the last 1000 lines anyway
+    c.tmp_size = "1g";                       // the torch probe's rendezvous, LD_DEBUG logs
     auto id = api.create_container(c);
     if (!id) return id.error();
     // The container goes away however we leave: error, timeout or interruption.

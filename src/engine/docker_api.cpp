@@ -202,7 +202,7 @@ Status DockerApi::push_image(const std::string& repo, const std::string& tag) co
     return ok_status();
 }
 
-Result<std::string> DockerApi::create_container(const ContainerSpec& spec) const {
+std::string container_create_body(const ContainerSpec& spec) {
     json body = {{"Image", spec.image},
                  {"Cmd", spec.cmd},
                  {"Env", spec.env},
@@ -211,12 +211,31 @@ Result<std::string> DockerApi::create_container(const ContainerSpec& spec) const
     // The Engine API removes an image's ENTRYPOINT only for [""] (what `--entrypoint ""`
     // sends); an empty array would keep it.
     if (spec.entrypoint)
-        body["Entrypoint"] = spec.entrypoint->empty() ? json::array({""}) : json(*spec.entrypoint);
-    if (spec.shm_size > 0) body["HostConfig"]["ShmSize"] = spec.shm_size;
+        body["Entrypoint"] =
+            spec.entrypoint->empty() ? json::array({""}) : json(*spec.entrypoint);
+    json& host = body["HostConfig"];
+    if (spec.shm_size > 0) host["ShmSize"] = spec.shm_size;
     if (spec.gpus != 0)
-        body["HostConfig"]["DeviceRequests"] =
+        host["DeviceRequests"] =
             json::array({{{"Driver", ""}, {"Count", spec.gpus}, {"Capabilities", {{"gpu"}}}}});
-    auto r = call("POST", "/containers/create", body.dump());
+    if (spec.confined) {
+        host["CapDrop"] = json::array({"ALL"});
+        host["CapAdd"] = spec.cap_add;
+        host["SecurityOpt"] = json::array({"no-new-privileges"});
+        if (spec.pids_limit > 0) host["PidsLimit"] = spec.pids_limit;
+        if (spec.memory_bytes > 0) host["Memory"] = spec.memory_bytes;
+        if (!spec.log_max_size.empty())
+            host["LogConfig"] = {{"Type", "json-file"},
+                                 {"Config", {{"max-size", spec.log_max_size}, {"max-file", "1"}}}};
+        host["ReadonlyRootfs"] = true;
+        if (!spec.tmp_size.empty())
+            host["Tmpfs"] = {{"/tmp", "rw,nosuid,nodev,mode=1777,size=" + spec.tmp_size}};
+    }
+    return body.dump();
+}
+
+Result<std::string> DockerApi::create_container(const ContainerSpec& spec) const {
+    auto r = call("POST", "/containers/create", container_create_body(spec));
     if (!r) return r.error();
     if (r->status != 201) return api_error(r.value(), "create container from " + spec.image);
     try {

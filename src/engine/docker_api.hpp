@@ -40,7 +40,19 @@ struct ContainerSpec {
     std::string network_mode = "none";
     long long shm_size = 0;  // bytes; 0 = engine default
     int gpus = 0;            // GPUs to request (DeviceRequests): 0 none, -1 all, N the first N
+    // Confinement (probe containers, engine/container_run): every capability dropped but
+    // those listed, no-new-privileges, a pids and a memory limit, a bounded json log, a
+    // read-only root with a bounded tmpfs at /tmp. Off (0, false, empty) by default.
+    bool confined = false;
+    std::vector<std::string> cap_add;
+    long long pids_limit = 0;
+    long long memory_bytes = 0;
+    std::string log_max_size;  // "16m"
+    std::string tmp_size;      // "512m"
 };
+
+// The JSON body of POST /containers/create for `spec` (exposed for tests).
+std::string container_create_body(const ContainerSpec& spec);
 
 class DockerApi {
   public:

@@ -1,5 +1,7 @@
 #include "report/validation_report.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -46,10 +48,13 @@ std::string xml_escape(const std::string& s) {
 }
 
 // A Markdown table cell: one line (terminal_text), pipes and backticks escaped.
+// Inert Markdown: every ASCII punctuation character is backslash-escaped (CommonMark allows
+// that for all of them), so text from an image makes no HTML, link, image, emphasis or table
+// cell of its own.
 std::string md_escape(const std::string& s) {
     std::string out;
     for (char c : terminal_text(s)) {
-        if (c == '|' || c == '`') out += '\\';
+        if (std::ispunct(static_cast<unsigned char>(c))) out += '\\';
         out += c;
     }
     return out;
@@ -65,6 +70,20 @@ int ImageValidation::errored() const { return count(*this, "error"); }
 int ImageValidation::passed() const { return count(*this, "pass"); }
 int ImageValidation::skipped() const { return count(*this, "skip"); }
 int ImageValidation::warned() const { return count(*this, "warn"); }
+
+namespace {
+
+// Whose code produced the evidence a check rests on (core probe_source of each probe in its
+// catalog entry), without repeats.
+std::vector<std::string> evidence_sources(const std::string& id) {
+    std::vector<std::string> out;
+    for (const auto& probe : check_info(id).evidence)
+        if (auto s = probe_source(probe); std::find(out.begin(), out.end(), s) == out.end())
+            out.push_back(s);
+    return out;
+}
+
+}  // namespace
 
 std::string validation_table(const ImageValidation& v) {
     std::string out =
@@ -120,12 +139,14 @@ std::string validation_json(const std::vector<ImageValidation>& all) {
                               {"observed", c.observed},
                               {"expected", c.expected},
                               {"message", c.message},
-                              {"fix", c.fix}});
+                              {"fix", c.fix},
+                              {"evidence_from", evidence_sources(c.id)}});
         // The evidence: how each probe ended, and what the torch probe found about where
         // PyTorch lives and what it loads.
         nlohmann::json probes = nlohmann::json::object();
         for (const auto& [name, run] : v.probes) {
             nlohmann::json p = {{"program", run.program},
+                                {"source", probe_source(name)},
                                 {"status", run.usable() ? run.status : "no evidence"},
                                 {"reason", run.usable() ? run.reason : run.problem()},
                                 {"seconds", run.seconds},
@@ -207,17 +228,18 @@ std::string validation_markdown(const std::vector<ImageValidation>& all) {
     std::string out =
         "## torchdock validate\n\n| image | pass | fail | warn | skip |\n|---|---|---|---|---|\n";
     for (const auto& v : all)
-        out += "| `" + md_escape(v.image) + "` | " + std::to_string(v.passed()) + " | " +
+        out += "| " + md_escape(v.image) + " | " + std::to_string(v.passed()) + " | " +
                std::to_string(v.failed()) + " | " + std::to_string(v.warned()) + " | " +
                std::to_string(v.skipped()) + " |\n";
     for (const auto& v : all) {
-        out += "\n### `" + md_escape(v.image) + "`\n\n";
-        if (!v.image_id.empty()) out += "Image ID: `" + md_escape(v.image_id) + "`\n\n";
+        out += "\n### " + md_escape(v.image) + "\n\n";
+        if (!v.image_id.empty()) out += "Image ID: " + md_escape(v.image_id) + "\n\n";
         if (!v.error.empty()) {
             out += "**error:** " + md_escape(v.error) + "\n";
             continue;
         }
-        out += "| check | result | observed | expected | detail |\n|---|---|---|---|---|\n";
+        out += "| check | result | observed | expected | detail | evidence from |\n"
+               "|---|---|---|---|---|---|\n";
         for (const auto& c : v.checks)
             out += "| " + c.id + " " + c.name + " | " +
                    (c.status == "fail"    ? "**FAIL**"
@@ -225,7 +247,8 @@ std::string validation_markdown(const std::vector<ImageValidation>& all) {
                                           : c.status) +
                    " | " + md_escape(clip(c.observed, 60)) + " | " + md_escape(c.expected) + " | " +
                    md_escape(c.message) +
-                   (c.fix.empty() ? "" : " (fix: " + md_escape(c.fix) + ")") + " |\n";
+                   (c.fix.empty() ? "" : " (fix: " + md_escape(c.fix) + ")") + " | " +
+                   join(evidence_sources(c.id), ", ") + " |\n";
     }
     return out;
 }

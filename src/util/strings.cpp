@@ -109,11 +109,14 @@ unsigned code_point(std::string_view s, std::size_t n) {
     return ((c & 0x07u) << 18) | (b(1) << 12) | (b(2) << 6) | b(3);
 }
 
-// Code points that move text around or end a line when shown: C1 controls, line and
-// paragraph separators, bidirectional marks and overrides.
+// Code points that move text around, hide, or end a line when shown, or that XML 1.0 does
+// not allow: C1 controls, line and paragraph separators, bidirectional marks (U+061C, U+200E,
+// U+200F) and overrides, zero-width characters and the byte-order mark, and the
+// noncharacters U+FFFE and U+FFFF.
 bool invisible_control(unsigned cp) {
-    return (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 || cp == 0x200E ||
-           cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+    return (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || (cp >= 0x200B && cp <= 0x200F) ||
+           cp == 0x2028 || cp == 0x2029 || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF || cp == 0xFFFE || cp == 0xFFFF;
 }
 
 // One character of `s` (a UTF-8 sequence of length n, or one stray byte when n is 0) as

@@ -36,11 +36,25 @@ class CheckContext {
              const std::string& expect, const std::string& message, const std::string& fix = {},
              const std::string& severity = "error");
     void skip(const std::string& id, const std::string& reason) { add(id, "skip", "", "", reason); }
+    // Runs one check function; a probe answer of an unexpected shape (a string where a
+    // boolean belongs) that makes it throw is recorded, and `evaluate` turns every check it
+    // did not emit into an error naming it. Nothing escapes: the other checks, and the other
+    // images of a run, keep their results.
+    template <class F>
+    void guarded(F&& check) {
+        try {
+            check(*this);
+        } catch (const std::exception& e) {
+            if (m_shape_error.empty()) m_shape_error = e.what();
+        }
+    }
+    const std::string& shape_error() const { return m_shape_error; }
 
   private:
     const ValidationInput& m_in;
     const KnowledgeBase& m_kb;
     std::vector<CheckResult> m_out;
+    std::string m_shape_error;
 };
 
 // A JSON member as text ("" when absent or null; numbers and booleans printed).

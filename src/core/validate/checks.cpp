@@ -117,8 +117,19 @@ void CheckContext::add(const std::string& id, const std::string& status,
 std::vector<CheckResult> evaluate(const ValidationInput& input, const KnowledgeBase& kb) {
     validate_detail::CheckContext ctx(input, kb);
     validate_detail::judge_static_tier(ctx);
-    validate_detail::judge_gpu_tier(ctx);
+    ctx.guarded(validate_detail::judge_gpu_tier);
+    std::string shape_error = ctx.shape_error();
     auto results = ctx.take_results();
+    // A check that threw on its evidence emitted nothing: it is an error, never missing.
+    for (const auto& info : check_catalog()) {
+        bool emitted = std::any_of(results.begin(), results.end(),
+                                   [&](const CheckResult& r) { return r.id == info.id; });
+        if (emitted) continue;
+        results.push_back({info.id, info.name, "error", "error", "", "",
+                           "cannot be judged: a probe's answer has an unexpected shape (" +
+                               shape_error + ")",
+                           "report this image's probe output (validate --json) to torchdock"});
+    }
     apply_evidence_rule(results, input);
     return results;
 }

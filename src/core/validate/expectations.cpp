@@ -15,9 +15,17 @@ Expectations gather_expectations(const std::string& image_ref,
                                  const std::vector<std::string>& env, const KnowledgeBase& kb,
                                  const std::map<std::string, std::string>& overrides) {
     Expectations e;
+    // An empty value promises nothing (what `ENV NCCL_VERSION=$NCCL_VERSION` gives when the
+    // build argument was not passed); it is kept apart as a finding.
+    std::vector<std::string> empty;
     const std::string prefix = "io.torchdock.";
     for (const auto& [k, v] : labels)
-        if (starts_with(k, prefix)) e[k.substr(prefix.size())] = v;
+        if (starts_with(k, prefix)) {
+            if (v.find_first_not_of(" \t") == std::string::npos)
+                empty.push_back(k);
+            else
+                e[k.substr(prefix.size())] = v;
+        }
     if (!e.empty()) e["source"] = "image labels";
     if (e.empty()) {
         // nvidia/cuda images describe themselves in their environment.
@@ -26,8 +34,16 @@ Expectations gather_expectations(const std::string& image_ref,
             std::string k = kv.substr(0, eq), v = eq == std::string::npos ? "" : kv.substr(eq + 1);
             if (k == "CUDA_VERSION" && Version::parse(v))
                 e["cuda"] = Version::parse(v)->major_minor();
-            if (k == "NV_CUDNN_VERSION") e["cudnn"] = v.substr(0, v.find('-'));
-            if (k == "NCCL_VERSION") e["nccl"] = v.substr(0, v.find('-'));
+            for (const auto& [var, key] : {std::pair{"NV_CUDNN_VERSION", "cudnn"},
+                                           std::pair{"NCCL_VERSION", "nccl"}}) {
+                if (k != var) continue;
+                std::string version = v.substr(0, v.find('-'));
+                if (version.empty())
+                    empty.push_back(k);
+                else
+                    e[key] = version;
+            }
+            if (k == "CUDA_VERSION" && !Version::parse(v) && v.empty()) empty.push_back(k);
         }
         if (!e.empty()) e["source"] = "image environment (CUDA_VERSION, NV_CUDNN_VERSION)";
         // NGC PyTorch releases are in the knowledge base.
@@ -47,7 +63,15 @@ Expectations gather_expectations(const std::string& image_ref,
     for (const auto& [k, v] : overrides) e[k] = v;
     if (!overrides.empty())
         e["source"] = (e.count("source") ? e["source"] + " + " : "") + "--expect";
+    if (!empty.empty()) e[k_empty_promises] = join(empty, ", ");
     return e;
+}
+
+std::vector<std::string> promises(const Expectations& e) {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : e)
+        if (k != "source" && k != k_empty_promises) out.push_back(k + "=" + v);
+    return out;
 }
 
 namespace {

@@ -16,6 +16,13 @@ namespace td {
 // validate.shm-min-mb), plus "source" (where they came from).
 using Expectations = std::map<std::string, std::string>;
 
+// The key under which gather_expectations lists what was set but empty ("NCCL_VERSION,
+// io.torchdock.torch"): not a promise, a finding.
+inline constexpr const char* k_empty_promises = "empty-values";
+
+// Every promise as "key=value" (not "source", not the empty values).
+std::vector<std::string> promises(const Expectations& e);
+
 // Expectations from image labels and environment (nvidia/cuda's CUDA_VERSION,
 // NV_CUDNN_VERSION and NCCL_VERSION when there are no torchdock labels), then the knowledge base
 // for well-known images (NGC PyTorch by tag), then `overrides` (--expect key=value).

@@ -16,6 +16,14 @@ std::string probe_program(const std::string& name) {
     return name == "torch" ? "torch_probe.py" : "probe-" + name;
 }
 
+std::string probe_source(const std::string& name) {
+    if (name == "env" || name == "env_entrypoint" || name == "record" || name == "kernels")
+        return "torchdock";
+    if (name == "libs") return "torchdock+image-libc";
+    if (name == "torch") return "image-python";
+    return "image-libraries";
+}
+
 std::string ProbeRun::problem() const {
     if (usable()) return {};
     std::string who = program.empty() ? "the probe" : program;

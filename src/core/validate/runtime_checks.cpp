@@ -233,11 +233,8 @@ void torch_pins(CheckContext& ctx) {
 }  // namespace
 
 void judge_runtime(CheckContext& ctx) {
-    python_interpreter(ctx);
-    cuda_visible(ctx);
-    libs_preload(ctx);
-    files_intact(ctx);
-    torch_pins(ctx);
+    for (auto check : {python_interpreter, cuda_visible, libs_preload, files_intact, torch_pins})
+        ctx.guarded(check);
 }
 
 }  // namespace td::validate_detail

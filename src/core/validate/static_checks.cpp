@@ -357,16 +357,9 @@ void shm_size(CheckContext& ctx) {
 }  // namespace
 
 void judge_static_tier(CheckContext& ctx) {
-    cuda_runtime(ctx);
-    cudnn_version(ctx);
-    cudnn_cuda_major(ctx);
-    nccl_version(ctx);
-    libs_resolved(ctx);
-    libs_duplicates(ctx);
-    judge_torch(ctx);
-    judge_kernels(ctx);
-    judge_runtime(ctx);
-    shm_size(ctx);
+    for (auto check : {cuda_runtime, cudnn_version, cudnn_cuda_major, nccl_version, libs_resolved,
+                       libs_duplicates, judge_torch, judge_kernels, judge_runtime, shm_size})
+        ctx.guarded(check);
 }
 
 }  // namespace td::validate_detail

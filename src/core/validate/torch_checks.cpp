@@ -103,24 +103,37 @@ std::string torch_imports(CheckContext& ctx) {
         return ctx.torch_import_failure();
     }
     std::string tried = interpreters_tried(t);
+    const Expectations& expect = ctx.input().expect;
+    std::string empty_values =
+        expect.count(k_empty_promises)
+            ? "; set but empty (no promise, but a sign of a build argument not passed): " +
+                  expect.at(k_empty_promises)
+            : "";
     std::string want = ctx.expected("torch");
     if (!want.empty()) {
-        ctx.add(
-            "TD119", "fail", "no torch", want,
-            "torch " + want + " is promised but no PyTorch is found; interpreters tried: " + tried,
-            "install torch " + want + " for the image's python, or fix the label");
+        ctx.add("TD119", "fail", "no torch", want,
+                "torch " + want + " is promised but no PyTorch is found; interpreters tried: " +
+                    tried + empty_values,
+                "install torch " + want + " for the image's python, or fix the label");
         return "no PyTorch found";
     }
-    if (ctx.input().expect.empty()) {
-        ctx.add("TD119", "fail", "no torch", "PyTorch or labels",
-                "no PyTorch found; interpreters tried: " + tried +
-                    "; the image has no io.torchdock labels either, so nothing it promises can "
-                    "be checked",
-                "validate an image with PyTorch, or say what it promises with --expect");
+    // Without an importable torch every promise is unmet evidence of nothing: a label, an
+    // environment variable or an --expect of the user's own, it fails here.
+    auto promised = promises(expect);
+    if (!promised.empty()) {
+        ctx.add("TD119", "fail", "no torch", join(promised, ", "),
+                "no PyTorch found, so nothing promised can be checked (" + join(promised, ", ") +
+                    ", from " + ctx.expected("source") + "); interpreters tried: " + tried +
+                    empty_values,
+                "validate an image with PyTorch, or drop the promises it cannot keep");
         return "no PyTorch found";
     }
-    ctx.skip("TD119", "no torch is expected (" + ctx.expected("source") +
-                          ") and none is found; interpreters tried: " + tried);
+    ctx.add("TD119", "fail", "no torch", "PyTorch or labels",
+            "no PyTorch found; interpreters tried: " + tried +
+                "; the image has no io.torchdock labels either, so nothing it promises can be "
+                "checked" +
+                empty_values,
+            "validate an image with PyTorch, or say what it promises with --expect");
     return "no PyTorch found";
 }
 
@@ -305,19 +318,18 @@ void torch_distributed(CheckContext& ctx, const json& t) {
 }  // namespace
 
 void judge_torch(CheckContext& ctx) {
-    python_version(ctx);
-    std::string unavailable = torch_imports(ctx);
+    ctx.guarded(python_version);
+    std::string unavailable;
+    ctx.guarded([&](CheckContext& c) { unavailable = torch_imports(c); });
     if (!unavailable.empty()) {
         for (const char* id : {"TD120", "TD121", "TD122", "TD123", "TD124"})
             ctx.skip(id, unavailable);
         return;
     }
     const json& t = ctx.data("torch");
-    torch_version(ctx, t);
-    torch_cuda(ctx, t);
-    torch_arch_targets(ctx, t);
-    torch_distributed(ctx, t);
-    torch_companions(ctx);
+    for (auto check : {torch_version, torch_cuda, torch_arch_targets, torch_distributed})
+        ctx.guarded([&](CheckContext& c) { check(c, t); });
+    ctx.guarded(torch_companions);
 }
 
 }  // namespace td::validate_detail

@@ -496,3 +496,48 @@ TEST_CASE("TD126: torch claiming an arch its binary lacks fails") {
     CHECK(c.status == "fail");
     CHECK_THAT(c.message, ContainsSubstring("torch reports sm_90"));
 }
+
+TEST_CASE("a probe answer of the wrong shape is that check's error, never a crash",
+          "[regression]") {
+    // Adversarial report N12: "distributed": {"exact": "yes"} aborted validate.
+    ValidationInput in = healthy_gpu_image();
+    in.probes["torch"] =
+        probe("torch", R"({"probe":"torch","schema":1,"status":"pass","reason":"","data":
+        {"torch":"2.4.1+cu124","cuda":"12.4","arch_list":"sm_80","distributions":[],
+         "distributed":{"backend":"gloo","exact":"yes","world_size":2}}})",
+              0);
+    std::vector<CheckResult> r;
+    REQUIRE_NOTHROW(r = evaluate(in, test::real_kb()));
+    CHECK(r.size() == check_catalog().size());
+    const auto& td123 = check(r, "TD123");
+    CHECK(td123.status == "error");
+    CHECK_THAT(td123.message, ContainsSubstring("unexpected shape"));
+    CHECK(check(r, "TD110").status == "pass");  // the other checks keep their verdicts
+}
+
+TEST_CASE("without an importable torch every promise fails TD119; empty values are no promise",
+          "[regression]") {
+    // Adversarial report N13: empty NV_CUDNN_VERSION, any io.torchdock label, or the user's
+    // own --expect made an image without PyTorch pass.
+    auto no_torch = [](Expectations e) {
+        ValidationInput in;
+        in.expect = std::move(e);
+        in.probes["torch"] = probe("torch", R"({"probe":"torch","schema":1,"status":"waived",
+            "reason":"no torch","data":{"torch":null,"interpreters_tried":["/usr/bin/python3 (3.11.2, no torch)"]}})",
+                                   2);
+        in.shm_bytes = 16LL << 30;
+        return check(evaluate(in, test::real_kb()), "TD119");
+    };
+    auto env_only = gather_expectations("x", {}, {"NV_CUDNN_VERSION=", "NCCL_VERSION="},
+                                        test::real_kb(), {});
+    CHECK(promises(env_only).empty());
+    CHECK(env_only[k_empty_promises] == "NV_CUDNN_VERSION, NCCL_VERSION");
+    auto r = no_torch(env_only);
+    CHECK(r.status == "fail");
+    CHECK_THAT(r.message, ContainsSubstring("set but empty"));
+    for (const auto& labels : std::vector<std::map<std::string, std::string>>{
+             {{"io.torchdock.foo", "bar"}}, {{"io.torchdock.torch", ""}}, {{"io.torchdock.python", "3.11"}}})
+        CHECK(no_torch(gather_expectations("x", labels, {}, test::real_kb(), {})).status == "fail");
+    CHECK(no_torch(gather_expectations("x", {}, {}, test::real_kb(), {{"python", "3.11"}})).status ==
+          "fail");
+}
