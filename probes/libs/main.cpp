@@ -415,9 +415,6 @@ int finish(probe::Exit status, const std::string& reason, const Json& data) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    // A child asked for one library's version (content_version.hpp).
-    if (argc == 2 && std::strncmp(argv[1], "--ask-version=", 14) == 0)
-        return probe::libs::answer_version_request(argv[1] + 14);
     auto flags = probe::parse_flags(argc, argv);
     std::vector<std::string> extra_roots, extra_sites, preload_names;
     int max_depth = 64;

@@ -37,7 +37,8 @@ std::string describe(const nlohmann::json& fp) {
          s(fp["cuda_runtime"], "version") + "  " + s(fp["cuda_runtime"], "library")},
         {"cudnn", s(fp["cudnn_loader"], "version") + "  " + s(fp["cudnn_loader"], "library")},
         {"nccl", s(fp["nccl_loader"], "version") + "  " + s(fp["nccl_loader"], "library")},
-        {"python", s(fp["python"], "version") + "  " + s(fp["python"], "executable")},
+        {"python", s(fp["python"], "version") + "  " + s(fp["python"], "executable") + " (" +
+                       s(fp["python"], "why") + ")"},
     };
     auto num = [](const nlohmann::json& j, const char* k) {
         return j.is_object() && j.contains(k) && j[k].is_number_integer()
@@ -98,9 +99,10 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
     EnvironmentFacts facts;
     if (opts.host) {
         facts = engine::host_facts();
-        probes = engine::run_probes(engine::doctor_probes(),
-                                    plan_runtime(facts.env, {}, nullptr, nullptr, "", opts.python),
-                                    kb.value(), [&](const engine::ProbeSpec& p) {
+        RuntimePlan plan = plan_runtime(facts.env, {}, nullptr, nullptr, "", opts.python);
+        facts.interpreter_why = plan.why;
+        probes = engine::run_probes(engine::doctor_probes(), plan, kb.value(),
+                                    [&](const engine::ProbeSpec& p) {
                                         return engine::run_probe_on_host(p, probes_dir, 60);
                                     });
     } else {
@@ -121,6 +123,7 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         auto reading = engine::probe_image(api.value(), id, *info.value(), engine::doctor_probes(),
                                            probes_dir, opts.python, 0, 60, kb.value(), label);
         probes = std::move(reading.probes);
+        facts.interpreter_why = reading.plan.why;
         if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
     }
     if (engine::interrupted()) {

@@ -43,7 +43,21 @@ void close_fd(int& fd) {
     fd = -1;
 }
 
-// Splits newly read bytes into lines for the callback; keeps the partial tail.
+// Appends to `out`, keeping at most its last `cap` bytes (trimmed when twice over, so the
+// work stays linear).
+void keep_tail(std::string& out, bool& truncated, const char* data, std::size_t n,
+               std::size_t cap) {
+    out.append(data, n);
+    if (cap > 0 && out.size() > 2 * cap) {
+        out.erase(0, out.size() - cap);
+        truncated = true;
+    }
+}
+
+constexpr std::size_t k_max_line = std::size_t{1} << 20;
+
+// Splits newly read bytes into lines for the callback; keeps the partial tail (a line over
+// 1 MiB is handed over in pieces, so the tail stays bounded).
 void feed(std::string& pending, const char* data, std::size_t n, bool is_stderr,
           const ProcessSpec& spec) {
     if (!spec.on_line) return;
@@ -54,6 +68,10 @@ void feed(std::string& pending, const char* data, std::size_t n, bool is_stderr,
         start = nl + 1;
     }
     pending.erase(0, start);
+    while (pending.size() > k_max_line) {
+        spec.on_line(pending.substr(0, k_max_line), is_stderr);
+        pending.erase(0, k_max_line);
+    }
 }
 
 }  // namespace
@@ -247,11 +265,19 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
                 close_fd(i == 0 ? out.fd[0] : err.fd[0]);
                 continue;
             }
-            (i == 0 ? result.out : result.err).append(buf, static_cast<std::size_t>(got));
+            keep_tail(i == 0 ? result.out : result.err, i == 0 ? result.out_truncated
+                                                               : result.err_truncated,
+                      buf, static_cast<std::size_t>(got), spec.max_output);
             feed(i == 0 ? pending_out : pending_err, buf, static_cast<std::size_t>(got), i == 1,
                  spec);
         }
     }
+    for (auto [stream, truncated] : {std::pair{&result.out, &result.out_truncated},
+                                     std::pair{&result.err, &result.err_truncated}})
+        if (spec.max_output > 0 && stream->size() > spec.max_output) {
+            stream->erase(0, stream->size() - spec.max_output);
+            *truncated = true;
+        }
     if (spec.on_line) {
         if (!pending_out.empty()) spec.on_line(pending_out, false);
         if (!pending_err.empty()) spec.on_line(pending_err, true);

@@ -18,8 +18,12 @@ struct ProcessSpec {
     std::vector<std::string> env;          // complete environment, "NAME=value"
     std::chrono::milliseconds timeout{0};  // required: > 0
     std::string cwd;                       // empty: inherit
-    // Called with each complete line of output as it arrives (stdout and stderr).
+    // Called with each complete line of output as it arrives (stdout and stderr); a line
+    // longer than 1 MiB is handed over in 1 MiB pieces.
     std::function<void(const std::string& line, bool is_stderr)> on_line;
+    // Each stream keeps at most its last `max_output` bytes (memory stays bounded whatever
+    // a child prints); ProcessResult says when bytes were dropped.
+    std::size_t max_output = std::size_t{16} << 20;
 };
 
 struct ProcessResult {
@@ -27,7 +31,9 @@ struct ProcessResult {
     Outcome outcome = Outcome::Exited;
     int exit_code = -1;  // when Exited
     int signal = 0;      // when Signaled
-    std::string out, err;
+    std::string out, err;        // the last ProcessSpec::max_output bytes of each stream
+    bool out_truncated = false;  // earlier bytes were dropped
+    bool err_truncated = false;
     double seconds = 0;
     double timeout_seconds = 0;
     bool ok() const { return outcome == Outcome::Exited && exit_code == 0; }

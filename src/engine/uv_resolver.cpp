@@ -168,6 +168,11 @@ UvAnswer uv_resolve(const std::string& uv, const PythonLockInputs& inputs,
             answer.kind = UvAnswer::Kind::Unreachable;
         return answer;
     }
+    if (run->out_truncated) {  // a lock is all or nothing: a cut answer is no answer
+        answer.message = "uv's answer was larger than " +
+                         std::to_string(spec.max_output >> 20) + " MiB and was not read whole";
+        return answer;
+    }
     auto parsed = parse_uv_requirements(run->out);
     if (!parsed) {
         answer.message = parsed.error().message;

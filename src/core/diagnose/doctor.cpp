@@ -74,7 +74,9 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     fp["python"] = t.contains("python")
                        ? json{{"version", text(t, "python")},
                               {"executable", value_or_null(t, "python_executable")},
-                              {"interpreters_tried", t.value("interpreters_tried", json::array())}}
+                              {"interpreters_tried", t.value("interpreters_tried", json::array())},
+                              {"why", f.interpreter_why},
+                              {"other_interpreters", t.value("other_interpreters", json::array())}}
                        : json();
     json wheels = json::object();  // nvidia-* and companions as installed, with versions
     if (t.contains("distributions") && t["distributions"].is_object())

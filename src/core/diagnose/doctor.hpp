@@ -23,6 +23,7 @@ struct EnvironmentFacts {
     std::optional<long long> shm_bytes;
     std::string container_runtime;  // none | docker | podman | kubernetes | ... (host only)
     std::map<std::string, std::string> labels;  // image only
+    std::string interpreter_why;  // why the python judged is that one (core RuntimePlan::why)
 };
 
 // The fingerprint (schema 1). Only variables that change GPU behaviour are kept from the

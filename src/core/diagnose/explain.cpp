@@ -77,9 +77,16 @@ struct LogScanner::State {
     void scan(std::string_view raw);
 };
 
+// A shell's command trace (`set -x`: "+ grep ...", "++ ..."): the command that was run, not
+// what it printed, so never a failure nor a fact.
+static bool shell_trace(std::string_view line) {
+    std::size_t plus = line.find_first_not_of('+');
+    return plus > 0 && plus != std::string_view::npos && line[plus] == ' ';
+}
+
 void LogScanner::State::scan(std::string_view raw) {
     normalize_log_line(raw, norm);
-    if (norm.empty()) return;
+    if (norm.empty() || shell_trace(norm)) return;
     candidates.clear();
     sigs.anchors.scan(norm, [&](std::uint32_t id) {
         if (stamp[id] == lines) return;

@@ -39,6 +39,23 @@ void kernel_targets_check(CheckContext& ctx) {
     if (targets.empty() && unknown.empty())
         return ctx.add("TD125", "skip", observed, "",
                        "no target GPUs are labelled (" + observed + " audited)");
+    // A CUDA build of torch carries GPU code; an audit that found none did not see torch's
+    // files (a symlinked directory, an unreadable one): no evidence, never a pass.
+    if (with_kernels == 0 && !str(ctx.data("torch"), "cuda").empty())
+        return ctx.add("TD125", "error", observed, "",
+                       "cannot be judged: torch is a CUDA " + str(ctx.data("torch"), "cuda") +
+                           " build but the kernel audit found no object with GPU code where it "
+                           "looked (" +
+                           join([&] {
+                               std::vector<std::string> dirs;
+                               for (const auto& r : audit.value("roots", json::array()))
+                                   if (r.is_object() && r.value("exists", false))
+                                       dirs.push_back(str(r, "path"));
+                               return dirs;
+                           }(),
+                                ", ") +
+                           ")",
+                       "make torch's directories plain directories readable by the image's USER");
     std::vector<std::string> problems, names;
     for (const auto& u : unknown)
         problems.push_back(u + ": not in data/gpus.json, so its compute capability is unknown");

@@ -19,7 +19,7 @@ std::string probe_program(const std::string& name) {
 std::string probe_source(const std::string& name) {
     if (name == "env" || name == "env_entrypoint" || name == "record" || name == "kernels")
         return "torchdock";
-    if (name == "libs") return "torchdock+image-libc";
+    if (name == "libs") return "torchdock+image-libraries";
     if (name == "torch") return "image-python";
     return "image-libraries";
 }

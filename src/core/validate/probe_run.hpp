@@ -37,8 +37,9 @@ std::string crash_summary(const nlohmann::json& crash);
 // Whose code produced a probe's answer (the threat model in README "Validating"):
 //   "torchdock"             a static program of torchdock's reading files (probe-env,
 //                           probe-record, probe-kernels): no code of the image runs
-//   "torchdock+image-libc"  torchdock's program on the image's loader and libc (probe-libs,
-//                           which also asks each library's version in a child that loads it)
+//   "torchdock+image-libraries"  probe-libs: a static reader for what resolves where, whose
+//                           versions by content come from the image's libraries (loaded one
+//                           per child by probe-libversion)
 //   "image-libraries"       the image's CUDA libraries answer torchdock's probe (cuda, cudnn,
 //                           nccl, gemm)
 //   "image-python"          the image's own interpreter and torch (torch_probe.py)

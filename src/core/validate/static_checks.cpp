@@ -52,7 +52,9 @@ void runtime_against_build(CheckContext& ctx, const std::string& runtime, const 
 
 void cuda_runtime(CheckContext& ctx) {
     std::string want = ctx.expected("cuda"), have = observed_cuda(ctx);
-    if (have.empty() && ctx.torch_import_failed())
+    // Nothing provides a runtime and torch cannot say which it would load: a promise is
+    // unmet (nothing in the image provides it), no promise is nothing to judge.
+    if (have.empty() && ctx.torch_import_failed() && want.empty())
         return ctx.skip("TD101", "no CUDA runtime on the loader's path, and " +
                                      ctx.torch_import_failure() +
                                      ", so the runtime torch would load is unknown");
@@ -89,8 +91,10 @@ void library_version(CheckContext& ctx, const char* id, const std::string& libra
                        "no " + library + " version is labelled or expected" +
                            (have.empty() ? "" : " (found " + library + " " + have + ")"));
     if (have.empty() && ctx.torch_import_failed())
-        return ctx.skip(id,
-                        "the loader finds no " + library + ", and " + ctx.torch_import_failure());
+        return ctx.add(id, "fail", "none", want,
+                       library + " " + want + " is promised but the loader finds none, and " +
+                           ctx.torch_import_failure(),
+                       "install " + library + " " + want + " (the wheel torch pins)");
     if (have.empty())
         return ctx.add(id, "fail", "none", want,
                        library + " " + want + " is promised but none is found (" +

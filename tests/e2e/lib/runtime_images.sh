@@ -16,12 +16,13 @@ rt_build() {  # rt_build CASE DOCKERFILE_TEXT
 build_runtime_images() {
   RT_WORK=$1
   local pip='pip install --disable-pip-version-check --cert /run/secrets/ca --default-timeout=180'
-  # A second venv whose python finds torch's files (through a .pth) but not its nvidia-*
-  # wheels: `import torch` fails there, as after `pip install --no-deps torch`.
+  # A second venv with torch but without its nvidia-* wheels (`pip install --no-deps torch`,
+  # from the shared pip cache): `import torch` fails there. It comes first on PATH, while
+  # CONDA_PREFIX still names the healthy /app/.venv.
   rt_build twopy "FROM tdreal/torch:uv
-RUN python3 -m venv /opt/venv2 && mkdir -p /opt/torchonly \\
- && for d in $RT_SITE/*; do case \$(basename \$d) in nvidia*) ;; *) ln -s \$d /opt/torchonly/ ;; esac; done \\
- && echo /opt/torchonly > /opt/venv2/lib/python3.11/site-packages/torchonly.pth
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
+    python3 -m venv /opt/venv2 && /opt/venv2/bin/$pip --no-deps torch==2.9.1 filelock \\
+      typing-extensions sympy mpmath networkx jinja2 MarkupSafe fsspec
 ENV PATH=/opt/venv2/bin:\$PATH CONDA_PREFIX=/app/.venv" || return 1
   # The image runs /app/.venv's python; a leftover VIRTUAL_ENV names the broken one.
   rt_build stalevenv "FROM tdrt/torch:twopy

@@ -35,6 +35,11 @@ for bin in "$PROBES"/probe-*; do
     only_allowed_libraries "$bin"
 done
 check "all six compiled probes are there ($count found in $PROBES)" test "$count" -ge 6
+# The probes that only read files are static: no loader, no libc of the image's takes part.
+for name in probe-env probe-record probe-kernels probe-libs; do
+  check "$name is static (no PT_INTERP, no DT_NEEDED)" \
+    bash -c "[ -f '$PROBES/$name' ] && ! readelf -lW '$PROBES/$name' | grep -q INTERP && ! readelf -dW '$PROBES/$name' | grep -q NEEDED"
+done
 
 # ---- the check says no to binaries that need more ------------------------------------------
 refused() { ! glibc_starts_on "$@" >/dev/null; }

@@ -1355,3 +1355,14 @@ TEST_CASE("parse errors name the JSON path") {
     CHECK_THAT(schema.error().message, ContainsSubstring("$.schema"));
     CHECK_FALSE(ErrorSignatures::parse("{not json"));
 }
+
+TEST_CASE("a shell's command trace is the command, not a failure", "[regression]") {
+    // Adversarial report, weak row: `+ grep ...` of a `set -x` script was ranked a failure.
+    CHECK(explain("+ grep -q 'CUDA driver version is insufficient for CUDA runtime version' "
+                  "log.txt\n++ echo 'libcudart.so.12: cannot open shared object file'\n")
+              .empty());
+    // The same text as output still is one.
+    CHECK_FALSE(explain("ImportError: libcudart.so.12: cannot open shared object file: No such "
+                        "file or directory\n")
+                    .empty());
+}

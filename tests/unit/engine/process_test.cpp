@@ -403,3 +403,22 @@ TEST_CASE("process: when the caller is SIGKILLed, its child and grandchildren di
     std::remove(pids.c_str());
     ::rmdir(dir_template);
 }
+
+TEST_CASE("a child's output is kept bounded: the last max_output bytes, marked truncated",
+          "[regression]") {
+    // Adversarial report N10: 1 GB of probe output held whole (1.97 GB RSS).
+    td::engine::ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", "head -c 50000000 /dev/zero | tr '\\0' x; echo END"};
+    spec.env = td::engine::environment_with({});
+    spec.timeout = std::chrono::seconds(30);
+    spec.max_output = 1 << 20;
+    std::size_t longest = 0;
+    spec.on_line = [&](const std::string& line, bool) { longest = std::max(longest, line.size()); };
+    auto r = td::engine::run_process(spec);
+    REQUIRE(r);
+    CHECK(r->ok());
+    CHECK(r->out_truncated);
+    CHECK(r->out.size() == (1u << 20));
+    CHECK(r->out.substr(r->out.size() - 4) == "END\n");
+    CHECK(longest <= (1u << 20));  // one 50 MB line arrives in bounded pieces
+}
