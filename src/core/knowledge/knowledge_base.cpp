@@ -101,6 +101,22 @@ std::string check_variant(std::string_view s) {
 
 std::string check_version(std::string_view s) { return grammar::check_pep440_version(s); }
 
+// cuBLAS and the CUDA runtime may be recorded as the version range the cuda-toolkit
+// meta-package names ("<=13.1.1.3,>=13.1.0.3"): they never reach a Dockerfile, and such a
+// range is only digits, dots, commas and comparison operators.
+std::string check_version_or_range(std::string_view s) {
+    if (grammar::check_pep440_version(s).empty()) return {};
+    bool ok = !s.empty() && s.size() <= 200 && std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= '0' && c <= '9') || c == '.' || c == ',' || c == '<' || c == '>' || c == '=' ||
+               c == '!' || c == '~' || c == '*';
+    });
+    for (const auto& clause : split(std::string(s), ','))
+        if (clause.find_first_of("0123456789") == std::string::npos) ok = false;
+    return ok ? std::string()
+              : "not a PEP 440 version (\"12.8.90\") or a range of them "
+                "(\"<=13.1.1.3,>=13.1.0.3\")";
+}
+
 std::string check_image(std::string_view s) { return grammar::check_image_reference(s); }
 
 std::string check_debian(std::string_view s) { return grammar::check_debian_version(s); }
@@ -242,8 +258,8 @@ void load_torch(const json& doc, std::vector<TorchRelease>& out) {
             TorchVariant var;
             var.name = name;
             var.cuda = str_or_empty(v, "cuda", nat, check_major_minor);
-            var.cuda_runtime = str_or_empty(v, "cuda_runtime", nat, check_version);
-            var.cublas = str_or_empty(v, "cublas", nat, check_version);
+            var.cuda_runtime = str_or_empty(v, "cuda_runtime", nat, check_version_or_range);
+            var.cublas = str_or_empty(v, "cublas", nat, check_version_or_range);
             var.unconfirmed = flag(v, "unconfirmed", nat);
             var.cudnn = str_or_empty(v, "cudnn", nat, check_version);
             var.nccl = str_or_empty(v, "nccl", nat, check_version);
@@ -379,7 +395,9 @@ std::string check_torch_fact(const std::string& path, const std::string& value) 
         nullable = true;
         if (key == "cuda")
             check = check_major_minor;
-        else if (key == "cuda_runtime" || key == "cublas" || key == "cudnn" || key == "nccl")
+        else if (key == "cuda_runtime" || key == "cublas")
+            check = check_version_or_range;
+        else if (key == "cudnn" || key == "nccl")
             check = check_version;
         else if (key == "arch_list")
             check = check_arch_entry;
