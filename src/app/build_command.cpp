@@ -14,7 +14,7 @@
 #include "core/build/build_index.hpp"
 #include "core/build/build_record.hpp"
 #include "core/build/image_ref.hpp"
-#include "core/render/grammar.hpp"
+#include "core/grammar/grammar.hpp"
 #include "core/render/render_plan.hpp"
 #include "engine/builder.hpp"
 #include "engine/docker_api.hpp"

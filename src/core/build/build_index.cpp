@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/grammar/grammar.hpp"
 #include "core/json/json_text.hpp"
-#include "core/render/grammar.hpp"
 #include "util/strings.hpp"
 
 namespace td {

@@ -1,6 +1,6 @@
 #include "core/build/image_ref.hpp"
 
-#include "core/render/grammar.hpp"
+#include "core/grammar/grammar.hpp"
 #include "util/strings.hpp"
 
 namespace td {

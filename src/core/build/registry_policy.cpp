@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/build/image_ref.hpp"
-#include "core/render/grammar.hpp"
+#include "core/grammar/grammar.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
 

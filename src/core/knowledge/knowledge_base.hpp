@@ -139,6 +139,12 @@ class KnowledgeBase {
     std::vector<OsInfo> m_os;
 };
 
+// The grammar the loader applies to the torch.json fact at `path` ("python.min",
+// "variants.cu130.cudnn", "torchvision", ...; for a list, one element): "" when `value` is
+// accepted, else what is wrong and what is accepted. "" stands for null where the file
+// allows it. `kb refresh` checks every value it writes with it.
+std::string check_torch_fact(const std::string& path, const std::string& value);
+
 // An arch list entry as torch, nvcc or the knowledge base write it, in the knowledge
 // base's form: "sm_90" -> "9.0", "sm_90a" -> "9.0", "compute_90" -> "9.0+PTX", "90" -> "9.0";
 // "9.0" and "9.0+PTX" stay. Anything else is returned as given (and covers nothing).

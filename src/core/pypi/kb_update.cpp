@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/grammar/grammar.hpp"
+#include "core/knowledge/knowledge_base.hpp"
 #include "core/pypi/pep440.hpp"
 #include "util/strings.hpp"
 
@@ -117,6 +119,18 @@ json new_release(const std::string& version) {
     return r;
 }
 
+// Every value written passes the grammar the knowledge base loader applies to it, and its
+// source is printable one-line text: index text never lands in the file unchecked.
+std::string fact_problem(const Fact& f) {
+    std::vector<std::string> values = f.is_list ? f.values : std::vector<std::string>{f.value()};
+    for (const auto& v : values)
+        if (auto why = check_torch_fact(f.path, v); !why.empty())
+            return "value " + quote_value(v, 120) + " refused: " + why;
+    if (auto why = grammar::check_plain_text(f.source, 16384); !why.empty())
+        return "source refused: " + why;
+    return {};
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> torch_data_versions(const std::string& torch_json) {
@@ -163,6 +177,10 @@ Result<TorchDataUpdate> update_torch_data(const std::string& torch_json,
         }
         json& entry = list[at];
         for (const auto& fact : rel.facts) {
+            if (auto why = fact_problem(fact); !why.empty())
+                return Error{ErrorKind::Config, "torch " + quote_value(rel.version) + ": " +
+                                                    fact.path + ": " + why +
+                                                    "; data/torch.json is left unchanged"};
             auto path = split(fact.path, '.');
             json value = fact_json(fact);
             const json* before = at_path(entry, path);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/grammar/grammar.hpp"
+#include "core/pypi/wheel_name.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
@@ -36,9 +38,13 @@ const Requirement* requirement_with_prefix(const CoreMetadata& md, const MarkerE
     return nullptr;
 }
 
-std::string spec_value(const SpecifierSet& s) {
-    std::string pinned = s.pinned();
-    return pinned.empty() ? s.str() : pinned;
+// A library pin is one "==VERSION" clause with a valid PEP 440 version (the grammar
+// manifests use); anything else ("===text", a range, "==2.*") is no version fact: "".
+std::string exact_pin(const SpecifierSet& s) {
+    if (s.clauses().size() != 1) return {};
+    const SpecifierClause& c = s.clauses()[0];
+    if (c.op != "==" || c.prefix || !grammar::check_pep440_version(c.version).empty()) return {};
+    return c.version;
 }
 
 Fact single(const std::string& path, const std::string& value, const std::string& source) {
@@ -52,6 +58,20 @@ std::string cite_wheel(const std::string& index_label, const std::string& projec
     std::string version = file.wheel ? file.wheel->version : std::string("?");
     return index_label + " " + project + " " + version + " wheel " + file.filename + " (sha256 " +
            (file.sha256.empty() ? std::string("not given by the index") : file.sha256) + ")";
+}
+
+std::string metadata_mismatch(const CoreMetadata& md, const IndexFile& wheel) {
+    if (!wheel.wheel) return "not a wheel: " + quote_value(wheel.filename, 200);
+    const WheelName& w = *wheel.wheel;
+    std::string where = "the METADATA of " + quote_value(wheel.filename, 200);
+    if (normalize_project_name(md.name) != normalize_project_name(w.distribution))
+        return where + " names the project " + quote_value(md.name, 120) + ", not " +
+               quote_value(w.distribution, 120) + "; wheel refused";
+    auto mv = Pep440Version::parse(md.version), wv = Pep440Version::parse(w.version);
+    if (!mv || !wv || compare(*mv, *wv) != 0)
+        return where + " says version " + quote_value(md.version, 120) + ", not " +
+               quote_value(w.version, 120) + "; wheel refused";
+    return {};
 }
 
 const std::string& Fact::value() const {
@@ -139,20 +159,21 @@ void wheel_name_facts(const std::string& label, const ReleaseWheels& rw, Release
 
 std::optional<ToolkitPin> toolkit_pin(const CoreMetadata& md, const MarkerEnvironment& env) {
     const Requirement* r = md.requirement_on("cuda-toolkit", env);
-    if (!r || r->specifier.pinned().empty()) return std::nullopt;
-    return ToolkitPin{r->specifier.pinned(), r->extras, short_requirement(*r)};
+    if (!r || exact_pin(r->specifier).empty()) return std::nullopt;
+    return ToolkitPin{exact_pin(r->specifier), r->extras, short_requirement(*r)};
 }
 
 void pin_facts(const std::string& torch_cite, const CoreMetadata& md, const MarkerEnvironment& env,
                const CoreMetadata* toolkit, const std::string& toolkit_cite, ReleaseFacts& out) {
     struct Pin {
-        std::string value, source;
+        std::string value, source;  // value "": the requirement is not an exact pin
+        std::string requirement;
     };
     auto direct = [&](const std::string& prefix) -> std::optional<Pin> {
         const Requirement* r = requirement_with_prefix(md, env, prefix);
         if (!r || r->specifier.empty()) return std::nullopt;
-        return Pin{spec_value(r->specifier),
-                   torch_cite + ": Requires-Dist " + short_requirement(*r)};
+        return Pin{exact_pin(r->specifier), torch_cite + ": Requires-Dist " + short_requirement(*r),
+                   short_requirement(*r)};
     };
     auto tk = toolkit_pin(md, env);
     // A library pinned through the cuda-toolkit meta-package: torch names the extra,
@@ -166,9 +187,10 @@ void pin_facts(const std::string& torch_cite, const CoreMetadata& md, const Mark
         with_extra.extra = extra;
         const Requirement* r = requirement_with_prefix(*toolkit, with_extra, prefix);
         if (!r || r->specifier.empty()) return std::nullopt;
-        return Pin{spec_value(r->specifier), torch_cite + ": Requires-Dist " + tk->text + "; " +
-                                                 toolkit_cite + ": Requires-Dist " +
-                                                 short_requirement(*r) + " (extra " + extra + ")"};
+        return Pin{exact_pin(r->specifier),
+                   torch_cite + ": Requires-Dist " + tk->text + "; " + toolkit_cite +
+                       ": Requires-Dist " + short_requirement(*r) + " (extra " + extra + ")",
+                   short_requirement(*r)};
     };
     auto runtime = direct("nvidia-cuda-runtime");
     if (!runtime) runtime = via_toolkit("cudart", "nvidia-cuda-runtime");
@@ -177,6 +199,16 @@ void pin_facts(const std::string& torch_cite, const CoreMetadata& md, const Mark
     auto cudnn = direct("nvidia-cudnn");
     auto nccl = direct("nvidia-nccl");
 
+    // A requirement that is not "==VERSION" is reported and is not a fact.
+    auto not_pinned = [&](const std::optional<Pin>& p, const std::string& what) {
+        if (!p || !p->value.empty()) return false;
+        out.notes.push_back(what + ": " + p->requirement +
+                            " is not pinned (only ==VERSION with a PEP 440 version is a fact); "
+                            "not taken (" +
+                            p->source + ")");
+        return true;
+    };
+    if (not_pinned(runtime, "the CUDA runtime")) return;
     auto rv = runtime ? Pep440Version::parse(runtime->value) : std::nullopt;
     if (!rv || rv->release().size() < 2) {
         out.facts.push_back(single("default_variant", "cpu",
@@ -189,9 +221,10 @@ void pin_facts(const std::string& torch_cite, const CoreMetadata& md, const Mark
     std::string base = "variants." + name + ".";
     out.facts.push_back(single(base + "cuda", mm, runtime->source));
     out.facts.push_back(single(base + "cuda_runtime", runtime->value, runtime->source));
-    if (cublas) out.facts.push_back(single(base + "cublas", cublas->value, cublas->source));
-    if (cudnn) out.facts.push_back(single(base + "cudnn", cudnn->value, cudnn->source));
-    if (nccl) out.facts.push_back(single(base + "nccl", nccl->value, nccl->source));
+    for (auto [pin, key] :
+         {std::pair{&cublas, "cublas"}, std::pair{&cudnn, "cudnn"}, std::pair{&nccl, "nccl"}})
+        if (*pin && !not_pinned(*pin, base + key))
+            out.facts.push_back(single(base + key, (*pin)->value, (*pin)->source));
 }
 
 CompanionPicker::CompanionPicker(const std::string& torch_version)

@@ -30,8 +30,16 @@ struct Fact {
 struct ReleaseFacts {
     std::string version;
     std::vector<Fact> facts;
+    // What the index said that is not a fact (a library requirement that is not an exact
+    // "==VERSION" pin), for the user to read; index text, so shown escaped.
+    std::vector<std::string> notes;
     const Fact* find(const std::string& path) const;
 };
+
+// Whether a wheel's METADATA describes that wheel: its Name (PEP 503-normalised) and
+// Version (PEP 440-equal) must match the file name's. "" when they do; otherwise the
+// message that refuses the wheel (index text in it quoted and escaped).
+std::string metadata_mismatch(const CoreMetadata& md, const IndexFile& wheel);
 
 // Step 1: from the wheel list alone. Error when the release has no Linux x86_64 wheel.
 struct ReleaseWheels {

@@ -29,8 +29,17 @@ std::optional<WheelName> parse_wheel_name(std::string_view file_name) {
     if (!ends_with(file_name, ".whl") || file_name.size() > 512) return std::nullopt;
     auto parts = split(file_name.substr(0, file_name.size() - 4), '-');
     if (parts.size() != 5 && parts.size() != 6) return std::nullopt;
-    for (const auto& p : parts)
+    // Only the characters wheel names are made of (PEP 427 escapes everything else to
+    // '_'): a name with controls, quotes or spaces is not a wheel.
+    auto wheel_char = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || c == '.' || c == '!' || c == '+';
+    };
+    for (const auto& p : parts) {
         if (p.empty()) return std::nullopt;
+        for (char c : p)
+            if (!wheel_char(c)) return std::nullopt;
+    }
     WheelName w;
     w.distribution = parts[0];
     w.version = parts[1];

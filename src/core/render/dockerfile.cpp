@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/grammar/grammar.hpp"
 #include "core/render/python_lock.hpp"
 #include "core/render/render_plan.hpp"
 #include "util/strings.hpp"
@@ -137,12 +138,20 @@ void system_layer(Text& out, const Variant& v) {
     apt_install(out, v.system_apt, then);
 }
 
+// A version written into a comment line: as it is when it is a PEP 440 version (the
+// knowledge base loader accepts nothing else), otherwise quoted and escaped exactly like a
+// label value, so no value can end the comment and start an instruction.
+std::string comment_version(const std::string& value) {
+    if (value.empty()) return "?";
+    return grammar::check_pep440_version(value).empty() ? value : dockerfile_quote(value);
+}
+
 std::string torch_description(const Variant& v) {
-    std::string out = "PyTorch " + v.torch + " (" + v.wheel_variant + " wheels";
+    std::string out = "PyTorch " + comment_version(v.torch) + " (" + v.wheel_variant + " wheels";
     if (v.torch_source == Variant::TorchSource::Pypi) out += " from PyPI";
     if (!v.cuda.empty())
-        out += ": CUDA " + v.cuda + ", cuDNN " + (v.cudnn.empty() ? "?" : v.cudnn) + ", NCCL " +
-               (v.nccl.empty() ? "?" : v.nccl);
+        out += ": CUDA " + comment_version(v.cuda) + ", cuDNN " + comment_version(v.cudnn) +
+               ", NCCL " + comment_version(v.nccl);
     return out + ")";
 }
 

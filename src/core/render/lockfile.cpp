@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/grammar/grammar.hpp"
 #include "core/json/json_reader.hpp"
 #include "core/json/json_text.hpp"
 #include "core/pypi/wheel_name.hpp"
-#include "core/render/grammar.hpp"
 #include "core/render/python_lock.hpp"
 #include "util/strings.hpp"
 

@@ -1,7 +1,7 @@
 #include "core/render/manifest.hpp"
 
+#include "core/grammar/grammar.hpp"
 #include "core/json/json_reader.hpp"
-#include "core/render/grammar.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"

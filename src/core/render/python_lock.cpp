@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <map>
 
+#include "core/grammar/grammar.hpp"
 #include "core/pypi/pep440.hpp"
 #include "core/pypi/wheel_name.hpp"
-#include "core/render/grammar.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 

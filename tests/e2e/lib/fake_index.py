@@ -6,10 +6,22 @@ refused, so only the .metadata route works; the others must be read with range r
 With --cuda-lib FILE, the torch wheels also hold torch/lib/libtorch_cuda.so: FILE between
 1.5 MB of pseudo-random bytes before it and 3 MB after, and answer Range requests (whole
 downloads stay refused), so `kb refresh --arch-lists` can read its fatbins.
-Usage: fake_index.py DATA_DIR [--cuda-lib FILE] [--pep658 PROJECT ...]"""
-import hashlib, http.server, io, json, random, sys, zipfile
+With --torch-metadata FILE the torch wheels carry FILE as their METADATA; with --delay S
+every answer waits S seconds first (to overlap two kb refresh runs).
+Usage: fake_index.py DATA_DIR [--cuda-lib FILE] [--torch-metadata FILE] [--delay S] [--pep658 PROJECT ...]"""
+import hashlib, http.server, io, json, random, sys, time, zipfile
 
 args = sys.argv[1:]
+torch_metadata = "torch-2.11.0.METADATA"
+if "--torch-metadata" in args:
+    i = args.index("--torch-metadata")
+    torch_metadata = args[i + 1]
+    del args[i:i + 2]
+delay = 0.0
+if "--delay" in args:
+    i = args.index("--delay")
+    delay = float(args[i + 1])
+    del args[i:i + 2]
 cuda_lib = None
 if "--cuda-lib" in args:
     i = args.index("--cuda-lib")
@@ -30,14 +42,14 @@ def wheel(dist, version, tag, metadata_file):
         z.writestr(f"{dist}/__init__.py", "# padding so the member is not at offset 0\n" * 200)
         if dist == "torch" and cuda_lib is not None:
             z.writestr("torch/lib/libtorch_cuda.so", cuda_library())
-        z.writestr(f"{dist}-{version}.dist-info/METADATA", open(f"{data_dir}/{metadata_file}").read())
+        z.writestr(f"{dist}-{version}.dist-info/METADATA", open(metadata_file if metadata_file.startswith("/") else f"{data_dir}/{metadata_file}").read())
         z.writestr(f"{dist}-{version}.dist-info/RECORD", "")
     return f"{dist}-{version}-{tag}.whl", buf.getvalue()
 
 TORCH_TAGS = ["cp310-cp310", "cp311-cp311", "cp312-cp312", "cp313-cp313", "cp313-cp313t",
               "cp314-cp314", "cp314-cp314t"]
 projects = {
-    "torch": [wheel("torch", "2.11.0", t + "-manylinux_2_28_x86_64", "torch-2.11.0.METADATA")
+    "torch": [wheel("torch", "2.11.0", t + "-manylinux_2_28_x86_64", torch_metadata)
               for t in TORCH_TAGS],
     "cuda-toolkit": [wheel("cuda_toolkit", "13.0.2", "py2.py3-none-any", "cuda-toolkit-13.0.2.METADATA")],
     "torchvision": [wheel("torchvision", "0.26.0", "cp313-cp313-manylinux_2_28_x86_64",
@@ -64,6 +76,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
+        if delay:
+            time.sleep(delay)
         parts = self.path.strip("/").split("/")
         if len(parts) == 2 and parts[0] == "simple" and parts[1] in projects:
             page = {"meta": {"api-version": "1.1"}, "name": parts[1], "files": []}

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/pypi/kb_update.hpp"
+#include "core/pypi/wheel_name.hpp"
 #include "core/pypi/zip_directory.hpp"
 #include "engine/pypi_client.hpp"
 #include "test_support.hpp"
@@ -125,15 +126,103 @@ TEST_CASE("torch 1.13.1: cp311 wheels exist; pins without NCCL", "[pypi]") {
     CHECK_FALSE(f.find("variants.cu117.nccl"));  // 1.13 links NCCL statically: no pin
 }
 
-TEST_CASE("torch 2.12.0 pins cuBLAS as a range beside cuda-toolkit", "[pypi]") {
+TEST_CASE("torch 2.12.0 names cuBLAS as a range: not a fact, reported as not pinned", "[pypi]") {
     ReleaseFacts f;
     MarkerEnvironment env;
     env.python_version = "3.13";
     CoreMetadata tk = metadata("cuda-toolkit-13.0.2.METADATA");
     pin_facts("PyPI torch 2.12.0 wheel w (sha256 x)", metadata("torch-2.12.0.METADATA"), env, &tk,
               "PyPI cuda-toolkit 13.0.2 wheel t (sha256 y)", f);
-    CHECK(value_of(f, "variants.cu130.cublas") == "<=13.1.1.3,>=13.1.0.3");
+    CHECK(f.find("variants.cu130.cublas") == nullptr);
+    REQUIRE(f.notes.size() == 1);
+    CHECK(f.notes[0].find("variants.cu130.cublas: nvidia-cublas") == 0);
+    CHECK(f.notes[0].find("<=13.1.1.3,>=13.1.0.3 is not pinned") != std::string::npos);
     CHECK(value_of(f, "variants.cu130.cudnn") == "9.20.0.48");
+}
+
+namespace {
+// torch 2.11.0's METADATA with its cuDNN requirement replaced.
+CoreMetadata torch_with_cudnn(const std::string& requirement) {
+    std::string text = fixture("torch-2.11.0.METADATA");
+    auto at = text.find("nvidia-cudnn-cu13==9.19.0.56");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, std::string("nvidia-cudnn-cu13==9.19.0.56").size(), requirement);
+    auto md = parse_core_metadata(text);
+    REQUIRE(md);
+    return md.value();
+}
+}  // namespace
+
+TEST_CASE("N5: only ==VERSION is a library fact; ===, ranges and prefixes are reported", "[pypi]") {
+    MarkerEnvironment env;
+    env.python_version = "3.13";
+    CoreMetadata tk = metadata("cuda-toolkit-13.0.2.METADATA");
+    for (std::string req : {"nvidia-cudnn-cu13===9.19\"$(id)`id`", "nvidia-cudnn-cu13===9.19.0.56",
+                            "nvidia-cudnn-cu13>=9.19", "nvidia-cudnn-cu13==9.19.*"}) {
+        ReleaseFacts f;
+        pin_facts("PyPI torch 2.11.0 wheel w (sha256 x)", torch_with_cudnn(req), env, &tk,
+                  "PyPI cuda-toolkit 13.0.2 wheel t (sha256 y)", f);
+        INFO(req);
+        CHECK(f.find("variants.cu130.cudnn") == nullptr);
+        REQUIRE(f.notes.size() == 1);
+        CHECK(f.notes[0].find("is not pinned") != std::string::npos);
+        CHECK(value_of(f, "variants.cu130.nccl") == "2.28.9");
+    }
+    ReleaseFacts ok;
+    pin_facts("PyPI torch 2.11.0 wheel w (sha256 x)",
+              torch_with_cudnn("nvidia-cudnn-cu13==9.19.0.57"), env, &tk,
+              "PyPI cuda-toolkit 13.0.2 wheel t (sha256 y)", ok);
+    CHECK(value_of(ok, "variants.cu130.cudnn") == "9.19.0.57");
+    CHECK(ok.notes.empty());
+}
+
+TEST_CASE("N5: kb_update refuses a value the loader would refuse, naming path and value",
+          "[pypi]") {
+    std::string data = fixture("../../../data/torch.json");
+    ReleaseFacts rel;
+    rel.version = "2.11.0";
+    rel.facts.push_back(Fact{"variants.cu130.cudnn", {"9.19\nRUN id"}, false, "test"});
+    auto r = update_torch_data(data, {rel});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("variants.cu130.cudnn") != std::string::npos);
+    CHECK(r.error().message.find("\"9.19\\nRUN id\"") != std::string::npos);
+    ReleaseFacts src;
+    src.version = "2.11.0";
+    src.facts.push_back(Fact{"variants.cu130.cudnn", {"9.19.0.56"}, false, "a\x1b]0;x\x07"});
+    auto r2 = update_torch_data(data, {src});
+    REQUIRE_FALSE(r2);
+    CHECK(r2.error().message.find("source refused") != std::string::npos);
+    ReleaseFacts good;
+    good.version = "2.11.0";
+    good.facts.push_back(Fact{"variants.cu130.cudnn", {"9.19.0.57"}, false, "test source"});
+    CHECK(update_torch_data(data, {good}));
+}
+
+TEST_CASE("N6: METADATA must name the wheel's project and version", "[pypi]") {
+    IndexFile f;
+    f.filename = "torch-2.11.0-cp313-cp313-manylinux_2_28_x86_64.whl";
+    f.wheel = parse_wheel_name(f.filename);
+    REQUIRE(f.wheel);
+    CoreMetadata md = metadata("torch-2.11.0.METADATA");
+    CHECK(metadata_mismatch(md, f).empty());
+    md.version = "2.10.0";
+    CHECK(metadata_mismatch(md, f).find("says version \"2.10.0\", not \"2.11.0\"; wheel refused") !=
+          std::string::npos);
+    md.version = "2.11.0";
+    md.name = "evil\x1b]0;t\x07";
+    auto why = metadata_mismatch(md, f);
+    CHECK(why.find("names the project") != std::string::npos);
+    CHECK(why.find('\x1b') == std::string::npos);  // shown escaped
+    md.name = "Torch";                             // PEP 503: the same project
+    CHECK(metadata_mismatch(md, f).empty());
+}
+
+TEST_CASE("N6: a wheel name with characters outside the wheel grammar is not a wheel", "[pypi]") {
+    CHECK(parse_wheel_name("torch-2.11.0-1-cp314-cp314-manylinux_2_28_x86_64.whl"));
+    CHECK_FALSE(
+        parse_wheel_name("torch-2.11.0-1\x1b]0;PWN\x07-cp314-cp314-manylinux_2_28_x86_64.whl"));
+    CHECK_FALSE(parse_wheel_name("torch-2.11.0-cp314-cp314-manylinux_2_28_x86_64\n.whl"));
+    CHECK_FALSE(parse_wheel_name("torch-2.11.0$(id)-cp314-cp314-manylinux_2_28_x86_64.whl"));
 }
 
 TEST_CASE("Companions: an exact pin wins; else the newest that admits torch", "[pypi]") {

@@ -1,4 +1,4 @@
-#include "core/render/grammar.hpp"
+#include "core/grammar/grammar.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>

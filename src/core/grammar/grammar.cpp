@@ -1,4 +1,4 @@
-#include "core/render/grammar.hpp"
+#include "core/grammar/grammar.hpp"
 
 #include "util/strings.hpp"
 #include "util/version.hpp"
