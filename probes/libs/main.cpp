@@ -94,11 +94,17 @@ std::vector<std::string> list_dir(const std::string& dir) {
     return out;
 }
 
+// The directories matching `pattern` (GLOB_ONLYDIR is only a hint in glibc and absent
+// from musl, which this static probe is built with: each match is checked).
 std::vector<std::string> glob_dirs(const std::string& pattern) {
     std::vector<std::string> out;
     glob_t g;
-    if (::glob(pattern.c_str(), GLOB_ONLYDIR, nullptr, &g) == 0) {
-        for (size_t i = 0; i < g.gl_pathc; ++i) out.push_back(g.gl_pathv[i]);
+    if (::glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; ++i) {
+            struct stat st;
+            if (::stat(g.gl_pathv[i], &st) == 0 && S_ISDIR(st.st_mode))
+                out.push_back(g.gl_pathv[i]);
+        }
     }
     ::globfree(&g);
     return out;

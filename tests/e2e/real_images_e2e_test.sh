@@ -80,9 +80,14 @@ check "PYTHONPATH layout: exit 0" test "$(rc)" = 0
 check "...torch found by /usr/bin/python3" contains "$(field TD119 message)" /usr/bin/python3
 
 # --- the venv named only by VIRTUAL_ENV (the python3 on PATH has no torch) -------------------
+# `docker run IMAGE python3` runs /usr/bin/python3, which has no torch: that is what is judged;
+# the VIRTUAL_ENV that names another environment is a finding, never a preference.
 validate tdreal/torch:virtualenv
-check "VIRTUAL_ENV layout: exit 0" test "$(rc)" = 0
-check "...torch found through VIRTUAL_ENV" contains "$(field TD119 message)" /app/.venv/bin/python
+ground=$(/usr/bin/docker run --rm --network=none tdreal/torch:virtualenv python3 -c 'import torch' 2>&1 | tail -1)
+check "VIRTUAL_ENV layout: ground truth: the image's python3 has no torch ($ground)" contains "$ground" "No module named 'torch'"
+check "VIRTUAL_ENV layout: exit 1, TD119 judged /usr/bin/python3" contains "$(rc) $(field TD119 message)" 1 /usr/bin/python3
+check "...TD127 warns that VIRTUAL_ENV names /app/.venv and lists its torch" \
+  contains "$(field TD127 status) $(field TD127 message)" warn VIRTUAL_ENV=/app/.venv "/app/.venv/bin/python" 2.9.1
 
 # --- nvidia-nccl-cu12 removed: import torch fails ---------------------------------------------
 validate tdreal/torch:nonccl
