@@ -8,6 +8,12 @@ namespace td::app {
 
 namespace {
 
+const char* const k_no_graph =
+    "STALE: the lock records no dependency graph (written by an older torchdock), which "
+    "render refuses; run `torchdock lock`";
+const char* const k_no_graph_kept =
+    "it records no dependency graph, so render refuses it until it is re-locked";
+
 std::string changes_text(const std::vector<PackageChange>& changes, const PythonLockRun& run) {
     std::vector<std::string> parts;
     for (const auto& c : changes) {
@@ -59,7 +65,7 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
         std::string count = std::to_string(a.packages.size());
         switch (a.kind) {
             case engine::UvAnswer::Kind::Resolved: {
-                PythonLock fresh{*plan.inputs, a.packages};
+                PythonLock fresh{*plan.inputs, a.packages, /*graph=*/true};
                 if (run.check) {
                     if (!old) {
                         ++out.drifted;
@@ -73,6 +79,9 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
                                !d.empty()) {
                         ++out.drifted;
                         out.rows.push_back({v.name, count, "MOVED: " + changes_text(d, run)});
+                    } else if (!old->graph) {
+                        ++out.drifted;
+                        out.rows.push_back({v.name, count, k_no_graph});
                     } else {
                         out.rows.push_back({v.name, count, "ok"});
                     }
@@ -82,7 +91,9 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
                 std::string status = "locked";
                 if (old_fits) {
                     auto d = diff_locked_packages(old->packages, fresh.packages);
-                    status = d.empty() ? "unchanged" : "updated: " + changes_text(d, run);
+                    status = !d.empty()   ? "updated: " + changes_text(d, run)
+                             : old->graph ? "unchanged"
+                                          : "unchanged (its dependency graph recorded now)";
                 } else if (old) {
                     status = "locked (the manifest changed since the last lock)";
                 }
@@ -97,8 +108,10 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
                     if (old) out.locks[v.name] = *old;
                 } else if (old_fits) {
                     out.locks[v.name] = *old;
-                    out.rows.push_back({v.name, std::to_string(old->packages.size()),
-                                        "kept the previous lock, not re-resolved: " + a.message});
+                    out.rows.push_back(
+                        {v.name, std::to_string(old->packages.size()),
+                         "kept the previous lock, not re-resolved: " + a.message +
+                             (old->graph ? "" : std::string(" (") + k_no_graph_kept + ")")});
                 } else {
                     ++out.not_locked;
                     out.rows.push_back({v.name, "-", "NOT FULLY LOCKED: " + a.message});

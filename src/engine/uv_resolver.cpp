@@ -126,19 +126,12 @@ UvAnswer uv_resolve(const std::string& uv, const PythonLockInputs& inputs,
         answer.message = st.error().message;
         return answer;
     }
-    std::vector<std::string> argv = {uv,
-                                     "pip",
-                                     "compile",
-                                     dir.path + "/requirements.in",
-                                     "--generate-hashes",
-                                     "--python-version",
-                                     inputs.python,
-                                     "--python-platform",
-                                     inputs.platform,
-                                     "--no-header",
-                                     "--no-annotate",
-                                     "--no-config",
-                                     "--quiet"};
+    std::vector<std::string> argv = {uv, "pip", "compile", dir.path + "/requirements.in",
+                                     "--generate-hashes", "--python-version", inputs.python,
+                                     "--python-platform", inputs.platform, "--no-header",
+                                     // "# via" lines, one item each: the lock records
+                                     // which package required which
+                                     "--annotation-style", "split", "--no-config", "--quiet"};
     if (!indexes.pypi.empty()) argv.insert(argv.end(), {"--default-index", indexes.pypi});
     if (!inputs.torch_index.empty())
         argv.insert(argv.end(),
@@ -180,6 +173,11 @@ UvAnswer uv_resolve(const std::string& uv, const PythonLockInputs& inputs,
     }
     if (auto e = check_lock_covers(inputs, parsed.value()); !e.empty()) {
         answer.message = "uv's answer is not what was asked: " + e;
+        return answer;
+    }
+    // What render will refuse is refused here: a package no input led to.
+    if (auto outside = check_lock_closure(inputs, parsed.value()); !outside.empty()) {
+        answer.message = "uv's answer is not what was asked: " + outside.front().why;
         return answer;
     }
     answer.kind = UvAnswer::Kind::Resolved;

@@ -138,4 +138,32 @@ check "render --only '*' --out '': a usage error (exit 2), the current directory
 run render --out ''
 check "render --out '': a usage error naming the flag" has err "--out needs a directory"
 
+# A lock file whose Python entry lacks a required key or holds a wrong type (adversarial-2 N8:
+# SIGSEGV in list, render, render --check): named with file, line, JSON path; exit 2.
+mkdir -p "$WORK/n8/manifests" && cp manifests/debian-cpu.json "$WORK/n8/manifests/"
+H='"sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"'
+IN='"requirements":["torch==2.9.1"],"python":"3.11","platform":"x86_64-manylinux_2_36"'
+n8_case() {  # NAME ENTRY EXPECTED-TEXT
+  printf '{"schema": 1, "images": {},\n "python": {"debian-cpu-debian12": %s}}\n' "$2" \
+    >"$WORK/n8/manifests/debian-cpu.lock.json"
+  for cmd in "list" "render --check --out $WORK/n8/out" "render --stdout debian-cpu-debian12"; do
+    (cd "$WORK/n8" && "$TD" $cmd >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
+    check "lock $1: $cmd exits 2 naming it, no crash" \
+      bash -c "test $(rc) = 2 && grep -qF -- '$3' '$WORK/err' && ! grep -q 'internal error' '$WORK/err'"
+  done
+}
+n8_case "entry with empty inputs and packages" '{"inputs": {}, "packages": {}}' \
+  'manifests/debian-cpu.lock.json:2:47: $.python["debian-cpu-debian12"].inputs: missing required key "torch_index"'
+n8_case "entry without packages" "{\"inputs\": {$IN, \"torch_index\": \"\"}}" \
+  '$.python["debian-cpu-debian12"]: missing required key "packages"'
+n8_case "package without hashes" "{\"inputs\": {$IN, \"torch_index\": \"\"}, \"packages\": {\"torch\": {\"version\": \"2.9.1\"}}}" \
+  '$.python["debian-cpu-debian12"].packages.torch: missing required key "hashes"'
+n8_case "inputs a string" '{"inputs": "x", "packages": {"torch": {"version": "2.9.1"}}}' \
+  '$.python["debian-cpu-debian12"].inputs: expected an object, found a string'
+# Item 9: a package outside the closure of the inputs (nothing required it) is refused, named.
+n8_case "package outside the resolved closure" "{\"inputs\": {$IN, \"torch_index\": \"\"}, \"packages\": {
+  \"torch\": {\"version\": \"2.9.1\", \"hashes\": [$H], \"required_by\": []},
+  \"evil\": {\"version\": \"6.6.6\", \"hashes\": [$H], \"required_by\": []}}}" \
+  '$.python["debian-cpu-debian12"].packages.evil: package "evil" 6.6.6 is outside the resolved closure'
+
 finish

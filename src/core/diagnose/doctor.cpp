@@ -40,6 +40,16 @@ std::string str_of(const json& j, const char* key) {
                                                                   : std::string();
 }
 
+// A probe answer's field of the expected type, or the empty value: an image's probe answer
+// may have any shape (adversarial-2 N12), and nlohmann's value() throws on another type.
+json array_of(const json& j, const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_array() ? j[key] : json::array();
+}
+
+bool bool_of(const json& j, const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_boolean() && j[key].get<bool>();
+}
+
 std::string cuda_int(const json& v) {
     return v.is_number_integer() ? cuda_version_from_int(v.get<long long>()) : std::string();
 }
@@ -74,9 +84,9 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     fp["python"] = t.contains("python")
                        ? json{{"version", text(t, "python")},
                               {"executable", value_or_null(t, "python_executable")},
-                              {"interpreters_tried", t.value("interpreters_tried", json::array())},
+                              {"interpreters_tried", array_of(t, "interpreters_tried")},
                               {"why", f.interpreter_why},
-                              {"other_interpreters", t.value("other_interpreters", json::array())}}
+                              {"other_interpreters", array_of(t, "other_interpreters")}}
                        : json();
     json wheels = json::object();  // nvidia-* and companions as installed, with versions
     if (t.contains("distributions") && t["distributions"].is_object())
@@ -87,15 +97,15 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     if (t.contains("crash") && t["crash"].is_object())
         fp["torch_crash"] = crash_summary(t["crash"]);
     fp["damaged_files"] = json::array();
-    for (const auto& dist : data_of(probes, "record").value("distributions", json::array()))
-        for (const auto& pr : dist.value("problems", json::array()))
+    for (const auto& dist : array_of(data_of(probes, "record"), "distributions"))
+        for (const auto& pr : array_of(dist, "problems"))
             fp["damaged_files"].push_back(
                 {{"distribution", text(dist, "name") + " " + text(dist, "version")},
                  {"path", text(pr, "path")},
                  {"kind", text(pr, "kind")}});
     fp["torch_requires"] = t.contains("distributions") && t["distributions"].is_object() &&
                                    t["distributions"].contains("torch")
-                               ? t["distributions"]["torch"].value("requires", json::array())
+                               ? array_of(t["distributions"]["torch"], "requires")
                                : json::array();
     if (t.contains("torch") && t["torch"].is_string()) {
         fp["torch"] = {{"version", text(t, "torch")},
@@ -103,9 +113,9 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
                        {"cudnn", value_or_null(t, "cudnn")},
                        {"cudnn_error", value_or_null(t, "cudnn_error")},
                        {"nccl", value_or_null(t, "nccl")},
-                       {"arch_list", t.value("arch_list", json::array())},
-                       {"cuda_available", t.value("cuda_available", false)},
-                       {"loaded_libraries", t.value("loaded_libraries", json::array())}};
+                       {"arch_list", array_of(t, "arch_list")},
+                       {"cuda_available", bool_of(t, "cuda_available")},
+                       {"loaded_libraries", array_of(t, "loaded_libraries")}};
     } else {
         fp["torch"] = nullptr;
         auto it = probes.find("torch");
@@ -139,22 +149,21 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
 
     const json& l = data_of(probes, "libs");
     fp["libraries"] = json::array();
-    if (l.contains("libraries"))
-        for (const auto& lib : l["libraries"])
-            fp["libraries"].push_back({{"soname", text(lib, "soname")},
-                                       {"path", value_or_null(lib, "path")},
-                                       {"found_via", text(lib, "found_via")}});
-    fp["duplicates"] = l.value("duplicates", json::array());
-    fp["unresolved"] = l.value("unresolved", json::array());
+    for (const auto& lib : array_of(l, "libraries"))
+        fp["libraries"].push_back({{"soname", text(lib, "soname")},
+                                   {"path", value_or_null(lib, "path")},
+                                   {"found_via", text(lib, "found_via")}});
+    fp["duplicates"] = array_of(l, "duplicates");
+    fp["unresolved"] = array_of(l, "unresolved");
     // The kernel audit: per object with GPU code, what it carries (bounded).
     const json& k = data_of(probes, "kernels");
     fp["kernels"] = json::array();
-    for (const auto& o : k.value("objects", json::array())) {
-        if (!o.is_object() || !o.value("has_fatbin", false)) continue;
+    for (const auto& o : array_of(k, "objects")) {
+        if (!bool_of(o, "has_fatbin")) continue;
         if (fp["kernels"].size() == 500) break;
-        fp["kernels"].push_back({{"path", o.value("path", "")},
-                                 {"sass", o.value("sass", json::array())},
-                                 {"ptx", o.value("ptx", json::array())}});
+        fp["kernels"].push_back({{"path", str_of(o, "path")},
+                                 {"sass", array_of(o, "sass")},
+                                 {"ptx", array_of(o, "ptx")}});
     }
     const json& dn = data_of(probes, "cudnn");
     // The cuDNN and NCCL the probes asked: the files torch loads when torch loads them, else
@@ -187,9 +196,12 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     return fp;
 }
 
-std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
-                                     const ErrorSignatures* signatures) {
-    std::vector<Finding> out;
+namespace {
+
+// `fp` is a copy read with the non-const operator[]: a missing key reads as null (the const
+// one is undefined behaviour for it), and a value of another type throws.
+void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* signatures,
+                       std::vector<Finding>& out) {
     // An error text with what `explain` says of it: "<text> (EX103: <cause>)" and its fix.
     auto explained = [&](const std::string& text, std::string fallback_fix) {
         std::optional<Explanation> e;
@@ -205,7 +217,7 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
     std::string err_class = err.is_object() ? err.value("class", "") : "";
     std::string runtime =
         fp["cuda_runtime"].is_object() ? fp["cuda_runtime"].value("version", "") : "";
-    const json& torch = fp["torch"];
+    json& torch = fp["torch"];
     std::string torch_cuda =
         torch.is_object() && torch["cuda"].is_string() ? torch["cuda"].get<std::string>() : "";
 
@@ -231,7 +243,7 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
             "a cuda-compat package is loaded but this GPU is not a data-center GPU",
             "remove the cuda-compat libraries from the library path, or upgrade the driver");
     if (fp["unresolved"].is_array() && !fp["unresolved"].empty()) {
-        const json& u = fp["unresolved"][0];
+        json& u = fp["unresolved"][0];
         add("DR104", "error", "shared libraries that do not resolve",
             u.value("soname", "?") + " needed by " + u.value("needed_by", "?") +
                 (fp["unresolved"].size() > 1
@@ -250,7 +262,7 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
             }());
     }
     if (fp["duplicates"].is_array())
-        for (const auto& d : fp["duplicates"]) {
+        for (auto& d : fp["duplicates"]) {
             std::vector<std::string> versions, copies;
             for (const auto& c : d.value("copies", json::array())) {
                 // What the file itself reports, else what its name says.
@@ -279,7 +291,7 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
         std::vector<std::string> arch;
         for (const auto& a : torch.value("arch_list", json::array()))
             arch.push_back(normalize_arch(a.get<std::string>()));
-        for (const auto& g : fp["gpus"])
+        for (auto& g : fp["gpus"])
             if (!arch.empty() && !arch_list_covers(arch, g.value("cc", "")))
                 add("DR107", "error",
                     "torch has no kernels for " + g.value("name", std::string("a GPU")),
@@ -293,7 +305,7 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
                 "install a CUDA build of torch (PyPI's default build, or a +cuXXX build from the "
                 "PyTorch wheel index)");
     }
-    const json& loader_cudnn = fp["cudnn_loader"];
+    json& loader_cudnn = fp["cudnn_loader"];
     if (torch.is_object() && torch["cudnn_error"].is_string()) {
         auto [detail, fix] = explained(torch["cudnn_error"].get<std::string>(),
                                        "let torch load the cuDNN it was built with: remove other "
@@ -325,10 +337,9 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
     // The kernels of every object torch uses, judged for the GPUs here (same as TD125).
     if (fp["kernels"].is_array() && !fp["kernels"].empty() && fp["gpus"].is_array()) {
         std::vector<KernelTarget> targets;
-        for (const auto& g : fp["gpus"])
-            targets.push_back({g.value("name", ""), g.value("cc", "")});
+        for (auto& g : fp["gpus"]) targets.push_back({g.value("name", ""), g.value("cc", "")});
         json audit = {{"objects", json::array()}};
-        for (const auto& o : fp["kernels"]) {
+        for (auto& o : fp["kernels"]) {
             audit["objects"].push_back(o);
             audit["objects"].back()["has_fatbin"] = true;
         }
@@ -348,7 +359,7 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
                 " MiB; NCCL and DataLoader workers need more",
             "containers: --ipc=host or --shm-size=8g; Kubernetes: an emptyDir with medium: Memory "
             "at /dev/shm");
-    const json& env = fp["env"];
+    json& env = fp["env"];
     if (env.is_object() && env.contains("CUDA_VISIBLE_DEVICES") &&
         env["CUDA_VISIBLE_DEVICES"] == "")
         add("DR111", "warning", "CUDA_VISIBLE_DEVICES is empty",
@@ -390,11 +401,30 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
     }
     if (!fp["damaged_files"].empty()) {
         std::vector<std::string> files;
-        for (const auto& d : fp["damaged_files"])
+        for (auto& d : fp["damaged_files"])
             files.push_back(text(d, "distribution") + ": " + text(d, "path") + " (" +
                             text(d, "kind") + ")");
         add("DR122", "error", "installed files differ from their wheels' RECORD", join(files, "; "),
             "pip install --force-reinstall --no-deps the wheels named");
+    }
+    return;
+}
+
+}  // namespace
+
+std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
+                                     const ErrorSignatures* signatures) {
+    std::vector<Finding> out;
+    // The fingerprint carries what an image's probes answered, in any shape (adversarial-2
+    // N12): a value of another type than doctor writes ends the judging with DR123, never
+    // with an exception.
+    try {
+        judge_fingerprint(fp, kb, signatures, out);
+    } catch (const std::exception& e) {
+        out.push_back({"DR123", "error", "the fingerprint holds a value of an unexpected type",
+                       std::string(e.what()) + "; the findings after it were not judged",
+                       "re-run doctor; where the value came from an image's probe answer, that "
+                       "image's answers are not evidence"});
     }
     return out;
 }

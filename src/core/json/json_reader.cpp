@@ -56,7 +56,10 @@ bool JsonReader::check_object(const JsonValue& obj, const std::string& path,
         m_diags.add(m.key_pos, member_path(path, m.key), msg);
     }
     for (const auto& r : required)
-        if (!obj.find(r)) error(obj, path, "missing required key \"" + r + "\"");
+        if (!obj.find(r))
+            error(
+                obj, path,
+                "missing required key \"" + r + "\" (required here: " + join(required, ", ") + ")");
     return true;
 }
 

@@ -23,7 +23,8 @@ class JsonReader {
     }
 
     // Checks that `obj` is an object with only `allowed` keys (did-you-mean for others)
-    // and every `required` key. Returns false when it is not an object at all.
+    // and every `required` key. Returns false when it is not an object at all (a missing
+    // required key is reported but still returns true: callers must look each one up).
     bool check_object(const JsonValue& obj, const std::string& path,
                       const std::vector<std::string>& allowed,
                       const std::vector<std::string>& required = {});

@@ -1,6 +1,7 @@
 #include "core/render/lockfile.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 
 #include "core/grammar/grammar.hpp"
@@ -32,19 +33,28 @@ std::string check_torch_index(std::string_view s) {
               : "torch_index " + quote_value(s) + " is not a wheel variant like \"cu126\"";
 }
 
+// True when every `keys` member is present (check_object has named the missing ones).
+bool has_keys(const JsonValue& v, std::initializer_list<const char*> keys) {
+    for (const char* k : keys)
+        if (!v.find(k)) return false;
+    return true;
+}
+
 std::optional<PythonLockInputs> parse_inputs(JsonReader& r, const JsonValue& v,
                                              const std::string& path) {
     if (!r.check_object(v, path, {"requirements", "python", "platform", "torch_index"},
                         {"requirements", "python", "platform", "torch_index"}))
         return std::nullopt;
+    if (!has_keys(v, {"requirements", "python", "platform", "torch_index"})) return std::nullopt;
     std::size_t before = r.diags().count();
     PythonLockInputs in;
     in.requirements = r.string_list(*v.find("requirements"), path + ".requirements",
                                     grammar::check_pip_requirement);
     auto text = [&](const char* key, std::string (*check)(std::string_view), std::string& out) {
-        auto s = r.string(*v.find(key), path + "." + key);
+        const JsonValue& value = *v.find(key);
+        auto s = r.string(value, path + "." + key);
         if (!s) return;
-        if (auto e = check(*s); !e.empty()) return r.error(*v.find(key), path + "." + key, e);
+        if (auto e = check(*s); !e.empty()) return r.error(value, path + "." + key, e);
         out = *s;
     };
     text("python", grammar::check_python_minor, in.python);
@@ -54,21 +64,35 @@ std::optional<PythonLockInputs> parse_inputs(JsonReader& r, const JsonValue& v,
     return in;
 }
 
-std::optional<LockedPackage> parse_package(JsonReader& r, const JsonValue::Member& member,
+// A package name in a lock: a pip name in its PEP 503 form ("" when it is one).
+std::string check_locked_name(std::string_view name) {
+    if (auto e = grammar::check_pip_name(name); !e.empty()) return e;
+    if (auto norm = pypi::normalize_project_name(name); norm != name)
+        return "package name " + quote_value(name) +
+               " is not in its normalized form (PEP 503): " + quote_value(norm);
+    return {};
+}
+
+struct ParsedPackage {
+    LockedPackage package;
+    bool has_required_by = false;
+    const JsonValue::Member* member = nullptr;
+};
+
+std::optional<ParsedPackage> parse_package(JsonReader& r, const JsonValue::Member& member,
                                            const std::string& path) {
     std::size_t before = r.diags().count();
-    if (auto e = grammar::check_pip_name(member.key); !e.empty())
-        r.diags().add(member.key_pos, path, e);
-    else if (auto norm = pypi::normalize_project_name(member.key); norm != member.key)
-        r.diags().add(member.key_pos, path,
-                      "package name " + quote_value(member.key) +
-                          " is not in its normalized form (PEP 503): " + quote_value(norm));
-    if (!r.check_object(member.value, path, {"version", "hashes"}, {"version", "hashes"}))
+    if (auto e = check_locked_name(member.key); !e.empty()) r.diags().add(member.key_pos, path, e);
+    if (!r.check_object(member.value, path, {"version", "hashes", "required_by"},
+                        {"version", "hashes"}) ||
+        !has_keys(member.value, {"version", "hashes"}))
         return std::nullopt;
-    LockedPackage p{member.key, "", {}};
-    if (auto s = r.string(*member.value.find("version"), path + ".version")) {
+    ParsedPackage out{LockedPackage{member.key, "", {}}, false, &member};
+    LockedPackage& p = out.package;
+    const JsonValue& version = *member.value.find("version");
+    if (auto s = r.string(version, path + ".version")) {
         if (auto e = grammar::check_pep440_version(*s); !e.empty())
-            r.error(*member.value.find("version"), path + ".version", e);
+            r.error(version, path + ".version", e);
         p.version = *s;
     }
     p.hashes =
@@ -77,14 +101,23 @@ std::optional<LockedPackage> parse_package(JsonReader& r, const JsonValue::Membe
                        ? std::string()
                        : "hash " + quote_value(h) + " is not sha256:<64 hex digits>";
         });
+    if (const JsonValue* by = member.value.find("required_by")) {
+        out.has_required_by = true;
+        p.required_by =
+            r.string_list(*by, path + ".required_by", check_locked_name, /*allow_empty=*/true);
+    }
     if (r.diags().count() != before) return std::nullopt;
     std::sort(p.hashes.begin(), p.hashes.end());
-    return p;
+    std::sort(p.required_by.begin(), p.required_by.end());
+    return out;
 }
 
 void parse_python(JsonReader& r, const JsonValue& python, std::map<std::string, PythonLock>& out) {
     if (!python.is_object())
-        return r.error(python, "$.python", "expected an object of variant -> its Python lock");
+        return r.error(python, "$.python",
+                       std::string("expected an object of variant -> its Python lock "
+                                   "{\"inputs\": ..., \"packages\": ...}, found ") +
+                           kind_name(python.kind));
     for (const auto& member : python.members) {
         auto path = member_path("$.python", member.key);
         if (auto e = grammar::check_variant_name(member.key); !e.empty()) {
@@ -93,33 +126,69 @@ void parse_python(JsonReader& r, const JsonValue& python, std::map<std::string, 
         }
         if (!r.check_object(member.value, path, {"inputs", "packages"}, {"inputs", "packages"}))
             continue;
-        auto inputs = parse_inputs(r, *member.value.find("inputs"), path + ".inputs");
-        const JsonValue& packages = *member.value.find("packages");
-        if (!packages.is_object()) {
-            r.error(packages, path + ".packages",
-                    "expected an object of package -> {version, hashes}");
+        std::optional<PythonLockInputs> inputs;
+        if (const JsonValue* in = member.value.find("inputs"))
+            inputs = parse_inputs(r, *in, path + ".inputs");
+        const JsonValue* packages = member.value.find("packages");
+        if (!packages) continue;
+        if (!packages->is_object()) {
+            r.error(*packages, path + ".packages",
+                    std::string("expected an object of package -> {\"version\": ..., "
+                                "\"hashes\": [...], \"required_by\": [...]}, found ") +
+                        kind_name(packages->kind));
             continue;
         }
         PythonLock lock;
         bool ok = inputs.has_value();
-        for (const auto& p : packages.members) {
+        std::vector<ParsedPackage> parsed;
+        for (const auto& p : packages->members) {
             auto pkg = parse_package(r, p, member_path(path + ".packages", p.key));
             if (pkg)
-                lock.packages.push_back(std::move(*pkg));
+                parsed.push_back(std::move(*pkg));
             else
                 ok = false;
         }
+        // The dependency graph: every package says which locked packages required it, or
+        // none does (a lock written before torchdock recorded it; render refuses to use it).
+        std::size_t with_graph = 0;
+        for (const auto& p : parsed) with_graph += p.has_required_by ? 1 : 0;
+        if (with_graph != 0 && with_graph != parsed.size()) {
+            ok = false;
+            for (const auto& p : parsed)
+                if (!p.has_required_by)
+                    r.error(p.member->value, member_path(path + ".packages", p.member->key),
+                            "missing key \"required_by\": the other packages of this lock "
+                            "record which packages required them, so each must (an empty list "
+                            "for a package the inputs ask for)");
+        }
+        lock.graph = with_graph != 0;
+        for (auto& p : parsed) lock.packages.push_back(std::move(p.package));
         std::sort(lock.packages.begin(), lock.packages.end(),
                   [](const LockedPackage& a, const LockedPackage& b) { return a.name < b.name; });
-        std::string uncovered = ok ? check_lock_covers(*inputs, lock.packages) : "";
-        if (ok && lock.packages.empty())
-            r.error(packages, path + ".packages", "a Python lock with no packages locks nothing");
-        else if (!uncovered.empty())
-            r.error(packages, path + ".packages", uncovered);
-        else if (ok) {
-            lock.inputs = std::move(*inputs);
-            out[member.key] = std::move(lock);
+        if (!ok) continue;
+        if (lock.packages.empty()) {
+            r.error(*packages, path + ".packages", "a Python lock with no packages locks nothing");
+            continue;
         }
+        if (auto uncovered = check_lock_covers(*inputs, lock.packages); !uncovered.empty()) {
+            r.error(*packages, path + ".packages", uncovered);
+            continue;
+        }
+        if (lock.graph) {
+            auto outside = check_lock_closure(*inputs, lock.packages);
+            for (const auto& o : outside) {
+                const JsonValue::Member* at = nullptr;
+                for (const auto& p : packages->members)
+                    if (p.key == o.name) at = &p;
+                if (at)
+                    r.diags().add(at->key_pos, member_path(path + ".packages", o.name), o.why);
+                else
+                    r.error(*packages, path + ".packages", o.why);
+            }
+            if (!outside.empty()) continue;
+        }
+        lock.inputs = std::move(*inputs);
+        out[member.key] = std::move(lock);
     }
 }
 
@@ -200,8 +269,10 @@ std::string render_lockfile(const std::map<std::string, LockEntry>& entries,
         nlohmann::json locks = nlohmann::json::object();
         for (const auto& [variant, lock] : python) {
             nlohmann::json packages = nlohmann::json::object();
-            for (const auto& p : lock.packages)
+            for (const auto& p : lock.packages) {
                 packages[p.name] = {{"version", p.version}, {"hashes", p.hashes}};
+                if (lock.graph) packages[p.name]["required_by"] = p.required_by;
+            }
             locks[variant] = {{"inputs",
                                {{"requirements", lock.inputs.requirements},
                                 {"python", lock.inputs.python},

@@ -7,8 +7,13 @@
 //                     "media_type": "application/vnd.oci.image.index.v1+json"}},
 //          "python": {"<variant>": {"inputs": {"requirements": ["torch==2.9.1", ...],
 //                     "python": "3.11", "platform": "x86_64-manylinux_2_36", "torch_index": ""},
-//                     "packages": {"torch": {"version": "2.9.1", "hashes": ["sha256:..."]}}}}}
-// "python" is optional (lock files written before it have none).
+//                     "packages": {"torch": {"version": "2.9.1", "hashes": ["sha256:..."],
+//                                            "required_by": ["torchvision"]}}}}}
+// "python" is optional (lock files written before it have none). "required_by" (the locked
+// packages that required this one, from uv's `# via` annotations; [] for a package only the
+// inputs ask for) is on every package or on none: a lock written before torchdock recorded
+// the graph has none, parses (so `lock` can re-lock it) and is refused by render. With the
+// graph, a package that nothing reachable from the inputs required is refused here.
 #include <map>
 #include <optional>
 #include <string>

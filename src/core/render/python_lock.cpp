@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "core/grammar/grammar.hpp"
 #include "core/pypi/pep440.hpp"
@@ -98,15 +100,45 @@ Result<std::vector<LockedPackage>> parse_uv_requirements(std::string_view text) 
                          quote_value(i < lines.size() ? lines[i].substr(0, 120) : "") + ")"};
     };
     bool continued = false;  // the previous line ended with a backslash
+    bool in_via = false;     // after "# via" alone: "#   name" lines follow
+    // One "# via" item: "torch", "-r /tmp/x/requirements.in" (the inputs), "pkg[extra]",
+    // "name (pyproject.toml)". A package name joins the last package's required_by.
+    auto via_item = [&](std::size_t i, std::string item) -> std::optional<Error> {
+        item = trim(item);
+        if (item.empty()) return bad(i, "an empty \"# via\" item");
+        if (item.front() == '-') return std::nullopt;  // -r/-c FILE: the inputs themselves
+        item = item.substr(0, std::min(item.find('['), item.find(' ')));
+        if (auto e = grammar::check_pip_name(item); !e.empty())
+            return bad(i, "a \"# via\" item that is not a package name: " + e);
+        if (out.empty()) return bad(i, "a \"# via\" line before any package");
+        out.back().required_by.push_back(pypi::normalize_project_name(item));
+        return std::nullopt;
+    };
     for (std::size_t i = 0; i < lines.size(); ++i) {
         std::string line = trim(lines[i]);
         bool continues = !line.empty() && line.back() == '\\';
         if (continues) line = trim(std::string_view(line).substr(0, line.size() - 1));
         if (line.empty() || line.front() == '#') {
             if (continued && line.empty()) return bad(i, "a continuation line is empty");
+            std::string comment = line.empty() ? "" : trim(std::string_view(line).substr(1));
+            if (!continued && !out.empty() && !comment.empty()) {
+                if (comment == "via") {
+                    in_via = true;
+                } else if (comment.starts_with("via ")) {
+                    in_via = false;
+                    if (auto e = via_item(i, comment.substr(4))) return *e;
+                } else if (in_via && line.size() > 2 && line[1] == ' ' && line[2] == ' ') {
+                    if (auto e = via_item(i, comment)) return *e;  // "#   torch"
+                } else {
+                    in_via = false;
+                }
+            } else {
+                in_via = false;
+            }
             continued = continues;
             continue;
         }
+        in_via = false;
         if (line.starts_with("--hash=")) {
             if (out.empty() || !continued) return bad(i, "a hash without its package");
             std::string h = line.substr(7);
@@ -137,7 +169,59 @@ Result<std::vector<LockedPackage>> parse_uv_requirements(std::string_view text) 
     for (std::size_t i = 1; i < out.size(); ++i)
         if (out[i].name == out[i - 1].name)
             return Error{ErrorKind::Config, "uv's output names " + out[i].name + " twice"};
-    for (auto& p : out) std::sort(p.hashes.begin(), p.hashes.end());
+    for (auto& p : out) {
+        std::sort(p.hashes.begin(), p.hashes.end());
+        std::sort(p.required_by.begin(), p.required_by.end());
+        p.required_by.erase(std::unique(p.required_by.begin(), p.required_by.end()),
+                            p.required_by.end());
+    }
+    return out;
+}
+
+std::vector<OutsideClosure> check_lock_closure(const PythonLockInputs& inputs,
+                                               const std::vector<LockedPackage>& packages) {
+    std::map<std::string, const LockedPackage*> by_name;
+    for (const auto& p : packages) by_name.emplace(pypi::normalize_project_name(p.name), &p);
+    std::vector<OutsideClosure> out;
+    // requirer -> the packages it required
+    std::map<std::string, std::vector<std::string>> required;
+    for (const auto& p : packages)
+        for (const auto& by : p.required_by) {
+            std::string n = pypi::normalize_project_name(by);
+            if (!by_name.count(n)) {
+                out.push_back({p.name, "package " + quote_value(p.name) + " says " +
+                                           quote_value(by) +
+                                           " required it, but the lock holds no such package; "
+                                           "required_by may name only locked packages"});
+                continue;
+            }
+            required[n].push_back(pypi::normalize_project_name(p.name));
+        }
+    std::set<std::string> reached;
+    std::vector<std::string> todo;
+    for (const auto& req : inputs.requirements) {
+        auto name = requirement_pin(req).first;
+        if (by_name.count(name) && reached.insert(name).second) todo.push_back(name);
+    }
+    while (!todo.empty()) {
+        std::string n = std::move(todo.back());
+        todo.pop_back();
+        for (const auto& child : required[n])
+            if (reached.insert(child).second) todo.push_back(child);
+    }
+    for (const auto& p : packages) {
+        if (reached.count(pypi::normalize_project_name(p.name))) continue;
+        bool named = false;
+        for (const auto& o : out) named = named || o.name == p.name;
+        if (named) continue;
+        std::string by = p.required_by.empty() ? "no package" : join(p.required_by, ", ");
+        out.push_back({p.name, "package " + quote_value(p.name) + " " + p.version +
+                                   " is outside the resolved closure: nothing the inputs ask for "
+                                   "requires it (required_by: " +
+                                   by +
+                                   "); a lock holds only what uv resolved from the inputs "
+                                   "(run `torchdock lock` to re-resolve)"});
+    }
     return out;
 }
 

@@ -18,6 +18,9 @@ struct LockedPackage {
     std::string name;                 // normalized: "nvidia-cudnn-cu12"
     std::string version;              // "9.10.2.21", "2.8.0+cu126"
     std::vector<std::string> hashes;  // "sha256:<64 hex>", every file of that release
+    // The locked packages that required this one (uv's `# via` lines), normalized and
+    // sorted; a package the inputs ask for may have none.
+    std::vector<std::string> required_by = {};
     bool operator==(const LockedPackage&) const = default;
 };
 
@@ -34,6 +37,9 @@ struct PythonLockInputs {
 struct PythonLock {
     PythonLockInputs inputs;
     std::vector<LockedPackage> packages;  // sorted by name
+    // The packages' required_by were recorded (every lock torchdock writes now); false for a
+    // lock written before, which render refuses (it cannot tell a package nothing requested).
+    bool graph = false;
 };
 
 // The pins pip installs for torch: torch, torchvision, torchaudio, with the wheel variant's
@@ -54,9 +60,11 @@ struct LockPlan {
 LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb);
 
 // Parses `uv pip compile --generate-hashes` output: "name==version \" lines followed by
-// "--hash=sha256:..." lines; comments and blank lines are skipped. Anything else (a marker,
-// a URL, an editable, a package without hashes) is refused, naming the line: what reaches
-// the Dockerfile's build context is checked here.
+// "--hash=sha256:..." lines, then uv's annotation of who required the package ("# via torch",
+// or "# via" and one "#   name" line each; "-r FILE" is the inputs and is not recorded), which
+// becomes its required_by. Other comments and blank lines are skipped. Anything else (a
+// marker, a URL, an editable, a package without hashes, an annotation that names no package)
+// is refused, naming the line: what reaches the Dockerfile's build context is checked here.
 Result<std::vector<LockedPackage>> parse_uv_requirements(std::string_view text);
 
 // Whether `packages` is what `inputs` asked for: every requirement's package present at
@@ -64,6 +72,17 @@ Result<std::vector<LockedPackage>> parse_uv_requirements(std::string_view text);
 // "" when it is; otherwise what is wrong, in words.
 std::string check_lock_covers(const PythonLockInputs& inputs,
                               const std::vector<LockedPackage>& packages);
+
+// The packages of a lock that are outside the closure of its inputs: not reachable from a
+// package the inputs ask for by following required_by (each names a locked package that
+// required it), or naming in required_by a package the lock does not hold. Empty when every
+// locked package was requested.
+struct OutsideClosure {
+    std::string name;  // the locked package
+    std::string why;   // in words, naming it
+};
+std::vector<OutsideClosure> check_lock_closure(const PythonLockInputs& inputs,
+                                               const std::vector<LockedPackage>& packages);
 
 // The requirements file of a locked variant (requirements.lock.txt next to its Dockerfile).
 std::string render_requirements_file(const Variant& v, const std::string& lock_path,

@@ -64,9 +64,11 @@ void warn_unchecked_targets(const std::string& file, const Manifest& m,
 // current inputs, and says why not otherwise. A lock resolved from other inputs (the manifest
 // changed a pin, the Python or the OS) is never used: it would install what the manifest no
 // longer says.
+// A lock that fits but records no dependency graph (written before torchdock recorded one)
+// is an error: render could not tell a package nothing requested from one uv resolved.
 void attach_python_locks(const ManifestSource& src, const LockFile* lock, const KnowledgeBase& kb,
                          std::vector<Variant>& variants, std::size_t first,
-                         std::vector<Diagnostic>& warnings) {
+                         std::vector<Diagnostic>& warnings, std::vector<Diagnostic>& errors) {
     std::set<std::string> used;
     for (std::size_t i = first; i < variants.size(); ++i) {
         Variant& v = variants[i];
@@ -102,6 +104,15 @@ void attach_python_locks(const ManifestSource& src, const LockFile* lock, const 
                                 "was resolved from other requirements, Python or platform than "
                                 "the manifest now gives; variant " +
                                     v.name + " renders unlocked; run `torchdock lock`"});
+        } else if (!it->second.graph) {
+            used.insert(v.name);
+            errors.push_back({*src.lock_path,
+                              {},
+                              member_path("$.python", v.name),
+                              "records no dependency graph (no \"required_by\" on its packages: "
+                              "it was written by an older torchdock), so render cannot check "
+                              "that every locked package was requested by variant " +
+                                  v.name + "'s inputs; run `torchdock lock` to re-lock it"});
         } else {
             used.insert(v.name);
             v.python_lock = std::make_shared<const PythonLock>(it->second);
@@ -148,8 +159,11 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
                 if (src.lock_text)
                     check_lock_fit(*src.lock_path, lock.images, plan.variants, first,
                                    plan.warnings);
+                std::vector<Diagnostic> lock_errors;
                 attach_python_locks(src, src.lock_text ? &lock : nullptr, kb, plan.variants, first,
-                                    plan.warnings);
+                                    plan.warnings, lock_errors);
+                plan.problems.insert(plan.problems.end(), lock_errors.begin(), lock_errors.end());
+                plan.problem_count += lock_errors.size();
             }
         }
         // Report a file's problems in reading order, whichever check found them; the line

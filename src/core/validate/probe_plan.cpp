@@ -43,7 +43,11 @@ std::optional<std::string> gemm_peak_flag(const ProbeRun* cuda, const KnowledgeB
     if (!cuda || !cuda->usable() || !cuda->data.contains("devices") ||
         !cuda->data["devices"].is_array() || cuda->data["devices"].empty())
         return std::nullopt;
-    const GpuModel* g = kb.gpu(cuda->data["devices"][0].value("name", ""));
+    // The probe's answer may have any shape (adversarial-2 N12): a name only when it is one.
+    const json& first = cuda->data["devices"][0];
+    const GpuModel* g = first.is_object() && first.contains("name") && first["name"].is_string()
+                            ? kb.gpu(first["name"].get<std::string>())
+                            : nullptr;
     if (!g) return std::nullopt;
     std::vector<std::string> parts;
     for (const auto& [dtype, tflops] : g->peak_tflops) {
@@ -97,7 +101,9 @@ std::string wheel_pin_for(const json& torch_data, const std::string& soname) {
                                                  : to_lower(family);
     auto dists = torch_data.find("distributions");
     if (dists == torch_data.end() || !dists->is_object() || !dists->contains("torch")) return {};
-    const json pins = (*dists)["torch"].value("requires", json::array());
+    const json& dist = (*dists)["torch"];
+    const json pins = dist.is_object() ? dist.value("requires", json::array()) : json::array();
+    if (!pins.is_array()) return {};
     for (const auto& r : pins) {
         if (!r.is_string()) continue;
         std::string req = r.get<std::string>();

@@ -71,11 +71,17 @@ std::vector<std::string> wrapper_overrides(const std::vector<std::string>& image
     return out;
 }
 
+// A string member, or "" when absent or of another type (probe answers may have any shape).
+std::string string_member(const json& j, const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
+                                                                  : std::string();
+}
+
 std::string resolved_path(const json& reading, const char* name, std::string* real = nullptr) {
     const json py = reading.value("python", json::object());
     if (!py.is_object() || !py.contains(name) || !py[name].is_object()) return {};
-    if (real) *real = py[name].value("realpath", "");
-    return py[name].value("path", "");
+    if (real) *real = string_member(py[name], "realpath");
+    return string_member(py[name], "path");
 }
 
 }  // namespace
@@ -200,7 +206,7 @@ RuntimePlan plan_runtime(const std::vector<std::string>& image_env,
                 // Another interpreter, or the same one in another environment (a venv's
                 // python is a link to its base): what shares a candidate's bin directory is
                 // that candidate.
-                std::string path = i.value("path", "");
+                std::string path = string_member(i, "path");
                 std::string dir = path.substr(0, path.find_last_of('/'));
                 if (path.empty() || std::any_of(plan.candidates.begin(), plan.candidates.end(),
                                                 [&](const std::string& c) {

@@ -118,8 +118,13 @@ TEST_CASE("diff names what moved between two resolutions") {
 
 TEST_CASE("a Python lock round-trips through the lock file") {
     PythonLock lock;
-    lock.inputs = {{"torch==2.9.1"}, "3.11", "x86_64-manylinux_2_36", ""};
-    lock.packages = parse_uv_requirements(real_uv_output()).value();  // torch among them
+    lock.inputs = {
+        {"torch==2.9.1", "torchvision==0.24.1", "torchaudio==2.9.1", "jupyterlab==4.3.4"},
+        "3.11",
+        "x86_64-manylinux_2_36",
+        ""};
+    lock.packages = parse_uv_requirements(real_uv_output()).value();  // the closure of those
+    lock.graph = true;
     std::string text = render_lockfile({}, {{"pypi-2.9.1-cu128-debian12", lock}});
     Diagnostics diags("t.lock.json");
     LockFile back = parse_lockfile(text, diags);
@@ -128,6 +133,7 @@ TEST_CASE("a Python lock round-trips through the lock file") {
     REQUIRE(back.python.count("pypi-2.9.1-cu128-debian12"));
     CHECK(back.python.at("pypi-2.9.1-cu128-debian12").inputs == lock.inputs);
     CHECK(back.python.at("pypi-2.9.1-cu128-debian12").packages == lock.packages);
+    CHECK(back.python.at("pypi-2.9.1-cu128-debian12").graph);
     CHECK(render_lockfile({}, back.python) == text);
 }
 
@@ -273,6 +279,7 @@ TEST_CASE("a locked variant installs its lock; a stale lock is warned about and 
     PythonLock lock;
     lock.inputs = *python_lock_plan(plan.variants[0], test::real_kb()).inputs;
     lock.packages = packages_for_pypi_manifest();
+    lock.graph = true;
     ManifestSource src{"manifests/pypi.json", k_pypi_manifest, "manifests/pypi.lock.json",
                        render_lockfile({}, {{"pypi-2.9.1-cu128-debian12", lock}})};
     RenderPlan locked = plan_render({src}, test::real_kb());

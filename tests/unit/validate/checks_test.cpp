@@ -522,22 +522,25 @@ TEST_CASE("without an importable torch every promise fails TD119; empty values a
     auto no_torch = [](Expectations e) {
         ValidationInput in;
         in.expect = std::move(e);
-        in.probes["torch"] = probe("torch", R"({"probe":"torch","schema":1,"status":"waived",
-            "reason":"no torch","data":{"torch":null,"interpreters_tried":["/usr/bin/python3 (3.11.2, no torch)"]}})",
+        in.probes["torch"] = probe("torch", R"J({"probe":"torch","schema":1,"status":"waived",
+            "reason":"no torch","data":{"torch":null,"interpreters_tried":["/usr/bin/python3 (3.11.2, no torch)"]}})J",
                                    2);
         in.shm_bytes = 16LL << 30;
         return check(evaluate(in, test::real_kb()), "TD119");
     };
-    auto env_only = gather_expectations("x", {}, {"NV_CUDNN_VERSION=", "NCCL_VERSION="},
-                                        test::real_kb(), {});
+    auto env_only =
+        gather_expectations("x", {}, {"NV_CUDNN_VERSION=", "NCCL_VERSION="}, test::real_kb(), {});
     CHECK(promises(env_only).empty());
     CHECK(env_only[k_empty_promises] == "NV_CUDNN_VERSION, NCCL_VERSION");
     auto r = no_torch(env_only);
     CHECK(r.status == "fail");
     CHECK_THAT(r.message, ContainsSubstring("set but empty"));
-    for (const auto& labels : std::vector<std::map<std::string, std::string>>{
-             {{"io.torchdock.foo", "bar"}}, {{"io.torchdock.torch", ""}}, {{"io.torchdock.python", "3.11"}}})
+    for (const auto& labels :
+         std::vector<std::map<std::string, std::string>>{{{"io.torchdock.foo", "bar"}},
+                                                         {{"io.torchdock.torch", ""}},
+                                                         {{"io.torchdock.python", "3.11"}}})
         CHECK(no_torch(gather_expectations("x", labels, {}, test::real_kb(), {})).status == "fail");
-    CHECK(no_torch(gather_expectations("x", {}, {}, test::real_kb(), {{"python", "3.11"}})).status ==
-          "fail");
+    CHECK(
+        no_torch(gather_expectations("x", {}, {}, test::real_kb(), {{"python", "3.11"}})).status ==
+        "fail");
 }
