@@ -30,10 +30,10 @@ Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRu
     // (a default `docker run` has it) so files are read as the image's USER would read them.
     c.confined = true;
     c.cap_add = {"DAC_OVERRIDE"};
-    c.pids_limit = 4096;                     // threads count: torch starts one per core
+    c.pids_limit = 4096;                      // threads count: torch starts one per core
     c.memory_bytes = std::int64_t{16} << 30;  // probe-gemm's operands and torch fit easily
-    c.log_max_size = "16m";                  // torchdock reads the last 1000 lines anyway
-    c.tmp_size = "1g";                       // the torch probe's rendezvous, LD_DEBUG logs
+    c.log_max_size = "16m";                   // torchdock reads the last 1000 lines anyway
+    c.tmp_size = "1g";                        // the torch probe's rendezvous, LD_DEBUG logs
     auto id = api.create_container(c);
     if (!id) return id.error();
     // The container goes away however we leave: error, timeout or interruption.

@@ -211,8 +211,7 @@ std::string container_create_body(const ContainerSpec& spec) {
     // The Engine API removes an image's ENTRYPOINT only for [""] (what `--entrypoint ""`
     // sends); an empty array would keep it.
     if (spec.entrypoint)
-        body["Entrypoint"] =
-            spec.entrypoint->empty() ? json::array({""}) : json(*spec.entrypoint);
+        body["Entrypoint"] = spec.entrypoint->empty() ? json::array({""}) : json(*spec.entrypoint);
     json& host = body["HostConfig"];
     if (spec.shm_size > 0) host["ShmSize"] = spec.shm_size;
     if (spec.gpus != 0)

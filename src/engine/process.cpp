@@ -265,9 +265,9 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
                 close_fd(i == 0 ? out.fd[0] : err.fd[0]);
                 continue;
             }
-            keep_tail(i == 0 ? result.out : result.err, i == 0 ? result.out_truncated
-                                                               : result.err_truncated,
-                      buf, static_cast<std::size_t>(got), spec.max_output);
+            keep_tail(i == 0 ? result.out : result.err,
+                      i == 0 ? result.out_truncated : result.err_truncated, buf,
+                      static_cast<std::size_t>(got), spec.max_output);
             feed(i == 0 ? pending_out : pending_err, buf, static_cast<std::size_t>(got), i == 1,
                  spec);
         }

@@ -29,8 +29,8 @@ struct ProcessSpec {
 struct ProcessResult {
     enum class Outcome { Exited, Signaled, TimedOut, Interrupted };
     Outcome outcome = Outcome::Exited;
-    int exit_code = -1;  // when Exited
-    int signal = 0;      // when Signaled
+    int exit_code = -1;          // when Exited
+    int signal = 0;              // when Signaled
     std::string out, err;        // the last ProcessSpec::max_output bytes of each stream
     bool out_truncated = false;  // earlier bytes were dropped
     bool err_truncated = false;

@@ -162,8 +162,8 @@ UvAnswer uv_resolve(const std::string& uv, const PythonLockInputs& inputs,
         return answer;
     }
     if (run->out_truncated) {  // a lock is all or nothing: a cut answer is no answer
-        answer.message = "uv's answer was larger than " +
-                         std::to_string(spec.max_output >> 20) + " MiB and was not read whole";
+        answer.message = "uv's answer was larger than " + std::to_string(spec.max_output >> 20) +
+                         " MiB and was not read whole";
         return answer;
     }
     auto parsed = parse_uv_requirements(run->out);

@@ -238,8 +238,9 @@ std::string validation_markdown(const std::vector<ImageValidation>& all) {
             out += "**error:** " + md_escape(v.error) + "\n";
             continue;
         }
-        out += "| check | result | observed | expected | detail | evidence from |\n"
-               "|---|---|---|---|---|---|\n";
+        out +=
+            "| check | result | observed | expected | detail | evidence from |\n"
+            "|---|---|---|---|---|---|\n";
         for (const auto& c : v.checks)
             out += "| " + c.id + " " + c.name + " | " +
                    (c.status == "fail"    ? "**FAIL**"

@@ -43,7 +43,10 @@ const Requirement* requirement_with_prefix(const CoreMetadata& md, const MarkerE
 std::string exact_pin(const SpecifierSet& s) {
     if (s.clauses().size() != 1) return {};
     const SpecifierClause& c = s.clauses()[0];
-    if (c.op != "==" || c.prefix || !grammar::check_pep440_version(c.version).empty()) return {};
+    // "==13.0.96.*" (cuda-toolkit's pins) names a patch-level version as well as "==13.0.96"
+    // does; "==9.19.*" (a series), "===anything" and ranges are no facts.
+    if (c.op != "==" || !grammar::check_pep440_version(c.version).empty()) return {};
+    if (c.prefix && std::count(c.version.begin(), c.version.end(), '.') < 2) return {};
     return c.version;
 }
 

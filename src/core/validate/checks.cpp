@@ -125,10 +125,10 @@ std::vector<CheckResult> evaluate(const ValidationInput& input, const KnowledgeB
         bool emitted = std::any_of(results.begin(), results.end(),
                                    [&](const CheckResult& r) { return r.id == info.id; });
         if (emitted) continue;
-        results.push_back({info.id, info.name, "error", "error", "", "",
-                           "cannot be judged: a probe's answer has an unexpected shape (" +
-                               shape_error + ")",
-                           "report this image's probe output (validate --json) to torchdock"});
+        results.push_back(
+            {info.id, info.name, "error", "error", "", "",
+             "cannot be judged: a probe's answer has an unexpected shape (" + shape_error + ")",
+             "report this image's probe output (validate --json) to torchdock"});
     }
     apply_evidence_rule(results, input);
     return results;

@@ -34,8 +34,8 @@ Expectations gather_expectations(const std::string& image_ref,
             std::string k = kv.substr(0, eq), v = eq == std::string::npos ? "" : kv.substr(eq + 1);
             if (k == "CUDA_VERSION" && Version::parse(v))
                 e["cuda"] = Version::parse(v)->major_minor();
-            for (const auto& [var, key] : {std::pair{"NV_CUDNN_VERSION", "cudnn"},
-                                           std::pair{"NCCL_VERSION", "nccl"}}) {
+            for (const auto& [var, key] :
+                 {std::pair{"NV_CUDNN_VERSION", "cudnn"}, std::pair{"NCCL_VERSION", "nccl"}}) {
                 if (k != var) continue;
                 std::string version = v.substr(0, v.find('-'));
                 if (version.empty())

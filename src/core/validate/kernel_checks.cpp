@@ -46,14 +46,15 @@ void kernel_targets_check(CheckContext& ctx) {
                        "cannot be judged: torch is a CUDA " + str(ctx.data("torch"), "cuda") +
                            " build but the kernel audit found no object with GPU code where it "
                            "looked (" +
-                           join([&] {
-                               std::vector<std::string> dirs;
-                               for (const auto& r : audit.value("roots", json::array()))
-                                   if (r.is_object() && r.value("exists", false))
-                                       dirs.push_back(str(r, "path"));
-                               return dirs;
-                           }(),
-                                ", ") +
+                           join(
+                               [&] {
+                                   std::vector<std::string> dirs;
+                                   for (const auto& r : audit.value("roots", json::array()))
+                                       if (r.is_object() && r.value("exists", false))
+                                           dirs.push_back(str(r, "path"));
+                                   return dirs;
+                               }(),
+                               ", ") +
                            ")",
                        "make torch's directories plain directories readable by the image's USER");
     std::vector<std::string> problems, names;

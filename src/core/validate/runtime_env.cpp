@@ -196,7 +196,8 @@ RuntimePlan plan_runtime(const std::vector<std::string>& image_env,
         if (plan.candidates.empty()) plan.why = "no `python` or `python3` on the image's PATH";
     } else {
         plan.candidates = path_interpreters(env);
-        plan.why = "the first `python` or `python3` on the PATH that has torch (not read off the image)";
+        plan.why =
+            "the first `python` or `python3` on the PATH that has torch (not read off the image)";
     }
     if (used) {
         const json list = used->value("interpreters", json::array());
