@@ -151,22 +151,29 @@ import json, sys
 t = [r for r in json.load(open('$1/torch.json'))['torch'] if r['version'] == '2.11.0'][0]
 print(t['variants']['cu130']['$2'])"; }
 
-  # N5: an arbitrary-equality (===) cuDNN requirement with quotes, $(), backticks, an ESC and
-  # an RLO is no fact: reported (escaped) as not pinned, never written.
-  md arbitrary "nvidia-cudnn-cu13==9.19.0.56" \
-    $'nvidia-cudnn-cu13===9.19"$(id)`id`\e]0;PWN\a\u202e'
+  # N5: an arbitrary-equality (===) cuDNN requirement with quotes, $() and backticks is no
+  # fact: reported as not pinned, never written.
+  md arbitrary "nvidia-cudnn-cu13==9.19.0.56" 'nvidia-cudnn-cu13===9.19"$(id)`id`'
   start_index arbitrary --torch-metadata "$WORK/arbitrary.md"
   cp -r data "$WORK/data5"
   run kb refresh --release 2.11.0 --data "$WORK/data5" --index-url "$URL"
   check "N5: an === pin is not a fact (exit 0, nothing to write)" test "$(rc)" = 0
   check "N5: it is reported as not pinned" has err "variants.cu130.cudnn: nvidia-cudnn-cu13===9.19"
   check "N5: ... with the reason" has err "is not pinned (only ==VERSION"
-  check "N5: the ESC is shown escaped" has err '\x1b]0;PWN\x07'
+  check "N5: the data keeps its cuDNN" test "$(field "$WORK/data5" cudnn)" = 9.19.0.56
+  check "N5: data unchanged" diff -r data "$WORK/data5" -x .torchdock-kb.lock
+  kill "$INDEX_PID" 2>/dev/null
+  # The same with an ESC sequence and an RLO: the requirement does not even parse; nothing
+  # raw reaches the terminal and nothing is written.
+  md controls "nvidia-cudnn-cu13==9.19.0.56" \
+    $'nvidia-cudnn-cu13===9.19"$(id)`id`\e]0;PWN\a\u202e'
+  start_index controls --torch-metadata "$WORK/controls.md"
+  cp -r data "$WORK/data5c"
+  run kb refresh --release 2.11.0 --data "$WORK/data5c" --index-url "$URL"
   check "N5: no raw ESC or RLO reaches the terminal" python3 -c "
 import sys; b = open('$WORK/err', 'rb').read() + open('$WORK/out', 'rb').read()
 sys.exit(b'\x1b' in b or '\u202e'.encode() in b)"
-  check "N5: the data keeps its cuDNN" test "$(field "$WORK/data5" cudnn)" = 9.19.0.56
-  check "N5: data unchanged" diff -r data "$WORK/data5" -x .torchdock-kb.lock
+  check "N5: with controls the data is unchanged" diff -r data "$WORK/data5c" -x .torchdock-kb.lock
   kill "$INDEX_PID" 2>/dev/null
 
   # N6: METADATA whose Version is not the wheel's: the wheel is refused with a clear message.
@@ -178,8 +185,10 @@ sys.exit(b'\x1b' in b or '\u202e'.encode() in b)"
   check "N6: data unchanged" diff -r data "$WORK/data5" -x .torchdock-kb.lock
   kill "$INDEX_PID" 2>/dev/null
 
-  # N7: two runs at once on one data directory, A changing cuDNN and B NCCL (every answer
-  # delayed so they overlap): both updates are kept.
+  # N7: two runs at once on one data directory, A's index changing cuDNN and B's NCCL (every
+  # answer delayed so they overlap). Each index also states the other field, so the file ends
+  # as one run applied after the other: whichever ran last re-read the file under the lock
+  # and reports that it changed the first one's value; nothing is lost silently.
   md cudnn "nvidia-cudnn-cu13==9.19.0.56" "nvidia-cudnn-cu13==9.19.0.57"
   md nccl "nvidia-nccl-cu13==2.28.9" "nvidia-nccl-cu13==2.28.10"
   start_index a --torch-metadata "$WORK/cudnn.md" --delay 0.2; URL_A=$URL; PID_A=$INDEX_PID
@@ -191,8 +200,14 @@ sys.exit(b'\x1b' in b or '\u202e'.encode() in b)"
   RC_B=$?
   wait "$RUN_A"; RC_A=$?
   check "N7: both concurrent runs succeed" test "$RC_A$RC_B" = 00
-  check "N7: A's cuDNN update is kept" test "$(field "$WORK/data7" cudnn)" = 9.19.0.57
-  check "N7: B's NCCL update is kept" test "$(field "$WORK/data7" nccl)" = 2.28.10
+  final="$(field "$WORK/data7" cudnn) $(field "$WORK/data7" nccl)"
+  if [ "$final" = "9.19.0.56 2.28.10" ]; then
+    check "N7: B ran last on A's file ($final) and reports undoing A's cuDNN" \
+      grep -q "9.19.0.57 -> 9.19.0.56" "$WORK/b.out" "$WORK/b.err"
+  else
+    check "N7: A ran last on B's file ($final) and reports undoing B's NCCL" \
+      bash -c "[ '$final' = '9.19.0.57 2.28.9' ] && grep -q '2.28.10 -> 2.28.9' '$WORK/a.out' '$WORK/a.err'"
+  fi
   # A lock held elsewhere: a bounded wait, then a clear error naming the lock; nothing written.
   cp -r data "$WORK/data7b"
   flock "$WORK/data7b/.torchdock-kb.lock" sleep 30 &
