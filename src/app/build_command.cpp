@@ -36,6 +36,7 @@ struct BuildContext {
     std::string ca_cert;
     bool tty = false;
     std::mutex print_mutex;
+    bool host_network = true;
 };
 
 std::string mirrored_dockerfile(const std::string& text, const Mirrors& mirrors) {
@@ -111,6 +112,7 @@ BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
     req.reference = rec.reference;
     req.work_root = ctx.opts.work_dir;
     req.no_cache = ctx.opts.no_cache;
+    req.host_network = ctx.host_network;
     req.ca_cert = ctx.ca_cert;
     req.timeout = std::chrono::minutes(ctx.opts.timeout_minutes);
     if (ctx.tty)
@@ -265,6 +267,13 @@ int run_build(const BuildOptions& opts) {
     BuildContext ctx{
         opts, api.value(), backend.value(), settings.value(), ca_cert, ::isatty(STDERR_FILENO) == 1,
         {}};
+    // RUN steps get the host's network only where the engine has no bridge to give them one.
+    auto bridge = api->has_network("bridge");
+    ctx.host_network = !bridge || !bridge.value();
+    if (ctx.host_network)
+        std::cerr << "torchdock: the engine has no bridge network"
+                  << (bridge ? "" : " (" + bridge.error().message + ")")
+                  << ": RUN steps use the host's network and can reach its loopback services\n";
     if (ctx.tty)
         std::cerr << "building " << selected.size() << " variant"
                   << (selected.size() == 1 ? "" : "s") << " with " << backend->describe() << ", "

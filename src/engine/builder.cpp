@@ -90,8 +90,10 @@ BuildOutcome run_build(const BuildBackend& backend, const BuildRequest& request)
         argv.insert(argv.end(), {"buildx", "build", "--load"});
     else
         argv.push_back("build");
-    argv.insert(argv.end(), {"--progress=plain", "--network=host", "-f", dockerfile.string(), "-t",
-                             request.reference, "--iidfile", iidfile.string()});
+    argv.push_back("--progress=plain");
+    if (request.host_network) argv.push_back("--network=host");
+    argv.insert(argv.end(), {"-f", dockerfile.string(), "-t", request.reference, "--iidfile",
+                             iidfile.string()});
     if (request.no_cache) argv.push_back("--no-cache");
     if (!request.ca_cert.empty())
         argv.insert(argv.end(), {"--secret", "id=pip-ca,src=" + request.ca_cert});

@@ -35,6 +35,9 @@ struct BuildRequest {
     // without following symlinks (below the current directory when work_root is relative).
     std::string work_root;
     bool no_cache = false;
+    // RUN steps on the host's network: only where the engine has no bridge network (they can
+    // then reach the host's loopback services); otherwise BuildKit's own isolated network.
+    bool host_network = true;
     std::string ca_cert;  // CA bundle handed to pip as the BuildKit secret "pip-ca"; empty: none
     std::string netrc;    // index credentials, the BuildKit secret "pip-netrc"; empty: none
     std::chrono::milliseconds timeout{std::chrono::hours(2)};

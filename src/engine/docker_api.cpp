@@ -131,6 +131,14 @@ Result<std::vector<std::string>> DockerApi::runtimes() const {
     return out;
 }
 
+Result<bool> DockerApi::has_network(const std::string& name) const {
+    auto r = call("GET", "/networks/" + url_encode(name));
+    if (!r) return r.error();
+    if (r->status == 404) return false;
+    if (r->status != 200) return api_error(r.value(), "inspect network " + name);
+    return true;
+}
+
 Result<std::optional<ImageInfo>> DockerApi::inspect_image(const std::string& ref) const {
     auto r = call("GET", "/images/" + ref + "/json");
     if (!r) return r.error();

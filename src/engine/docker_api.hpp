@@ -68,6 +68,9 @@ class DockerApi {
     Result<EngineVersion> version() const;
     // Names of the OCI runtimes the engine offers ("runc", "nvidia", ...).
     Result<std::vector<std::string>> runtimes() const;
+    // Whether the engine has a network of that name ("bridge": dockerd started with
+    // --bridge=none has none, and a build's RUN steps then need the host's network).
+    Result<bool> has_network(const std::string& name) const;
     Result<std::optional<ImageInfo>> inspect_image(
         const std::string& ref) const;  // nullopt: no such image
     Status remove_image(const std::string& ref) const;

@@ -59,6 +59,9 @@ start=$(date +%s.%N)
 run build debian-cpu-debian12 --json
 first=$(echo "$(date +%s.%N) - $start" | bc)
 check "first build succeeds" test "$(rc)" = 0
+# This engine runs with --bridge=none: only then do RUN steps get the host's network, and the
+# build says so (adversarial report row 46).
+check "the build says its RUN steps use the host network (no bridge here)" has err "no bridge network"
 cp "$WORK/out" "$WORK/first.json"
 echo "# figure: first build of debian-cpu-debian12: ${first} s (steps cached: $(json_field first.json builds 0 cached_steps)/$(json_field first.json builds 0 steps))"
 
