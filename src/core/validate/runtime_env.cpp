@@ -149,7 +149,7 @@ RuntimePlan plan_runtime(const std::vector<std::string>& image_env,
     plan.env_source = "the image's configuration";
     const json* base = reading(direct);
     const json* through = reading(wrapped);
-    if (through && through->value("nonce", "") != nonce) {
+    if (through && string_member(*through, "nonce") != nonce) {
         plan.notes.push_back("the ENTRYPOINT " + entrypoint.command +
                              " did not run torchdock's environment probe (its answer lacks the "
                              "run's nonce): its environment is not used");

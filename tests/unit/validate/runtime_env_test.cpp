@@ -97,6 +97,10 @@ TEST_CASE("a wrapper ENTRYPOINT's environment is used only when it answered with
     CHECK(other.env.empty());
     REQUIRE(!other.notes.empty());
     CHECK(other.notes[0].find("nonce") != std::string::npos);
+    // A nonce of another type is no match, and no exception.
+    ProbeRun odd = env_reading(R"({"nonce":1,"env":{},"python":{}})");
+    auto plan_odd = plan_runtime({"PATH=/usr/bin"}, ep, &direct, &odd, "n1", std::nullopt);
+    CHECK(plan_odd.env.empty());
 }
 
 TEST_CASE("without readings the candidates come from the PATH, python before python3") {
