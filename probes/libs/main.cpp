@@ -20,10 +20,14 @@
 #include <vector>
 
 #include "content_version.hpp"
+#include "duplicates.hpp"
 #include "elf.hpp"
+#include "families.hpp"
 #include "ldcache.hpp"
 #include "loader.hpp"
+#include "paths.hpp"
 #include "probe.hpp"
+#include "site_dirs.hpp"
 
 using namespace libsprobe;
 using probe::Json;
@@ -65,168 +69,6 @@ bool is_root_name(const std::string& name) {
         if (::fnmatch(p, name.c_str(), 0) == 0) return true;
     return false;
 }
-
-std::vector<std::string> split_any(const std::string& s, const char* seps, bool keep_empty) {
-    std::vector<std::string> out;
-    std::string cur;
-    for (char c : s) {
-        if (std::strchr(seps, c)) {
-            if (keep_empty || !cur.empty()) out.push_back(cur);
-            cur.clear();
-        } else {
-            cur += c;
-        }
-    }
-    if (keep_empty || !cur.empty()) out.push_back(cur);
-    return out;
-}
-
-std::vector<std::string> list_dir(const std::string& dir) {
-    std::vector<std::string> out;
-    DIR* d = ::opendir(dir.empty() ? "." : dir.c_str());
-    if (!d) return out;
-    while (struct dirent* e = ::readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") out.push_back(n);
-    }
-    ::closedir(d);
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
-// The directories matching `pattern` (GLOB_ONLYDIR is only a hint in glibc and absent
-// from musl, which this static probe is built with: each match is checked).
-std::vector<std::string> glob_dirs(const std::string& pattern) {
-    std::vector<std::string> out;
-    glob_t g;
-    if (::glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-        for (size_t i = 0; i < g.gl_pathc; ++i) {
-            struct stat st;
-            if (::stat(g.gl_pathv[i], &st) == 0 && S_ISDIR(st.st_mode))
-                out.push_back(g.gl_pathv[i]);
-        }
-    }
-    ::globfree(&g);
-    return out;
-}
-
-std::string real_path(const std::string& p) {
-    char buf[PATH_MAX];
-    return ::realpath(p.c_str(), buf) ? std::string(buf) : std::string();
-}
-
-std::string join(const std::string& dir, const std::string& name) {
-    if (dir.empty()) return name;
-    return dir.back() == '/' ? dir + name : dir + "/" + name;
-}
-
-std::string base_name(const std::string& p) {
-    size_t s = p.rfind('/');
-    return s == std::string::npos ? p : p.substr(s + 1);
-}
-
-bool is_dir(const std::string& p) {
-    struct stat st;
-    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// ---- library families and versions ------------------------------------------------------
-
-// "cudnn" for libcudnn.so.9.1.0, "cudart" for libcudart-d0da41ae.so.11.0 (auditwheel
-// renames); "" for everything else (libcudnn_ops.so.9, libcudart_static.a, libnccl-net.so).
-std::string family_of(const std::string& name) {
-    static const char* const families[] = {"cublasLt", "cublas", "cudart", "cudnn", "nccl"};
-    for (const char* f : families) {
-        std::string prefix = std::string("lib") + f;
-        if (name.compare(0, prefix.size(), prefix) != 0) continue;
-        std::string rest = name.substr(prefix.size());
-        if (rest.size() > 9 && rest[0] == '-') {  // -xxxxxxxx (8 hex digits)
-            bool hex = true;
-            for (size_t i = 1; i <= 8; ++i)
-                hex = hex && std::isxdigit(static_cast<unsigned char>(rest[i]));
-            if (!hex) return "";
-            rest = rest.substr(9);
-        }
-        if (rest == ".so" || rest.compare(0, 4, ".so.") == 0) return f;
-        return "";
-    }
-    return "";
-}
-
-// Any CUDA library's family, also those whose versions are not asked ("nvJitLink" for
-// libnvJitLink.so.12): what LD_PRELOAD may put ahead of torch's own.
-std::string any_cuda_family(const std::string& name) {
-    if (std::string f = family_of(name); !f.empty()) return f;
-    static const char* const families[] = {"nvJitLink", "cusparseLt",  "cusparse", "cusolver",
-                                           "cufft",     "curand",      "nvrtc",    "cupti",
-                                           "cufile",    "nvshmem_host"};
-    for (const char* f : families) {
-        std::string prefix = std::string("lib") + f + ".so";
-        if (name.compare(0, prefix.size(), prefix) == 0) return f;
-    }
-    return "";
-}
-
-// "9.1.0" from libcudnn.so.9.1.0, "" from libcudnn.so.
-std::string version_of(const std::string& name) {
-    size_t p = name.find(".so.");
-    return p == std::string::npos ? std::string() : name.substr(p + 4);
-}
-
-struct Copy {
-    std::string real;
-    std::set<std::string> seen;
-};
-
-struct Duplicates {
-    // family -> (dev, ino) -> copy
-    std::map<std::string, std::map<std::pair<dev_t, ino_t>, Copy>> families;
-    std::set<std::string> places;
-
-    void consider(const std::string& path) {
-        std::string fam = family_of(base_name(path));
-        if (fam.empty()) return;
-        struct stat st;
-        if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
-        Copy& c = families[fam][{st.st_dev, st.st_ino}];
-        if (c.real.empty()) c.real = real_path(path);
-        c.seen.insert(path);
-    }
-    void scan_dir(const std::string& dir) {
-        if (dir.empty() || !places.insert(dir).second) return;
-        for (const auto& n : list_dir(dir)) consider(join(dir, n));
-    }
-    Json json() const {
-        Json out = Json::array();
-        for (const auto& [fam, copies] : families) {
-            if (copies.size() < 2) continue;
-            std::vector<const Copy*> sorted;
-            for (const auto& kv : copies) sorted.push_back(&kv.second);
-            std::sort(sorted.begin(), sorted.end(),
-                      [](const Copy* a, const Copy* b) { return a->real < b->real; });
-            Json list = Json::array();
-            for (const Copy* c : sorted) {
-                std::string version = version_of(base_name(c->real));
-                for (const auto& s : c->seen) {
-                    std::string v = version_of(base_name(s));
-                    if (v.size() > version.size()) version = v;
-                }
-                std::vector<std::string> seen(c->seen.begin(), c->seen.end());
-                // The name can say less than the file (the wheels ship only libcudnn.so.9):
-                // ask the file itself.
-                ContentVersion content = content_version(fam, c->real);
-                Json copy = Json::object(
-                    {{"path", c->real}, {"version", version}, {"seen_as", Json::array_of(seen)}});
-                copy.set("content_version",
-                         content.version.empty() ? Json() : Json(content.version));
-                if (!content.error.empty()) copy.set("content_error", content.error);
-                list.push(copy);
-            }
-            out.push(Json::object({{"name", fam}, {"copies", list}}));
-        }
-        return out;
-    }
-};
 
 // ---- the report ---------------------------------------------------------------------------
 
@@ -355,61 +197,6 @@ Json search_json(const Env& env) {
     s.push(cache);
     s.push(Json::object({{"kind", "default"}, {"dirs", Json::array_of(env.default_dirs)}}));
     return s;
-}
-
-// "nvidia-nvjitlink-cu12 12.1.105" for ROOT/nvidia/NAME/lib/FILE when ROOT holds that
-// wheel's dist-info (pip install --target, a venv): what a file that cannot report its own
-// version was installed as. "" otherwise.
-std::string wheel_of_file(const std::string& path) {
-    auto lib = path.rfind("/lib/");
-    if (lib == std::string::npos) return {};
-    std::string pkg_dir = path.substr(0, lib);  // ROOT/nvidia/NAME
-    auto slash = pkg_dir.rfind('/');
-    if (slash == std::string::npos) return {};
-    std::string name = pkg_dir.substr(slash + 1), nvidia = pkg_dir.substr(0, slash);
-    if (base_name(nvidia) != "nvidia") return {};
-    std::string root = nvidia.substr(0, nvidia.rfind('/'));
-    glob_t g;
-    std::string pattern = join(root, "nvidia_" + name + "_cu*-*.dist-info");
-    std::string out;
-    if (::glob(pattern.c_str(), 0, nullptr, &g) == 0 && g.gl_pathc > 0) {
-        std::string dist = base_name(g.gl_pathv[0]);
-        dist = dist.substr(0, dist.size() - std::string(".dist-info").size());
-        auto dash = dist.rfind('-');
-        std::string wheel = dist.substr(0, dash), version = dist.substr(dash + 1);
-        for (auto& c : wheel)
-            if (c == '_') c = '-';
-        out = wheel + " " + version;
-    }
-    ::globfree(&g);
-    return out;
-}
-
-// Directories of the site directories' torch and nvidia-* wheels that this user (the
-// image's USER) cannot list or enter: the libraries in them exist but cannot be loaded, and
-// the fix is their mode, not another install.
-Json unreadable_dirs(const std::vector<std::string>& sites, size_t& count) {
-    Json out = Json::array();
-    count = 0;
-    auto consider = [&](const std::string& dir) {
-        struct stat st;
-        if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
-        if (::access(dir.c_str(), R_OK | X_OK) == 0) return;
-        ++count;
-        char mode[8];
-        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-        out.push(Json::object({{"path", dir},
-                               {"mode", std::string(mode)},
-                               {"uid", static_cast<long long>(st.st_uid)},
-                               {"gid", static_cast<long long>(st.st_gid)}}));
-    };
-    for (const auto& site : sites) {
-        for (const char* sub : {"nvidia", "torch", "torch/lib", "triton"})
-            consider(join(site, sub));
-        for (const auto& d : glob_dirs(join(site, "nvidia/*"))) consider(d);
-        for (const auto& d : glob_dirs(join(site, "nvidia/*/lib"))) consider(d);
-    }
-    return out;
 }
 
 int finish(probe::Exit status, const std::string& reason, const Json& data) {

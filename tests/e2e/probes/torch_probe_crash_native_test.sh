@@ -19,11 +19,7 @@ DIR=${1:-$HERE/../../../probes/torch}
 PROBE="$DIR/torch_probe.py"
 WORK=$(mktemp -d /tmp/torchdock-torch-crash-XXXXXX)
 trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
-pass=0 fail=0 skip=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
-skipped() { echo "skip - $1"; skip=$((skip + 1)); }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+source "$HERE/../lib/check.sh"  # ok, bad, skipped, check, finish
 
 if [ ! -f "$PROBE" ]; then
   bad "the probe is in the probe directory ($PROBE)"
