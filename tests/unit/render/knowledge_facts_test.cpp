@@ -34,10 +34,10 @@ TEST_CASE("torch 1.13.1 (Python 3.7 to 3.11 on PyPI) renders on Debian 12's Pyth
     INFO(test::problems_text(plan));
     const std::string& df = dockerfile(plan);
     CHECK_THAT(df, ContainsSubstring("torch==1.13.1+cu117"));
-    // CUDA 11.7 is in the knowledge base now; its floor is NVIDIA's installer driver, which
-    // the release notes' table did not confirm, and the labels say so.
-    CHECK_THAT(df, ContainsSubstring("io.torchdock.min-driver=\"515.65.01\""));
-    CHECK_THAT(df, ContainsSubstring("io.torchdock.min-driver-unconfirmed=\"true\""));
+    // CUDA 11.7's floor is 11.7 Update 1's row of the release notes' toolkit-driver table
+    // (>=515.48.07), not the installer's bundled 515.65.01, and it is confirmed.
+    CHECK_THAT(df, ContainsSubstring("io.torchdock.min-driver=\"515.48.07\""));
+    CHECK_THAT(df, !ContainsSubstring("io.torchdock.min-driver-unconfirmed"));
 }
 
 TEST_CASE("the cu116 build of torch 1.13.0 is no longer refused") {
@@ -123,11 +123,11 @@ TEST_CASE("CUDA 11.6 and 11.7 are known; 13.3 to 13.5 floors are unconfirmed") {
     REQUIRE(kb.cuda("11.6"));
     REQUIRE(kb.cuda("11.7"));
     CHECK(kb.cudart_soname("11.7") == "libcudart.so.11.0");
-    for (const char* mm : {"13.3", "13.4", "13.5", "11.7"}) {
+    for (const char* mm : {"13.3", "13.4", "13.5"}) {
         INFO(mm);
         CHECK(kb.min_driver_unconfirmed(mm));
     }
-    for (const char* mm : {"12.8", "13.0", "11.8"}) {
+    for (const char* mm : {"12.8", "13.0", "11.8", "11.7"}) {
         INFO(mm);
         CHECK_FALSE(kb.min_driver_unconfirmed(mm));
     }
