@@ -21,7 +21,7 @@ services_start >/dev/null 2>&1
 
 seconds() { local s; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; echo "$(date +%s.%N) - $s" | bc; }
 median() { printf '%s\n' "$@" | sort -n | awk -v n="$#" 'NR==int((n+1)/2)'; }
-validate() { "$TD" validate "$IMAGE" --probes "$PROBES" --json "$OUT/v.json"; }
+validate() { "$TD" validate "$IMAGE" --probes "$PROBES" --json="$OUT/v.json"; }
 
 cold=() warm=() floor=()
 for i in $(seq 1 "$RUNS"); do

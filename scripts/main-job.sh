@@ -34,7 +34,7 @@ cd "$WORK"
 "$TD" build debian-cpu-debian12 pypi-cuda-2.9.1-cu128-debian12
 for image in debian-cpu:debian12 pypi-cuda:2.9.1-cu128-debian12; do
   "$TD" validate "torchdock/$image" --probes "$ROOT/build/release/probes-bin" \
-    --json "validate-${image%%:*}.json" --junit "validate-${image%%:*}.xml" \
-    --markdown "validate-${image%%:*}.md"
+    --json="validate-${image%%:*}.json" --junit="validate-${image%%:*}.xml" \
+    --markdown="validate-${image%%:*}.md"
   echo "main-job: torchdock/$image built and validated (reports in $WORK/validate-${image%%:*}.*)"
 done

@@ -1,13 +1,11 @@
 // `torchdock build`: the rendered variants into images, N at a time, with a summary.
-#include <unistd.h>
-
 #include <atomic>
 #include <filesystem>
 #include <iostream>
-#include <mutex>
 #include <thread>
 
 #include "app/commands.hpp"
+#include "app/console.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
 #include "app/settings.hpp"
@@ -21,6 +19,7 @@
 #include "engine/files.hpp"
 #include "engine/interrupt.hpp"
 #include "report/build_summary.hpp"
+#include "util/duration.hpp"
 #include "util/strings.hpp"
 
 namespace td::app {
@@ -34,8 +33,6 @@ struct BuildContext {
     const engine::BuildBackend& backend;
     const Settings& settings;
     std::string ca_cert;
-    bool tty = false;
-    std::mutex print_mutex;
     bool host_network = true;
 };
 
@@ -114,12 +111,12 @@ BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
     req.no_cache = ctx.opts.no_cache;
     req.host_network = ctx.host_network;
     req.ca_cert = ctx.ca_cert;
-    req.timeout = std::chrono::minutes(ctx.opts.timeout_minutes);
-    if (ctx.tty)
-        req.on_step = [&ctx, &entry](const std::string& step) {
-            std::lock_guard lock(ctx.print_mutex);
-            std::cerr << "  " << entry.name << ": " << step.substr(0, 110) << "\n";
-        };
+    req.timeout = std::chrono::seconds(ctx.opts.timeout_s);
+    req.on_step = [&entry](const std::string& step) {
+        progress("build " + entry.name + ": " + terminal_text(step, 110));
+    };
+    progress("build " + entry.name + ": started (log " +
+             (fs::path(ctx.opts.work_dir) / entry.name / "build.log").string() + ")");
     engine::BuildOutcome out = engine::run_build(ctx.backend, req);
     rec.seconds = out.seconds;
     rec.steps = out.steps;
@@ -264,20 +261,18 @@ int run_build(const BuildOptions& opts) {
             return k_exit_config;
         }
     }
-    BuildContext ctx{
-        opts, api.value(), backend.value(), settings.value(), ca_cert, ::isatty(STDERR_FILENO) == 1,
-        {}};
+    BuildContext ctx{opts, api.value(), backend.value(), settings.value(), ca_cert};
     // RUN steps get the host's network only where the engine has no bridge to give them one.
     auto bridge = api->has_network("bridge");
     ctx.host_network = !bridge || !bridge.value();
     if (ctx.host_network)
-        std::cerr << "torchdock: the engine has no bridge network"
-                  << (bridge ? "" : " (" + bridge.error().message + ")")
-                  << ": RUN steps use the host's network and can reach its loopback services\n";
-    if (ctx.tty)
-        std::cerr << "building " << selected.size() << " variant"
-                  << (selected.size() == 1 ? "" : "s") << " with " << backend->describe() << ", "
-                  << opts.jobs << " at a time\n";
+        note("the engine has no bridge network" +
+             (bridge ? std::string() : " (" + bridge.error().message + ")") +
+             ": RUN steps use the host's network and can reach its loopback services");
+    progress("building " + std::to_string(selected.size()) + " variant" +
+             (selected.size() == 1 ? "" : "s") + " with " + backend->describe() + ", " +
+             std::to_string(opts.jobs) + " at a time, each within " +
+             format_duration(opts.timeout_s));
     std::vector<BuildRecord> records(selected.size());
     std::atomic<std::size_t> next{0};
     auto worker = [&] {
@@ -296,11 +291,7 @@ int run_build(const BuildOptions& opts) {
                 records[i].result = BuildRecord::Result::Failed;
                 records[i].error = std::string("internal error: ") + e.what();
             }
-            if (ctx.tty) {
-                std::lock_guard lock(ctx.print_mutex);
-                std::cerr << "  " << records[i].variant << ": "
-                          << build_result_name(records[i].result) << "\n";
-            }
+            progress("build " + records[i].variant + ": " + build_result_name(records[i].result));
         }
     };
     std::vector<std::thread> threads;
@@ -320,7 +311,12 @@ int run_build(const BuildOptions& opts) {
                     "the Docker engine went away during this build (the client said: " + r.error +
                     ")";
 
-    std::cout << (opts.json ? report::build_json(records) : report::build_table(records));
+    if (opts.json) {
+        if (auto st = emit_report(opts.json, report::build_json(records)); !st)
+            return fail(st.error());
+    } else {
+        std::cout << report::build_table(records);
+    }
     std::cerr << report::build_failures(records);
     if (engine::interrupted()) {
         print_error("interrupted: running builds were stopped; nothing was tagged for them");

@@ -4,6 +4,7 @@
 
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
+#include "core/json/json_text.hpp"
 #include "core/render/render_plan.hpp"
 #include "engine/files.hpp"
 #include "engine/project_loader.hpp"
@@ -40,12 +41,35 @@ std::optional<RenderPlan> plan(const CommonOptions& common, int& code, bool writ
     return p;
 }
 
-int print_diff(const TreeDiff& diff, const std::string& out_dir) {
-    for (const auto& f : diff.missing) std::cout << "missing: " << out_dir << "/" << f << "\n";
-    for (const auto& f : diff.changed) std::cout << "stale:   " << out_dir << "/" << f << "\n";
-    for (const auto& f : diff.extra) std::cout << "extra:   " << out_dir << "/" << f << "\n";
+// render --check: what differs, as lines or (--json) as lists of paths.
+int print_diff(const TreeDiff& diff, const RenderOptions& opts, std::size_t variants) {
     std::size_t n = diff.missing.size() + diff.changed.size() + diff.extra.size();
-    std::cerr << "torchdock: " << out_dir << " is out of date (" << n << " file"
+    if (opts.json) {
+        auto paths = [&](const std::vector<std::string>& files) {
+            nlohmann::json list = nlohmann::json::array();
+            for (const auto& f : files) list.push_back(opts.out_dir + "/" + f);
+            return list;
+        };
+        nlohmann::json doc{{"schema", 1},
+                           {"out", opts.out_dir},
+                           {"variants", variants},
+                           {"up_to_date", n == 0},
+                           {"missing", paths(diff.missing)},
+                           {"stale", paths(diff.changed)},
+                           {"extra", paths(diff.extra)}};
+        if (auto st = emit_report(opts.json, json_text(doc)); !st) return fail(st.error());
+    }
+    if (!to_stdout(opts.json)) {
+        for (const auto& f : diff.missing)
+            std::cout << "missing: " << opts.out_dir << "/" << f << "\n";
+        for (const auto& f : diff.changed)
+            std::cout << "stale:   " << opts.out_dir << "/" << f << "\n";
+        for (const auto& f : diff.extra)
+            std::cout << "extra:   " << opts.out_dir << "/" << f << "\n";
+        if (n == 0) std::cout << opts.out_dir << " is up to date (" << variants << " variants)\n";
+    }
+    if (n == 0) return k_exit_ok;
+    std::cerr << "torchdock: " << opts.out_dir << " is out of date (" << n << " file"
               << (n == 1 ? "" : "s") << "); run `torchdock render`\n";
     return k_exit_check_failed;
 }
@@ -60,6 +84,7 @@ int run_render(const CommonOptions& common, const RenderOptions& opts) {
             print_error(std::string(flag) + " needs a directory");
             return k_exit_config;
         }
+    if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
     int code = 0;
     auto p = plan(common, code, !opts.check && !opts.stdout_variant);
     if (!p) return code;
@@ -97,25 +122,38 @@ int run_render(const CommonOptions& common, const RenderOptions& opts) {
                 if (auto it = have->find(path); it != have->end()) subset[path] = it->second;
             have.value() = subset;
         }
-        TreeDiff diff = diff_tree(p->files, have.value());
-        if (!diff.empty()) return print_diff(diff, opts.out_dir);
-        std::cout << opts.out_dir << " is up to date (" << p->variants.size() << " variants)\n";
-        return k_exit_ok;
+        return print_diff(diff_tree(p->files, have.value()), opts, p->variants.size());
     }
     auto written = opts.only ? engine::write_into_rendered_tree(opts.out_dir, p->files)
                              : engine::write_tree_atomically(opts.out_dir, p->files);
     if (!written) return fail(written.error());
-    std::cout << "rendered " << p->variants.size() << " variant"
-              << (p->variants.size() == 1 ? "" : "s") << " into " << opts.out_dir << "\n";
+    if (opts.json) {
+        nlohmann::json files = nlohmann::json::array();
+        for (const auto& [path, text] : p->files) files.push_back(opts.out_dir + "/" + path);
+        nlohmann::json doc{{"schema", 1},
+                           {"out", opts.out_dir},
+                           {"variants", nlohmann::json::parse(report::variants_json(p->variants))},
+                           {"files", files}};
+        if (auto st = emit_report(opts.json, json_text(doc)); !st) return fail(st.error());
+    }
+    if (!to_stdout(opts.json))
+        std::cout << "rendered " << p->variants.size() << " variant"
+                  << (p->variants.size() == 1 ? "" : "s") << " into " << opts.out_dir << "\n";
     return k_exit_ok;
 }
 
 int run_list(const CommonOptions& common, const ListOptions& opts) {
+    if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
     int code = 0;
     auto p = plan(common, code, false);
     if (!p) return code;
-    std::cout << (opts.json ? report::variants_json(p->variants)
-                            : report::variants_table(p->variants));
+    if (opts.json) {
+        if (auto st = emit_report(opts.json, report::variants_json(p->variants)); !st)
+            return fail(st.error());
+    }
+    if (!to_stdout(opts.json))
+        std::cout << (opts.wide ? report::variants_table(p->variants)
+                                : report::variants_narrow_table(p->variants));
     return k_exit_ok;
 }
 

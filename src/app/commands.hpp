@@ -16,10 +16,12 @@ struct RenderOptions {
     std::optional<std::string> only;
     bool check = false;
     std::optional<std::string> stdout_variant;
+    std::optional<std::string> json;  // report flag: "-" stdout, else a file
 };
 
 struct ListOptions {
-    bool json = false;
+    std::optional<std::string> json;
+    bool wide = false;  // every column
 };
 
 // Registry mirrors and package indexes: flags over the settings file (app/settings.hpp).
@@ -36,9 +38,9 @@ struct BuildOptions {
     int jobs = 1;
     bool no_cache = false;
     std::optional<std::string> push;  // registry host to push to
-    bool json = false;
+    std::optional<std::string> json;
     std::string work_dir = ".torchdock/build";
-    int timeout_minutes = 120;
+    long long timeout_s = 2 * 3600;  // one build
     std::optional<std::string>
         ca_cert;  // default: $PIP_CERT, $REQUESTS_CA_BUNDLE, $SSL_CERT_FILE, system bundle
     std::vector<std::string> build_args;  // K=V, passed through to the build
@@ -49,6 +51,7 @@ struct LockOptions {
     std::vector<std::string> families;  // empty = every manifest
     bool check = false;
     long long timeout_s = 120;  // overall deadline for every registry request; must be > 0
+    std::optional<std::string> json;
     SettingsOptions settings;
 };
 
@@ -60,7 +63,7 @@ struct ValidateOptions {
     std::vector<std::string> expect;                   // key=value
     std::optional<std::string> probes_dir;  // default: $TORCHDOCK_PROBES, else beside the binary
     int jobs = 2;
-    int probe_timeout_s = 180;
+    long long probe_timeout_s = 180;
     std::optional<std::string> python;  // the interpreter to use (default: the image's own)
 };
 
@@ -74,7 +77,7 @@ struct DoctorOptions {
 
 struct DiffOptions {
     std::string a, b;  // fingerprint files (doctor --json)
-    bool json = false;
+    std::optional<std::string> json;
 };
 
 struct PreflightOptions {
@@ -86,13 +89,13 @@ struct PreflightOptions {
     std::optional<std::string> python;  // the image's python whose torch to audit
     bool no_kernel_audit = false;       // judge labels only: no probe runs in the image
     std::vector<std::string> expect;
-    bool json = false;
+    std::optional<std::string> json;
 };
 
 struct ExplainOptions {
     std::string log = "-";  // file, or - for standard input
     std::optional<std::string> fingerprint;
-    bool json = false;
+    std::optional<std::string> json;
 };
 
 // `kb refresh`: data/torch.json from a package index (the only command that needs one).
@@ -106,9 +109,17 @@ struct KbRefreshOptions {
     // of range reads per release), off unless asked for.
     bool arch_lists = false;
     // How long a writing run waits for another one's lock on the data directory.
-    int lock_wait_s = 120;
+    long long lock_wait_s = 120;
 };
 
+// `torchdock init NAME`: a manifest from a few choices (core/render/manifest_scaffold.hpp).
+struct InitOptions {
+    std::string name;
+    std::vector<std::string> torch, cuda, os, gpus, flavor;  // comma lists allowed
+    std::optional<std::string> base, python, wheel_index, image;
+};
+
+int run_init(const CommonOptions& common, const InitOptions& opts);
 int run_render(const CommonOptions& common, const RenderOptions& opts);
 int run_list(const CommonOptions& common, const ListOptions& opts);
 int run_build(const BuildOptions& opts);

@@ -35,6 +35,7 @@ Result<nlohmann::json> read_fingerprint(const std::string& path) {
 }  // namespace
 
 int run_diff(const DiffOptions& opts) {
+    if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
     auto a = read_fingerprint(opts.a);
     if (!a) return fail(a.error());
     auto b = read_fingerprint(opts.b);
@@ -49,8 +50,13 @@ int run_diff(const DiffOptions& opts) {
                            {"category", d.category},
                            {"weight", d.weight},
                            {"why", d.why}});
-        std::cout << json_text(
-            nlohmann::json{{"schema", 1}, {"a", opts.a}, {"b", opts.b}, {"differences", out}});
+        auto st = emit_report(
+            opts.json, json_text(nlohmann::json{
+                           {"schema", 1}, {"a", opts.a}, {"b", opts.b}, {"differences", out}}));
+        if (!st) return fail(st.error());
+    }
+    if (to_stdout(opts.json)) {
+        // the JSON is the output
     } else if (diffs.empty()) {
         std::cout << "no differences\n";
     } else {
@@ -71,6 +77,7 @@ int run_diff(const DiffOptions& opts) {
 
 int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
     constexpr std::size_t k_block_bytes = 256 * 1024;  // read size: memory stays bounded
+    if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
     auto data_dir = engine::find_data_dir(common.data_dir);
     auto kb = engine::load_knowledge_base(data_dir);
     if (!kb) return fail(kb.error());
@@ -105,9 +112,12 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
                            {"evidence", e.evidence},
                            {"facts", e.facts},
                            {"verdict", e.verdict}});
-        std::cout << json_text(
-            nlohmann::json{{"schema", 1}, {"lines_read", scanner.lines()}, {"explanations", out}});
-    } else {
+        auto st = emit_report(
+            opts.json, json_text(nlohmann::json{
+                           {"schema", 1}, {"lines_read", scanner.lines()}, {"explanations", out}}));
+        if (!st) return fail(st.error());
+    }
+    if (!to_stdout(opts.json)) {
         if (found.size() > 1)
             std::cout << found.size()
                       << " failures recognised, the most root-cause-like first:\n\n";

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "app/console.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
 #include "app/probe_containers.hpp"
@@ -79,8 +80,7 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         print_error("--image needs an image reference");
         return k_exit_config;
     }
-    if (opts.json)
-        if (auto st = engine::check_output_file("--json", *opts.json); !st) return fail(st.error());
+    if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
     auto data_dir = engine::find_data_dir(common.data_dir);
     auto kb = engine::load_knowledge_base(data_dir);
     if (!kb) return fail(kb.error());
@@ -111,6 +111,7 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         if (auto st = api->ping(); !st) return fail(st.error());
         remove_leftovers_of_killed_runs(api.value());
         std::string label = engine::new_run_label();
+        progress("doctor " + *opts.image + ": reading the image");
         auto f = engine::image_facts(api.value(), *opts.image, label);
         if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
         if (!f) return fail(f.error());
@@ -119,6 +120,7 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         if (!info) return fail(info.error());
         if (!info.value()) return fail(Error{ErrorKind::Config, "no such image: " + *opts.image});
         // The image as `docker run IMAGE python` runs it (engine/runtime_env), by its ID.
+        progress("doctor " + *opts.image + ": running the probes");
         const std::string& id = info.value()->id.empty() ? *opts.image : info.value()->id;
         auto reading = engine::probe_image(api.value(), id, *info.value(), engine::doctor_probes(),
                                            probes_dir, opts.python, 0, 60, kb.value(), label);
@@ -132,29 +134,28 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
     }
     nlohmann::json fp = build_fingerprint(facts, probes);
     auto findings = doctor_findings(fp, kb.value(), &signatures.value());
-    std::cout << describe(fp) << "\n";
+    // With the fingerprint on stdout, the description goes to stderr.
+    std::ostream& out = to_stdout(opts.json) ? std::cerr : std::cout;
+    out << describe(fp) << "\n";
     std::vector<std::vector<std::string>> rows;
     for (const auto& f : findings) rows.push_back({f.id, f.severity, f.title, f.detail});
     if (findings.empty())
-        std::cout << "no findings\n";
+        out << "no findings\n";
     else {
-        std::cout << report::format_table({"ID", "SEVERITY", "FINDING", "DETAIL"}, rows);
+        out << report::format_table({"ID", "SEVERITY", "FINDING", "DETAIL"}, rows);
         for (const auto& f : findings)
-            std::cout << "  " << f.id << " fix: " << terminal_text(f.fix) << "\n";
+            out << "  " << f.id << " fix: " << terminal_text(f.fix) << "\n";
     }
     if (opts.json) {
-        nlohmann::json out = fp;
-        out["findings"] = nlohmann::json::array();
+        nlohmann::json doc = fp;
+        doc["findings"] = nlohmann::json::array();
         for (const auto& f : findings)
-            out["findings"].push_back({{"id", f.id},
+            doc["findings"].push_back({{"id", f.id},
                                        {"severity", f.severity},
                                        {"title", f.title},
                                        {"detail", f.detail},
                                        {"fix", f.fix}});
-        fs::path p = *opts.json;
-        auto st = engine::write_files(p.parent_path().empty() ? "." : p.parent_path(),
-                                      {{p.filename().string(), json_text(out)}});
-        if (!st) return fail(st.error());
+        if (auto st = emit_report(opts.json, json_text(doc)); !st) return fail(st.error());
     }
     for (const auto& f : findings)
         if (f.severity == "error") return k_exit_check_failed;

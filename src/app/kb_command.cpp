@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "app/commands.hpp"
+#include "app/console.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
 #include "engine/dir_lock.hpp"
@@ -69,6 +70,9 @@ int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
                                       : std::string(pip_default ? "PyPI" : "the package index");
     ro.releases = opts.releases;
     ro.jobs = opts.jobs;
+    ro.on_progress = [&ro](const std::string& what) {
+        progress("kb refresh: reading " + what + " from " + terminal_text(ro.index_label));
+    };
     std::optional<engine::FatbinArchReader> arch_reader;
     if (opts.arch_lists) arch_reader.emplace(ro.index_label);
     auto start = std::chrono::steady_clock::now();

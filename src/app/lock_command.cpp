@@ -7,11 +7,13 @@
 #include <set>
 
 #include "app/commands.hpp"
+#include "app/console.hpp"
 #include "app/exit_codes.hpp"
 #include "app/lock_python.hpp"
 #include "app/output.hpp"
 #include "app/settings.hpp"
 #include "core/build/image_ref.hpp"
+#include "core/json/json_text.hpp"
 #include "core/json/source_json.hpp"
 #include "core/render/lockfile.hpp"
 #include "core/render/render_plan.hpp"
@@ -43,14 +45,9 @@ std::optional<std::string> parse_family_name(const std::string& text) {
 }  // namespace
 
 int run_lock(const CommonOptions& common, const LockOptions& opts) {
-    // Checked before any work: a bad flag is a usage error whatever the registry would say.
-    // Up to ten years, so the deadline below cannot overflow the clock.
-    constexpr long long k_max_timeout_s = 10LL * 366 * 24 * 3600;
-    if (opts.timeout_s <= 0 || opts.timeout_s > k_max_timeout_s) {
-        print_error("--timeout must be a number of seconds from 1 to " +
-                    std::to_string(k_max_timeout_s) + ", got " + std::to_string(opts.timeout_s));
-        return k_exit_config;
-    }
+    // Checked before any work: a bad flag is a usage error whatever the registry would say
+    // (--timeout's range is checked by the flag parser).
+    if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
     engine::RegistryTimeouts timeouts;
     timeouts.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(opts.timeout_s);
     engine::install_interrupt_handlers();
@@ -99,6 +96,7 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
         }
     }
     std::vector<std::vector<std::string>> rows, python_rows;
+    nlohmann::json images_json = nlohmann::json::array();
     int python_drifted = 0, python_unchecked = 0, not_locked = 0, conflicts = 0, python_failed = 0;
     // Lock files are written only after every manifest was resolved: an error, a bad
     // manifest or Ctrl-C part-way leaves every lock file as it was.
@@ -122,6 +120,9 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             continue;
         std::set<std::string> refs;
         for (const auto& v : plan.variants) refs.insert(v.base_ref);
+        progress("lock " + family + ": " + std::to_string(refs.size()) + " base image" +
+                 (refs.size() == 1 ? "" : "s") + ", " + std::to_string(plan.variants.size()) +
+                 " variant" + (plan.variants.size() == 1 ? "" : "s"));
 
         std::map<std::string, LockEntry> previous;
         LockFile previous_file;
@@ -166,6 +167,13 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             const std::string& status = verdict.status;
             rows.push_back(
                 {ref_text + via, a.digest.empty() ? "-" : short_digest(a.digest), status});
+            images_json.push_back({{"family", family},
+                                   {"ref", ref_text},
+                                   {"via", target.registry != ref->registry ? target.registry : ""},
+                                   {"digest", a.digest},
+                                   {"status", status},
+                                   {"drift", verdict.drift > 0},
+                                   {"failure", verdict.failure}});
         }
         PythonLockResult py = lock_python_sets(plan.variants, previous_file.python, python_run);
         if (engine::interrupted()) {
@@ -182,10 +190,30 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
         if (!opts.check && file_ok)
             pending[engine::lock_path_for(src.path).string()] = render_lockfile(resolved, py.locks);
     }
-    std::cout << report::format_table({"BASE IMAGE", "DIGEST", "STATUS"}, rows);
+    if (opts.json) {
+        bool writes = !opts.check && !(conflicts || python_failed || gone || failed || timed_out);
+        nlohmann::json python_json = nlohmann::json::array();
+        for (const auto& r : python_rows)
+            python_json.push_back({{"variant", r[0]}, {"packages", r[1]}, {"status", r[2]}});
+        nlohmann::json files = nlohmann::json::array();
+        for (const auto& [path, content] : pending) files.push_back(path);
+        nlohmann::json doc{{"schema", 1},
+                           {"check", opts.check},
+                           {"images", images_json},
+                           {"python", python_json},
+                           {"drifted", drifted},
+                           {"python_drifted", python_drifted},
+                           {"python_unchecked", python_unchecked},
+                           {"not_locked", not_locked},
+                           {"failed", gone + failed + timed_out + conflicts + python_failed},
+                           {"lock_files", writes ? files : nlohmann::json::array()}};
+        if (auto st = emit_report(opts.json, json_text(doc)); !st) return fail(st.error());
+    }
+    // With the JSON on stdout the tables go to stderr, so stdout stays parseable.
+    std::ostream& out = to_stdout(opts.json) ? std::cerr : std::cout;
+    out << report::format_table({"BASE IMAGE", "DIGEST", "STATUS"}, rows);
     if (!python_rows.empty())
-        std::cout << "\n"
-                  << report::format_table({"VARIANT", "PYTHON PACKAGES", "STATUS"}, python_rows);
+        out << "\n" << report::format_table({"VARIANT", "PYTHON PACKAGES", "STATUS"}, python_rows);
     if (not_locked)
         print_error(std::to_string(not_locked) + " variant" + (not_locked == 1 ? " is" : "s are") +
                     " not fully locked (see NOT FULLY LOCKED above): they render with version "
@@ -230,8 +258,8 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
                         " not checked (see NOT CHECKED above): whether they drifted is unknown");
         if (drifted || python_drifted) return k_exit_check_failed;
         if (python_unchecked) return k_exit_environment;
-        std::cout << "every locked base image still resolves to its digest, and every Python "
-                     "set to its lock\n";
+        out << "every locked base image still resolves to its digest, and every Python set to "
+               "its lock\n";
     } else {
         for (const auto& [path, content] : pending) {
             fs::path p = path;
@@ -239,8 +267,8 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
                                           {{p.filename().string(), content}});
             if (!st) return fail(st.error());
         }
-        std::cout << "wrote " << pending.size() << " lock file" << (pending.size() == 1 ? "" : "s")
-                  << "\n";
+        out << "wrote " << pending.size() << " lock file" << (pending.size() == 1 ? "" : "s")
+            << "\n";
     }
     return k_exit_ok;
 }

@@ -1,5 +1,6 @@
 #include "app/lock_python.hpp"
 
+#include "app/console.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/uv_resolver.hpp"
 #include "util/strings.hpp"
@@ -59,6 +60,7 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
                 a.kind = engine::UvAnswer::Kind::Unreachable;
                 a.message = "the lock's --timeout ran out before this variant";
             } else {
+                progress("lock " + v.name + ": resolving its Python set with uv");
                 a = engine::uv_resolve(run.uv, *plan.inputs, run.indexes, left);
             }
         }

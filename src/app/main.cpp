@@ -1,17 +1,33 @@
 // torchdock: pinned PyTorch-CUDA Dockerfiles, built and validated.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 
+#include "app/cli_options.hpp"
 #include "app/commands.hpp"
+#include "app/console.hpp"
 #include "app/exit_codes.hpp"
+#include "app/help.hpp"
 #include "engine/pypi_client.hpp"
 
 int main(int argc, char** argv) {
     using namespace td::app;
-    CLI::App cli{"torchdock: render, build and validate pinned PyTorch-CUDA images"};
+    CLI::App cli{"torchdock: render, build and validate pinned PyTorch-CUDA images", "torchdock"};
     cli.require_subcommand(1);
     cli.set_version_flag("--version", "torchdock 0.1.0");
+    cli.footer(main_help_footer());
+    // -q, -v and --color are accepted before or after the command.
+    cli.fallthrough();
+    int quiet_count = 0, verbose_count = 0;
+    std::string color = "auto";
+    cli.add_flag("-q,--quiet", quiet_count, "errors and results only: no progress lines");
+    cli.add_flag("-v,--verbose", verbose_count, "more detail: each probe, each step");
+    cli.add_option("--color", color, "colour: auto (a terminal without NO_COLOR), always, never")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->capture_default_str();
 
     CommonOptions common;
     auto add_common = [&](CLI::App* sub) {
@@ -29,11 +45,33 @@ int main(int argc, char** argv) {
     render_cmd->add_flag("--check", render.check,
                          "exit 1 and list what differs if the tree is stale");
     render_cmd->add_option("--stdout", render.stdout_variant, "print one variant's Dockerfile");
+    add_report_flag(render_cmd, "--json", render.json,
+                    "what was rendered, or with --check what is stale, as JSON");
+
+    InitOptions init;
+    auto* init_cmd = cli.add_subcommand(
+        "init", "write a new manifest from a few choices; it is checked like any manifest first");
+    add_common(init_cmd);
+    init_cmd->add_option("name", init.name, "family name (the file is MANIFESTS/NAME.json)")
+        ->required();
+    init_cmd->add_option("--torch", init.torch, "torch release(s), e.g. 2.7.1")->required();
+    init_cmd->add_option("--cuda", init.cuda, "wheel variant(s), e.g. cu128 or cpu")->required();
+    init_cmd->add_option("--os", init.os, "OS(es), e.g. ubuntu22.04 or debian12");
+    init_cmd->add_option("--gpus", init.gpus, "target GPUs, e.g. A100,H100");
+    init_cmd->add_option("--base", init.base,
+                         "nvidia-cuda, nvidia-cuda-cudnn, pytorch, os-pip, ... (default: "
+                         "nvidia-cuda on Ubuntu, else os-pip)");
+    init_cmd->add_option("--flavor", init.flavor, "runtime and/or devel (default runtime)");
+    init_cmd->add_option("--python", init.python, "Python X.Y (default: the OS's)");
+    init_cmd->add_option("--wheel-index", init.wheel_index,
+                         "pytorch (needs the indexes.pytorch setting to build) or pypi");
+    init_cmd->add_option("--image", init.image, "image repository (default torchdock/NAME)");
 
     ListOptions list;
     auto* list_cmd = cli.add_subcommand("list", "show the expanded matrix");
     add_common(list_cmd);
-    list_cmd->add_flag("--json", list.json, "print JSON");
+    list_cmd->add_flag("--wide", list.wide, "every column (image, base, NCCL; over 200 wide)");
+    add_report_flag(list_cmd, "--json", list.json, "the matrix as JSON");
 
     auto add_settings = [](CLI::App* sub, SettingsOptions& m) {
         sub->add_option(
@@ -41,7 +79,8 @@ int main(int argc, char** argv) {
             "registry mirror REGISTRY=MIRROR, e.g. docker.io=127.0.0.1:5000 (repeatable)");
         sub->add_option(
             "--config", m.config,
-            "settings file (default: $TORCHDOCK_CONFIG, else ./torchdock.json if present)");
+            "settings file (default: $TORCHDOCK_CONFIG, else torchdock.json here or above up to "
+            "the repository root, else ~/.config/torchdock/torchdock.json)");
         sub->add_option("--pypi-index", m.pypi_index,
                         "a PyPI mirror's simple index URL (setting indexes.pypi; default: pip's "
                         "and uv's own)");
@@ -64,14 +103,12 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     build_cmd->add_flag("--no-cache", build.no_cache, "do not use the build cache");
     build_cmd->add_option("--push", build.push, "push each built image to this registry host");
-    build_cmd->add_flag("--json", build.json, "print the summary as JSON");
+    add_report_flag(build_cmd, "--json", build.json, "the summary as JSON");
     build_cmd
         ->add_option("--work-dir", build.work_dir, "where build logs and staged Dockerfiles go")
         ->capture_default_str();
-    build_cmd
-        ->add_option("--timeout", build.timeout_minutes, "minutes one build may take (1 to 10080)")
-        ->check(CLI::Range(1, 10080))
-        ->capture_default_str();
+    add_duration_option(build_cmd, "--timeout", build.timeout_s, "one build may take",
+                        7 * 24 * 3600);
     build_cmd->add_option("--ca-cert", build.ca_cert,
                           "CA bundle for pip, passed as a build secret (default: $PIP_CERT, "
                           "$REQUESTS_CA_BUNDLE, $SSL_CERT_FILE, else the system bundle)");
@@ -88,8 +125,10 @@ int main(int argc, char** argv) {
     lock_cmd->add_option("families", lock.families, "manifest family names (default: all)");
     lock_cmd->add_flag("--check", lock.check,
                        "exit 1 when a locked tag moved or vanished; write nothing");
-    lock_cmd->add_option("--timeout", lock.timeout_s, "seconds the whole lock may take (> 0)")
-        ->capture_default_str();
+    add_duration_option(lock_cmd, "--timeout", lock.timeout_s, "the whole lock may take",
+                        366LL * 24 * 3600);
+    add_report_flag(lock_cmd, "--json", lock.json,
+                    "every base image and Python set with its result, as JSON");
     add_settings(lock_cmd, lock.settings);
 
     ValidateOptions validate;
@@ -101,10 +140,9 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     validate_cmd->add_flag("--require-gpu", validate.require_gpu,
                            "a missing GPU is an error (exit 3)");
-    validate_cmd->add_option("--json", validate.json, "write the results as JSON to this file");
-    validate_cmd->add_option("--junit", validate.junit, "write JUnit XML to this file");
-    validate_cmd->add_option("--markdown", validate.markdown,
-                             "write a Markdown summary to this file");
+    add_report_flag(validate_cmd, "--json", validate.json, "the results as JSON");
+    add_report_flag(validate_cmd, "--junit", validate.junit, "the results as JUnit XML");
+    add_report_flag(validate_cmd, "--markdown", validate.markdown, "a Markdown summary");
     validate_cmd->add_option("--expect", validate.expect,
                              "key=value expectation (overrides labels), repeatable");
     validate_cmd->add_option("--probes", validate.probes_dir,
@@ -112,11 +150,8 @@ int main(int argc, char** argv) {
     validate_cmd->add_option("-j,--jobs", validate.jobs, "images validated at a time (1 to 64)")
         ->check(CLI::Range(1, 64))
         ->capture_default_str();
-    validate_cmd
-        ->add_option("--probe-timeout", validate.probe_timeout_s,
-                     "seconds one probe may run (1 to 86400)")
-        ->check(CLI::Range(1, 86400))
-        ->capture_default_str();
+    add_duration_option(validate_cmd, "--probe-timeout", validate.probe_timeout_s,
+                        "one probe may run", 24 * 3600);
     validate_cmd->add_option("--python", validate.python,
                              "the interpreter in the image whose torch to inspect (default: the "
                              "image's own: VIRTUAL_ENV, CONDA_PREFIX, then python3/python on its "
@@ -128,8 +163,7 @@ int main(int argc, char** argv) {
     add_common(doctor_cmd);
     doctor_cmd->add_flag("--host", doctor.host, "this machine");
     doctor_cmd->add_option("--image", doctor.image, "an image, through a throwaway container");
-    doctor_cmd->add_option("--json", doctor.json,
-                           "write the fingerprint (with findings) to this file");
+    add_report_flag(doctor_cmd, "--json", doctor.json, "the fingerprint with its findings");
     doctor_cmd->add_option("--probes", doctor.probes_dir,
                            "probe directory (default: $TORCHDOCK_PROBES or beside the binary)");
     doctor_cmd->add_option("--python", doctor.python,
@@ -141,7 +175,7 @@ int main(int argc, char** argv) {
         "diff", "compare two fingerprints, the differences most likely to break a GPU job first");
     diff_cmd->add_option("a", diff.a, "fingerprint A (torchdock doctor --json)")->required();
     diff_cmd->add_option("b", diff.b, "fingerprint B")->required();
-    diff_cmd->add_flag("--json", diff.json, "print JSON");
+    add_report_flag(diff_cmd, "--json", diff.json, "every difference as JSON");
 
     PreflightOptions pre;
     auto* pre_cmd =
@@ -159,7 +193,7 @@ int main(int argc, char** argv) {
                       "judge the image's labels only; run no probe in it");
     pre_cmd->add_option("--expect", pre.expect,
                         "key=value expectation (overrides labels), repeatable");
-    pre_cmd->add_flag("--json", pre.json, "print JSON");
+    add_report_flag(pre_cmd, "--json", pre.json, "the verdicts as JSON");
 
     ExplainOptions explain;
     auto* explain_cmd =
@@ -169,7 +203,7 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     explain_cmd->add_option("--fingerprint", explain.fingerprint,
                             "a fingerprint (doctor --json) to confirm or rule out causes");
-    explain_cmd->add_flag("--json", explain.json, "print JSON");
+    add_report_flag(explain_cmd, "--json", explain.json, "the explanations as JSON");
 
     KbRefreshOptions kb_refresh;
     auto* kb_cmd = cli.add_subcommand("kb", "the knowledge base (data/*.json)");
@@ -200,20 +234,38 @@ int main(int argc, char** argv) {
                              "also read each release's CUDA arch list from the fatbins of "
                              "torch/lib/libtorch_cuda.so in its default wheel (range reads of "
                              "300 to 700 MB per release)");
-    kb_refresh_cmd
-        ->add_option("--lock-wait", kb_refresh.lock_wait_s,
-                     "seconds to wait for another kb refresh writing the same data directory "
-                     "(its lock file .torchdock-kb.lock) before giving up")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 3600));
+    add_duration_option(kb_refresh_cmd, "--lock-wait", kb_refresh.lock_wait_s,
+                        "to wait for another kb refresh writing the same data directory (its "
+                        "lock file .torchdock-kb.lock)",
+                        3600, 0);
 
+    std::vector<std::string> args(argv + 1, argv + argc);
+    const char* no_color = std::getenv("NO_COLOR");
+    auto setup_console = [&] {
+        configure_console(quiet_count > 0     ? Verbosity::quiet
+                          : verbose_count > 0 ? Verbosity::verbose
+                                              : Verbosity::normal,
+                          color, no_color && *no_color, ::isatty(STDOUT_FILENO) == 1,
+                          ::isatty(STDERR_FILENO) == 1);
+    };
+    // Errors found before parsing (an unknown command) are coloured as --color says.
+    for (std::size_t i = 0; i < args.size(); ++i)
+        if (args[i] == "--color" && i + 1 < args.size())
+            color = args[i + 1];
+        else if (args[i].rfind("--color=", 0) == 0)
+            color = args[i].substr(8);
+    setup_console();
+    color = "auto";
+    if (auto answered = answer_before_parse(cli, args)) return *answered;
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         int code = cli.exit(e);
         return code == 0 ? k_exit_ok : k_exit_config;
     }
+    setup_console();
     try {
+        if (*init_cmd) return run_init(common, init);
         if (*render_cmd) return run_render(common, render);
         if (*list_cmd) return run_list(common, list);
         if (*build_cmd) return run_build(build);

@@ -60,6 +60,7 @@ std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOp
 
 int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
     engine::install_interrupt_handlers();
+    if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
     auto data_dir = engine::find_data_dir(common.data_dir);
     auto kb = engine::load_knowledge_base(data_dir);
     if (!kb) return fail(kb.error());
@@ -135,17 +136,20 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
         nlohmann::json targets = nlohmann::json::array();
         for (const auto& t : r.targets)
             targets.push_back({{"gpu", t.gpu}, {"cc", t.cc}, {"ok", t.ok}, {"reasons", t.reasons}});
-        std::cout << json_text(nlohmann::json{{"schema", 1},
-                                              {"image", opts.image},
-                                              {"driver", driver},
-                                              {"answer", r.answer},
-                                              {"ok", r.ok},
-                                              {"driver_ok", r.driver_ok},
-                                              {"driver_verdict", r.driver_verdict},
-                                              {"targets", targets},
-                                              {"run_flags", r.run_flags},
-                                              {"notes", r.notes}});
-    } else {
+        auto st =
+            emit_report(opts.json, json_text(nlohmann::json{{"schema", 1},
+                                                            {"image", opts.image},
+                                                            {"driver", driver},
+                                                            {"answer", r.answer},
+                                                            {"ok", r.ok},
+                                                            {"driver_ok", r.driver_ok},
+                                                            {"driver_verdict", r.driver_verdict},
+                                                            {"targets", targets},
+                                                            {"run_flags", r.run_flags},
+                                                            {"notes", r.notes}}));
+        if (!st) return fail(st.error());
+    }
+    if (!to_stdout(opts.json)) {
         std::string answer = r.answer;
         for (auto& c : answer) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
         // Image labels and names reach these lines: shown escaped, never acted on.

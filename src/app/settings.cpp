@@ -4,25 +4,44 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "app/console.hpp"
 #include "engine/files.hpp"
 #include "util/strings.hpp"
 
 namespace td::app {
 namespace fs = std::filesystem;
 
+std::optional<std::string> find_settings_file(const fs::path& start) {
+    std::error_code ec;
+    // torchdock.json in this directory or one above it, up to the repository's root.
+    for (fs::path dir = fs::absolute(start, ec); !ec && !dir.empty(); dir = dir.parent_path()) {
+        if (fs::is_regular_file(dir / "torchdock.json", ec))
+            return (dir / "torchdock.json").string();
+        if (fs::exists(dir / ".git", ec) || dir == dir.parent_path()) break;
+    }
+    // Then the user's own.
+    fs::path config;
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
+        config = xdg;
+    else if (const char* home = std::getenv("HOME"); home && *home)
+        config = fs::path(home) / ".config";
+    if (!config.empty() && fs::is_regular_file(config / "torchdock" / "torchdock.json", ec))
+        return (config / "torchdock" / "torchdock.json").string();
+    return std::nullopt;
+}
+
 Result<Settings> load_settings(const SettingsOptions& opts) {
     Settings settings;
-    std::string path;
-    bool explicit_path = true;
+    std::optional<std::string> found;
     if (opts.config)
-        path = *opts.config;
+        found = *opts.config;
     else if (const char* env = std::getenv("TORCHDOCK_CONFIG"); env && *env)
-        path = env;
-    else {
-        path = "torchdock.json";
-        explicit_path = false;
-    }
-    if (explicit_path || fs::exists(path)) {
+        found = env;
+    else
+        found = find_settings_file(fs::current_path());
+    if (found) {
+        const std::string& path = *found;
+        detail("settings from " + path);
         auto text = engine::read_text_file(path);
         if (!text) return Error{ErrorKind::Config, text.error().message};
         Diagnostics diags(path);

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "app/commands.hpp"
+#include "app/console.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
 #include "app/probe_containers.hpp"
@@ -27,6 +28,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+std::vector<ReportFlag> report_flags(const ValidateOptions& opts) {
+    return {{"--json", &opts.json}, {"--junit", &opts.junit}, {"--markdown", &opts.markdown}};
+}
+
 // Everything the flags say, checked before any work: exit 2 on the first problem.
 Status check_flags(const ValidateOptions& opts, int& gpu_count) {
     for (const auto& image : opts.images)
@@ -34,11 +39,7 @@ Status check_flags(const ValidateOptions& opts, int& gpu_count) {
             image.find_first_of(" \t\r\n") != std::string::npos)
             return Error{ErrorKind::Usage,
                          "image " + quote_value(image) + " is not an image reference"};
-    for (const auto& [flag, path] :
-         {std::pair{"--json", opts.json}, std::pair{"--junit", opts.junit},
-          std::pair{"--markdown", opts.markdown}})
-        if (path)
-            if (auto st = engine::check_output_file(flag, *path); !st) return st;
+    if (auto st = check_report_flags(report_flags(opts)); !st) return st;
     // auto/all: every GPU (when the engine can give any); none; or a count N.
     gpu_count = -1;
     if (opts.gpus == "none") {
@@ -95,6 +96,8 @@ void validate_one(Run& run, report::ImageValidation& v) {
         v.missing_image = true;
         return;
     }
+    progress("validate " + v.image + ": running the probes in " +
+             (info.value()->id.empty() ? v.image : info.value()->id.substr(0, 19)));
     ValidationInput in;
     in.image = v.image;
     in.expect = gather_expectations(v.image, info.value()->labels, info.value()->env, run.kb,
@@ -109,9 +112,10 @@ void validate_one(Run& run, report::ImageValidation& v) {
     // python its PATH resolves to (engine/runtime_env).
     // Every container runs the image ID resolved here: a tag moved meanwhile changes nothing.
     const std::string& id = info.value()->id.empty() ? v.image : info.value()->id;
-    auto reading = engine::probe_image(run.api, id, *info.value(), std::move(specs), run.probes_dir,
-                                       run.opts.python, run.gpu_tier ? run.gpus : 0,
-                                       run.opts.probe_timeout_s, run.kb, run.run_label);
+    auto reading =
+        engine::probe_image(run.api, id, *info.value(), std::move(specs), run.probes_dir,
+                            run.opts.python, run.gpu_tier ? run.gpus : 0,
+                            static_cast<int>(run.opts.probe_timeout_s), run.kb, run.run_label);
     in.probes = std::move(reading.probes);
     in.runtime = std::move(reading.plan);
     in.entrypoint = std::move(reading.entrypoint);
@@ -143,15 +147,9 @@ void validate_one(Run& run, report::ImageValidation& v) {
 
 Status write_reports(const ValidateOptions& opts,
                      const std::vector<report::ImageValidation>& results) {
-    auto write = [](const std::optional<std::string>& path, const std::string& text) -> Status {
-        if (!path) return ok_status();
-        fs::path p = *path;
-        return engine::write_files(p.parent_path().empty() ? "." : p.parent_path(),
-                                   {{p.filename().string(), text}});
-    };
-    for (auto st : {write(opts.json, report::validation_json(results)),
-                    write(opts.junit, report::validation_junit(results)),
-                    write(opts.markdown, report::validation_markdown(results))})
+    for (auto st : {emit_report(opts.json, report::validation_json(results)),
+                    emit_report(opts.junit, report::validation_junit(results)),
+                    emit_report(opts.markdown, report::validation_markdown(results))})
         if (!st) return st;
     return ok_status();
 }
@@ -190,6 +188,8 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
         return k_exit_environment;
     }
 
+    // With a report on stdout, the tables go to stderr so stdout stays parseable.
+    std::ostream& human = any_to_stdout(report_flags(opts)) ? std::cerr : std::cout;
     std::vector<report::ImageValidation> results(opts.images.size());
     std::atomic<std::size_t> next{0};
     std::mutex print_mutex;
@@ -203,8 +203,9 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
             v.seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             if (engine::interrupted()) return;
+            progress("validate " + v.image + ": done in " + format_seconds(v.seconds));
             std::lock_guard lock(print_mutex);
-            std::cout << report::validation_table(v) << "\n";
+            human << report::validation_table(v) << "\n";
         }
     };
     std::vector<std::thread> threads;
@@ -213,7 +214,7 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     for (auto& t : threads) t.join();
     if (engine::interrupted()) return stop_interrupted_run(api.value(), run.run_label);
 
-    std::cout << report::validation_summary(results);
+    human << report::validation_summary(results);
     if (auto st = write_reports(opts, results); !st) return fail(st.error());
 
     bool any_error = false, any_failed = false, nothing_ran = false;

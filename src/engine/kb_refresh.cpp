@@ -221,12 +221,19 @@ Result<RefreshResult> refresh_torch_data(const std::string& torch_json, const Re
     }
 
     // The torch wheels' metadata in parallel first (three range requests each).
+    if (opts.on_progress)
+        opts.on_progress("the metadata of " + std::to_string(wanted.size()) + " torch releases");
     parallel_for(wanted.size(), opts.jobs,
                  [&](std::size_t i) { cache.get(torch.value(), wanted[i]); });
     std::vector<std::optional<Result<pypi::ReleaseFacts>>> results(wanted.size());
     // Releases one at a time, each with `jobs` requests in flight: the companion scans of
     // neighbouring releases share the metadata cache.
-    for (std::size_t i = 0; i < wanted.size(); ++i) results[i] = read_release(ctx, wanted[i]);
+    for (std::size_t i = 0; i < wanted.size(); ++i) {
+        if (opts.on_progress)
+            opts.on_progress("torch " + wanted[i] + " (" + std::to_string(i + 1) + " of " +
+                             std::to_string(wanted.size()) + ")");
+        results[i] = read_release(ctx, wanted[i]);
+    }
     std::vector<pypi::ReleaseFacts> facts;
     RefreshResult out;
     for (std::size_t i = 0; i < wanted.size(); ++i) {

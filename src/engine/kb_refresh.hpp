@@ -2,6 +2,7 @@
 // `torchdock kb refresh`: reads torch releases from a package index (PyPI by default) and
 // computes the update of data/torch.json (pure: core/pypi/release_facts, kb_update).
 // Only this command uses the network; render, validate and the rest never do.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,8 @@ struct RefreshOptions {
     // data/torch.json lists on (newer ones are added).
     std::vector<std::string> releases;
     int jobs = 8;  // requests in flight at once
+    // Told what is being read ("torch 2.9.1 (3 of 12)"), for progress lines; may be empty.
+    std::function<void(const std::string&)> on_progress;
 };
 
 // The CUDA targets compiled into a wheel, in the knowledge base's form ("8.0", "9.0+PTX").

@@ -25,6 +25,33 @@ std::string variants_table(const std::vector<Variant>& variants) {
            std::to_string(variants.size()) + " variants\n";
 }
 
+std::string variants_narrow_table(const std::vector<Variant>& variants) {
+    std::vector<std::vector<std::string>> rows;
+    std::size_t need_index = 0, unconfirmed = 0;
+    for (const auto& v : variants) {
+        bool needs = v.torch_source == Variant::TorchSource::PytorchIndex;
+        need_index += needs ? 1 : 0;
+        unconfirmed += v.min_driver_unconfirmed ? 1 : 0;
+        rows.push_back(
+            {v.name, v.python, or_dash(v.torch) + (needs ? " *" : ""), or_dash(v.cuda),
+             or_dash(v.cudnn),
+             v.min_driver.empty() ? "-" : v.min_driver + (v.min_driver_unconfirmed ? "?" : "")});
+    }
+    std::string out =
+        format_table({"VARIANT", "PY", "TORCH", "CUDA", "CUDNN", "MIN DRIVER"}, rows) +
+        std::to_string(variants.size()) + " variants";
+    out += " (image, base and NCCL: torchdock list --wide)\n";
+    if (need_index > 0)
+        out +=
+            "* torch from the PyTorch wheel index: build needs indexes.pytorch or "
+            "--torch-index (" +
+            std::to_string(need_index) + " variants)\n";
+    if (unconfirmed > 0)
+        out += "? driver floor not confirmed by a source in the knowledge base (" +
+               std::to_string(unconfirmed) + " variants)\n";
+    return out;
+}
+
 std::string variants_json(const std::vector<Variant>& variants) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& v : variants)
@@ -41,7 +68,11 @@ std::string variants_json(const std::vector<Variant>& variants) {
              {"cudnn", v.cudnn},
              {"nccl", v.nccl},
              {"min_driver", v.min_driver},
-             {"min_driver_unconfirmed", v.min_driver_unconfirmed}});
+             {"min_driver_unconfirmed", v.min_driver_unconfirmed},
+             // settings `build` needs for this variant
+             {"build_needs", v.torch_source == Variant::TorchSource::PytorchIndex
+                                 ? nlohmann::json::array({"indexes.pytorch"})
+                                 : nlohmann::json::array()}});
     return json_text(list);
 }
 

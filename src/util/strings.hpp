@@ -13,7 +13,8 @@ bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
 std::string to_lower(std::string_view s);
 
-// Levenshtein distance; used for did-you-mean suggestions.
+// Edit distance (insertions, deletions, substitutions and swaps of neighbours); used for
+// did-you-mean suggestions.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word`, if it is close enough to be a plausible typo.

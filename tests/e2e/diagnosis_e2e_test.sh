@@ -17,7 +17,7 @@ export TORCHDOCK_PROBES="$PROBES"
 
 # --- doctor --host on this machine: CUDA libraries, no driver ------------------------------
 start=$(date +%s.%N)
-run doctor --host --json "$WORK/host.json"
+run doctor --host --json="$WORK/host.json"
 echo "# figure: doctor --host as a whole process: $(echo "$(date +%s.%N) - $start" | bc) s"
 check "doctor --host exits 0 (no error findings)" test "$(rc)" = 0
 check "doctor --host: no driver is reported as such" finding "$WORK/host.json" DR101
@@ -37,15 +37,15 @@ mkdir -p "$WORK/cpu/manifests" && cp "$ROOT/manifests/debian-cpu.json" "$WORK/cp
 check "built the Debian CPU image" test $? = 0
 
 # --- doctor --image ----------------------------------------------------------------------------
-run doctor --image torchdock/debian-cpu:debian12 --json "$WORK/cpu.json"
+run doctor --image torchdock/debian-cpu:debian12 --json="$WORK/cpu.json"
 check "doctor on the Debian CPU image exits 0" test "$(rc)" = 0
 check "...reports Debian's torch" python3 -c "import json,sys; d=json.load(open('$WORK/cpu.json')); sys.exit(0 if d['torch']['version']=='1.13.0a0' else 1)"
 check "...reports the small /dev/shm of a default run" finding "$WORK/cpu.json" DR110
-run doctor --image torchdock-test/cudnn-no-runtime --json "$WORK/broken.json"
+run doctor --image torchdock-test/cudnn-no-runtime --json="$WORK/broken.json"
 check "doctor on the cuDNN-without-runtime image exits 1" test "$(rc)" = 1
 check "...names the finding DR114" finding "$WORK/broken.json" DR114
 check "...and the missing soname" has out "libcudart.so.13"
-run doctor --image torchdock-test/cudnn-two-copies --json "$WORK/two.json"
+run doctor --image torchdock-test/cudnn-two-copies --json="$WORK/two.json"
 # Its second copy is the same cuDNN under a file name that says 9.1.0: by content it is one
 # version twice, listed as a duplicate, not reported as two versions (DR105).
 check "doctor on the two-cuDNN image lists both copies with the version each reports" python3 -c "
@@ -54,7 +54,7 @@ d = json.load(open('$WORK/two.json'))
 copies = [c for dup in d['duplicates'] if dup['name'] == 'cudnn' for c in dup['copies']]
 sys.exit(0 if len(copies) == 2 and len({c['content_version'] for c in copies}) == 1 else 1)"
 check "...and does not call them two versions (no DR105)" bash -c "! grep -q DR105 '$WORK/out'"
-run doctor --image torchdock-test/cuda13-healthy --json "$WORK/healthy.json"
+run doctor --image torchdock-test/cuda13-healthy --json="$WORK/healthy.json"
 check "doctor on the healthy image has no error finding" test "$(rc)" = 0
 run doctor --image no-such/image:1
 check "doctor on a missing image exits 2 with one line" bash -c "test $(rc) = 2 && test \$(wc -l <'$WORK/err') = 1"

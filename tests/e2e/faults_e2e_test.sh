@@ -30,7 +30,7 @@ for p in probe-cuda probe-libs probe-cudnn probe-nccl; do printf '#!/bin/sh\nexe
 
 # --- hanging probes are errors, never passes (D4) --------------------------------------------
 start=$(date +%s)
-run validate "$IMG" --probes "$HANG" --probe-timeout 3 --json "$WORK/v.json"
+run validate "$IMG" --probes "$HANG" --probe-timeout 3 --json="$WORK/v.json"
 check "every probe hangs: exit 1" test "$(rc)" = 1
 check "...TD101 is an error, not a pass ($(status_of TD101))" bash -c "[[ '$(status_of TD101)' == error\|*'probe-cuda timed out after 3 s'* ]]"
 check "...TD110 is an error, not a skip" bash -c "[[ '$(status_of TD110)' == error\|* ]]"
@@ -41,14 +41,14 @@ check "...no container is left" test "$(leftovers)" = 0
 FLOOD=$WORK/flood
 mkdir -p "$FLOOD" && cp "$PROBES"/* "$FLOOD"/
 printf '#!/bin/sh\nhead -c 20000000 /dev/zero | tr "\\0" x\necho\nexit 0\n' >"$FLOOD/probe-libs"
-run validate "$IMG" --probes "$FLOOD" --json "$WORK/v.json"
+run validate "$IMG" --probes "$FLOOD" --json="$WORK/v.json"
 # The engine keeps at most 16 MiB of a probe container's log (its json-file max-size) and
 # torchdock reads at most 8 MiB of it: either way no usable result, so an error, never a pass.
 check "a probe printing a 20 MB line: TD110 is an error ($(status_of TD110 | cut -c1-80))" \
   bash -c "[[ '$(status_of TD110)' == error\|*'more than 8 MiB'* || '$(status_of TD110)' == error\|*'no usable result'* ]]"
 
 # --- an image without torch and without labels fails (D19) ----------------------------------
-run validate "$IMG" --probes "$PROBES" --json "$WORK/v.json"
+run validate "$IMG" --probes "$PROBES" --json="$WORK/v.json"
 check "plain Debian (no torch, no labels): exit 1" test "$(rc)" = 1
 check "...TD119 says no PyTorch was found" bash -c "[[ '$(status_of TD119)' == fail\|*'no PyTorch found'* ]]"
 
@@ -79,7 +79,7 @@ sleep 4
 kill -KILL -- -"$pid"
 wait "$pid" 2>/dev/null
 check "SIGKILL during validate leaves its container" test "$(leftovers)" -ge 1
-run validate "$IMG" --probes "$PROBES" --json "$WORK/v.json"
+run validate "$IMG" --probes "$PROBES" --json="$WORK/v.json"
 check "the next run removes it and says so" has err "left by an earlier torchdock that was killed"
 check "...no container is left" test "$(leftovers)" = 0
 
@@ -118,7 +118,7 @@ check "a variant directory that is a symlink out of the tree: refused" test "$(r
 check "...saying it is a symlink" has err "symlink"
 
 # --- the engine dies in the middle of validate: exit 3, never passed (D3) --------------------
-setsid "$TD" validate "$IMG" --probes "$HANG" --probe-timeout 60 --json "$WORK/v.json" >"$WORK/out" 2>"$WORK/err" &
+setsid "$TD" validate "$IMG" --probes "$HANG" --probe-timeout 60 --json="$WORK/v.json" >"$WORK/out" 2>"$WORK/err" &
 pid=$!
 sleep 5
 kill -9 "$(cat "$TD_SVC_DIR/dockerd.pid")"

@@ -39,8 +39,8 @@ DF
 DOCKER_BUILDKIT=1 /usr/bin/docker build -q --network=host -t tdhostile/fake:1 "$WORK/img" >"$WORK/build.log" 2>&1
 check "built the image that fakes its own python" test $? = 0
 
-"$TD" validate tdhostile/fake:1 --probes "$PROBES" --json "$WORK/v.json" --junit "$WORK/v.xml" \
-  --markdown "$WORK/v.md" >"$WORK/out" 2>&1
+"$TD" validate tdhostile/fake:1 --probes "$PROBES" --json="$WORK/v.json" --junit="$WORK/v.xml" \
+  --markdown="$WORK/v.md" >"$WORK/out" 2>&1
 echo $? >"$WORK/rc"
 # Its fake torch reports a version other than its label promises, and probe-record finds no
 # site directory to check: a failure (exit 1), whatever the image says of itself.

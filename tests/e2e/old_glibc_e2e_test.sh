@@ -153,7 +153,7 @@ probes_in() {
   copy_cuda13 "$WORK/ctx-$suite-cuda13"
   make_image "$suite-cuda13" 'io.torchdock.cuda="13.0"' "io.torchdock.cudnn=\"$cudnn_version\"" "io.torchdock.nccl=\"$nccl_version\""
   check "$suite: built an image with the CUDA 13 libraries on it" test $? = 0
-  "$TD" validate --probes "$PROBES" --json "$WORK/$suite-v.json" "$image" "torchdock-test/$suite-cuda13" \
+  "$TD" validate --probes "$PROBES" --json="$WORK/$suite-v.json" "$image" "torchdock-test/$suite-cuda13" \
     >"$WORK/$suite-v.out" 2>"$WORK/$suite-v.err"
   echo "# validate exit $?: $(tail -n 3 "$WORK/$suite-v.out" | tr '\n' ' ')"
   for img in "$image" "torchdock-test/$suite-cuda13"; do

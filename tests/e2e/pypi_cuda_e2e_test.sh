@@ -125,7 +125,7 @@ run build "$VARIANT"
 echo "# figure: build of $VARIANT (pip downloads cached by BuildKit across runs): $(secs "$start") s"
 check "build: exit 0" test "$(rc)" = 0
 [ "$(rc)" = 0 ] || { tail -30 "$WORK/err"; tail -40 ".torchdock/build/$VARIANT/build.log"; }
-run validate "$IMAGE" --probes "$PROBES" --json "$WORK/v.json"
+run validate "$IMAGE" --probes "$PROBES" --json="$WORK/v.json"
 check "validate: the static tier passes (exit 0)" test "$(rc)" = 0
 check "validate: cuDNN observed = the lock's nvidia-cudnn-cu12 $(locked nvidia-cudnn-cu12)" \
   test "$(field TD102 observed)" = "$(locked nvidia-cudnn-cu12)"

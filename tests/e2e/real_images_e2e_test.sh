@@ -18,8 +18,8 @@ source "$ROOT/tests/e2e/lib/real_images.sh"
 # field IMAGE_JSON_INDEX CHECK_ID KEY: a field of one check in $WORK/v.json
 field() { python3 -c "import json,sys; d=json.load(open('$WORK/v.json')); print(next((c[sys.argv[2]] for c in d['images'][0]['checks'] if c['id']==sys.argv[1]), 'missing'))" "$1" "$2"; }
 status() { field "$1" status; }
-validate() { "$TD" validate --probes "$PROBES" --json "$WORK/v.json" "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
-doctor() { "$TD" doctor --probes "$PROBES" --json "$WORK/d.json" --image "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
+validate() { "$TD" validate --probes "$PROBES" --json="$WORK/v.json" "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
+doctor() { "$TD" doctor --probes "$PROBES" --json="$WORK/d.json" --image "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
 # contains TEXT PART...: every PART is in TEXT (no shell quoting of TEXT needed)
 contains() { local text=$1; shift; for part in "$@"; do [[ $text == *"$part"* ]] || return 1; done; }
 finding() { python3 -c "import json,sys; d=json.load(open('$WORK/d.json')); print(' | '.join(f['id']+': '+f['detail']+' fix: '+f['fix'] for f in d['findings'] if f['id']==sys.argv[1]))" "$1"; }

@@ -26,7 +26,7 @@ PY
 }
 status_of() { result "$1" "$2" | cut -d'|' -f1; }
 message_of() { result "$1" "$2" | cut -d'|' -f2-; }
-validate() { "$TD" validate --probes "$PROBES" --json "$WORK/v.json" --junit "$WORK/v.xml" --markdown "$WORK/v.md" "$@" \
+validate() { "$TD" validate --probes "$PROBES" --json="$WORK/v.json" --junit="$WORK/v.xml" --markdown="$WORK/v.md" "$@" \
   >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
 
 for p in probe-cuda probe-libs probe-cudnn probe-nccl torch_probe.py; do

@@ -1,0 +1,103 @@
+#include "app/console.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <mutex>
+
+namespace td::app {
+namespace {
+
+struct ConsoleState {
+    Verbosity verbosity = Verbosity::normal;
+    bool color_stdout = false;
+    bool color_stderr = false;
+    std::mutex mutex;
+};
+
+ConsoleState& state() {
+    static ConsoleState s;
+    return s;
+}
+
+std::string paint(bool on, Paint style, std::string_view text) {
+    if (!on) return std::string(text);
+    const char* code = "";
+    switch (style) {
+        case Paint::error:
+            code = "\x1b[1;31m";
+            break;
+        case Paint::warn:
+            code = "\x1b[33m";
+            break;
+        case Paint::ok:
+            code = "\x1b[32m";
+            break;
+        case Paint::dim:
+            code = "\x1b[2m";
+            break;
+        case Paint::bold:
+            code = "\x1b[1m";
+            break;
+    }
+    return std::string(code) + std::string(text) + "\x1b[0m";
+}
+
+void write_line(std::string_view prefix, std::string_view line) {
+    auto& s = state();
+    std::lock_guard lock(s.mutex);
+    std::cerr << prefix << line << "\n" << std::flush;
+}
+
+}  // namespace
+
+void configure_console(Verbosity verbosity, std::string_view color, bool no_color, bool stdout_tty,
+                       bool stderr_tty) {
+    auto& s = state();
+    s.verbosity = verbosity;
+    bool always = color == "always", never = color == "never";
+    s.color_stdout = always || (!never && !no_color && stdout_tty);
+    s.color_stderr = always || (!never && !no_color && stderr_tty);
+}
+
+bool quiet() { return state().verbosity == Verbosity::quiet; }
+bool verbose() { return state().verbosity == Verbosity::verbose; }
+
+std::string format_seconds(double seconds) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+    return buf;
+}
+
+std::string clock_time() {
+    std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&now, &tm);
+    char buf[16];
+    std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+    return buf;
+}
+
+void progress(std::string_view line) {
+    if (quiet()) return;
+    write_line(paint_stderr(Paint::dim, "[" + clock_time() + "] "), line);
+}
+
+void detail(std::string_view line) {
+    if (!verbose()) return;
+    write_line(paint_stderr(Paint::dim, "[" + clock_time() + "]   "), line);
+}
+
+void note(std::string_view line) {
+    if (quiet()) return;
+    write_line(paint_stderr(Paint::warn, "torchdock: note: "), line);
+}
+
+std::string paint_stdout(Paint style, std::string_view text) {
+    return paint(state().color_stdout, style, text);
+}
+std::string paint_stderr(Paint style, std::string_view text) {
+    return paint(state().color_stderr, style, text);
+}
+
+}  // namespace td::app
