@@ -27,4 +27,7 @@ file(CREATE_LINK ${PROJECT_SOURCE_DIR}/data ${PROJECT_BINARY_DIR}/${TORCHDOCK_SH
 # build/<preset>/probes-bin was the probe directory before this layout; kept as a link for
 # scripts and branches written against it.
 file(MAKE_DIRECTORY ${PROBES_OUTPUT_DIR})
+if(IS_DIRECTORY ${PROJECT_BINARY_DIR}/probes-bin AND NOT IS_SYMLINK ${PROJECT_BINARY_DIR}/probes-bin)
+  file(REMOVE_RECURSE ${PROJECT_BINARY_DIR}/probes-bin)  # a build tree from before this layout
+endif()
 file(CREATE_LINK ${TORCHDOCK_PROBES_DIR} ${PROJECT_BINARY_DIR}/probes-bin SYMBOLIC)
