@@ -34,5 +34,6 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "docker.io")
 # CPackDeb puts the summary first and indents the rest.
 set(CPACK_PACKAGE_DESCRIPTION "torchdock renders deterministic, fully pinned Dockerfiles from version
-manifests, builds them with BuildKit and validates images with probe programs run inside them.")
+manifests, builds them with BuildKit and validates images with probe programs
+run inside them.")
 include(CPack)
