@@ -13,7 +13,7 @@ ROOT=$(pwd)
 bash scripts/install-deps.sh
 cmake --preset release
 cmake --build --preset release
-TD=$ROOT/build/release/src/app/torchdock
+TD=$ROOT/build/release/bin/torchdock
 
 "$TD" render
 hadolint --failure-threshold warning dockerfiles/*/Dockerfile >/tmp/torchdock-hadolint.txt || {
@@ -33,7 +33,7 @@ cd "$WORK"
 "$TD" render --out dockerfiles
 "$TD" build debian-cpu-debian12 pypi-cuda-2.9.1-cu128-debian12
 for image in debian-cpu:debian12 pypi-cuda:2.9.1-cu128-debian12; do
-  "$TD" validate "torchdock/$image" --probes "$ROOT/build/release/probes-bin" \
+  "$TD" validate "torchdock/$image" \
     --json="validate-${image%%:*}.json" --junit="validate-${image%%:*}.xml" \
     --markdown="validate-${image%%:*}.md"
   echo "main-job: torchdock/$image built and validated (reports in $WORK/validate-${image%%:*}.*)"

@@ -4,10 +4,17 @@
 
 namespace td::app {
 
+std::string HelpFormatter::make_option_name(const CLI::Option* opt, bool is_positional) const {
+    std::string name = CLI::Formatter::make_option_name(opt, is_positional);
+    if (auto at = name.find("{-}"); at != std::string::npos) name.erase(at, 3);
+    return name;
+}
+
 void add_report_flag(CLI::App* sub, const std::string& name, std::optional<std::string>& dest,
                      const std::string& what) {
     sub->add_flag(name + "{-}", dest,
-                  what + ": " + name + " prints to stdout, " + name + "=FILE writes FILE");
+                  what + ": " + name + " prints to stdout, " + name + "=FILE writes FILE")
+        ->option_text("[=FILE]");
 }
 
 void add_duration_option(CLI::App* sub, const std::string& name, long long& seconds,

@@ -8,6 +8,13 @@
 
 namespace td::app {
 
+// Help that shows a report flag as `--json [=FILE]`, not CLI11's `--json{-}`. Set on the
+// top-level app before subcommands are added (they inherit it).
+class HelpFormatter : public CLI::Formatter {
+  public:
+    std::string make_option_name(const CLI::Option* opt, bool is_positional) const override;
+};
+
 void add_report_flag(CLI::App* sub, const std::string& name, std::optional<std::string>& dest,
                      const std::string& what);
 

@@ -61,7 +61,7 @@ struct ValidateOptions {
     bool require_gpu = false;
     std::optional<std::string> json, junit, markdown;  // report files
     std::vector<std::string> expect;                   // key=value
-    std::optional<std::string> probes_dir;  // default: $TORCHDOCK_PROBES, else beside the binary
+    std::optional<std::string> probes_dir;             // default: engine/install_layout.hpp
     int jobs = 2;
     long long probe_timeout_s = 180;
     std::optional<std::string> python;  // the interpreter to use (default: the image's own)

@@ -13,6 +13,7 @@
 #include "engine/container_run.hpp"
 #include "engine/environment_facts.hpp"
 #include "engine/files.hpp"
+#include "engine/install_layout.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/probe_exec.hpp"
 #include "engine/project_loader.hpp"
@@ -86,15 +87,11 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
     if (!kb) return fail(kb.error());
     auto signatures = engine::load_error_signatures(data_dir);
     if (!signatures) return fail(signatures.error());
-    fs::path probes_dir =
-        opts.probes_dir ? fs::path(*opts.probes_dir) : engine::default_probes_dir();
     // Without its probes doctor knows nothing of CUDA or torch: that is an error, not a
     // clean bill of health.
-    if (!fs::is_directory(probes_dir)) {
-        print_error("probe directory " + probes_dir.string() +
-                    " does not exist (build the probes, or set --probes / $TORCHDOCK_PROBES)");
-        return k_exit_config;
-    }
+    auto probes_at = engine::locate_probes_dir(opts.probes_dir);
+    if (auto st = engine::check_probes_dir(probes_at); !st) return fail(st.error());
+    fs::path probes_dir = probes_at.path;
     std::map<std::string, ProbeRun> probes;
     EnvironmentFacts facts;
     if (opts.host) {

@@ -1,8 +1,10 @@
 // `torchdock kb refresh`: the one command that reads a package index; prints each fact
-// that changed with its source, then writes data/torch.json (or, with --check, only
-// reports and exits 1 when the data disagrees with the index).
+// that changed with its source, then writes data/torch.json and today's date into
+// data/knowledge_base.json (or, with --check, only reports and exits 1 when the data
+// disagrees with the index).
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <optional>
 
@@ -10,6 +12,7 @@
 #include "app/console.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
+#include "core/knowledge/kb_stamp.hpp"
 #include "engine/dir_lock.hpp"
 #include "engine/files.hpp"
 #include "engine/kb_refresh.hpp"
@@ -19,6 +22,16 @@
 
 namespace td::app {
 namespace {
+
+// Today in UTC, YYYY-MM-DD: the knowledge base's date after a refresh that changed facts.
+std::string today_utc() {
+    std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char day[16];
+    std::strftime(day, sizeof day, "%Y-%m-%d", &utc);
+    return day;
+}
 
 double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
@@ -144,7 +157,9 @@ int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
         return k_exit_ok;
     }
     if (result->update.text != text.value()) {
-        auto written = engine::write_files(data_dir, {{"torch.json", result->update.text}});
+        auto written = engine::write_files(
+            data_dir,
+            {{"torch.json", result->update.text}, {k_kb_stamp_file, kb_stamp_text(today_utc())}});
         if (!written) return fail_shown(written.error());
         std::cerr << "torchdock: wrote " << (data_dir / "torch.json").string()
                   << "; run `torchdock render` to regenerate the Dockerfiles\n";

@@ -15,6 +15,7 @@
 #include "engine/container_run.hpp"
 #include "engine/docker_api.hpp"
 #include "engine/files.hpp"
+#include "engine/install_layout.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/probe_exec.hpp"
 #include "engine/project_loader.hpp"
@@ -33,13 +34,12 @@ namespace {
 std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOptions& opts,
                                  const engine::ImageInfo& info, const KnowledgeBase& kb,
                                  ImageProbes& out) {
-    fs::path probes_dir =
-        opts.probes_dir ? fs::path(*opts.probes_dir) : engine::default_probes_dir();
-    if (!fs::is_directory(probes_dir)) {
-        out.not_audited = "no probe directory at " + probes_dir.string() +
-                          " (build the probes, or pass --probes DIR)";
+    auto probes_at = engine::locate_probes_dir(opts.probes_dir);
+    if (auto st = engine::check_probes_dir(probes_at); !st) {
+        out.not_audited = st.error().message;
         return std::nullopt;
     }
+    fs::path probes_dir = probes_at.path;
     remove_leftovers_of_killed_runs(api);
     std::string label = engine::new_run_label();
     const std::string& id = info.id.empty() ? opts.image : info.id;
@@ -75,11 +75,10 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
         for (const auto& part : split(g, ','))
             if (!part.empty()) gpus.push_back(part);
     if (opts.host) {
+        auto probes_at = engine::locate_probes_dir(opts.probes_dir);
+        if (auto st = engine::check_probes_dir(probes_at); !st) return fail(st.error());
         auto run =
-            engine::run_probe_on_host(engine::probe_spec("cuda", "probe-cuda"),
-                                      opts.probes_dir ? std::filesystem::path(*opts.probes_dir)
-                                                      : engine::default_probes_dir(),
-                                      60);
+            engine::run_probe_on_host(engine::probe_spec("cuda", "probe-cuda"), probes_at.path, 60);
         if (!run.usable())
             return fail(
                 {ErrorKind::Environment, "--host: the cuda probe could not run: " + run.reason});

@@ -16,6 +16,7 @@
 #include "engine/docker_api.hpp"
 #include "engine/environment_facts.hpp"
 #include "engine/files.hpp"
+#include "engine/install_layout.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/probe_exec.hpp"
 #include "engine/project_loader.hpp"
@@ -167,13 +168,9 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     if (!kb) return fail(kb.error());
     auto signatures = engine::load_error_signatures(data_dir);
     if (!signatures) return fail(signatures.error());
-    fs::path probes_dir =
-        opts.probes_dir ? fs::path(*opts.probes_dir) : engine::default_probes_dir();
-    if (!fs::is_directory(probes_dir)) {
-        print_error("probe directory " + probes_dir.string() +
-                    " does not exist (build the probes, or set --probes / $TORCHDOCK_PROBES)");
-        return k_exit_config;
-    }
+    auto probes_at = engine::locate_probes_dir(opts.probes_dir);
+    if (auto st = engine::check_probes_dir(probes_at); !st) return fail(st.error());
+    fs::path probes_dir = probes_at.path;
     auto api = engine::DockerApi::from_environment();
     if (!api) return fail(api.error());
     if (auto st = api->ping(); !st) return fail(st.error());

@@ -111,13 +111,6 @@ std::map<std::string, ProbeRun> run_probes(
     return out;
 }
 
-fs::path default_probes_dir() {
-    if (const char* env = std::getenv("TORCHDOCK_PROBES"); env && *env) return env;
-    std::error_code ec;
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    return exe.parent_path().parent_path().parent_path() / "probes-bin";
-}
-
 namespace {
 
 std::string trimmed(std::string s, std::size_t max) {

@@ -63,10 +63,6 @@ std::map<std::string, ProbeRun> run_probes(
     std::vector<ProbeSpec> specs, const RuntimePlan& plan, const KnowledgeBase& kb,
     const std::function<ProbeRun(const ProbeSpec&)>& run_one);
 
-// The default probe directory: $TORCHDOCK_PROBES, else build/<preset>/probes-bin next to
-// the running binary.
-std::filesystem::path default_probes_dir();
-
 ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, const ProbeSpec& p,
                             const std::filesystem::path& probes_dir, int gpus, int timeout_s,
                             const std::string& run_label);

@@ -4,19 +4,21 @@
 #include <cstdlib>
 
 #include "engine/files.hpp"
+#include "engine/install_layout.hpp"
 #include "util/strings.hpp"
-
-#ifndef TORCHDOCK_DATA_DIR
-#error "TORCHDOCK_DATA_DIR must be defined by the build"
-#endif
 
 namespace td::engine {
 namespace fs = std::filesystem;
 
+namespace {
+// How to point torchdock at its knowledge base, for errors that cannot read it.
+const char* const k_data_fix =
+    " (set --data DIR or $TORCHDOCK_DATA; without them the data is looked for in "
+    "../share/torchdock/data from the binary's directory)";
+}  // namespace
+
 fs::path find_data_dir(const std::optional<std::string>& flag) {
-    if (flag) return *flag;
-    if (const char* env = std::getenv("TORCHDOCK_DATA"); env && *env) return env;
-    return TORCHDOCK_DATA_DIR;
+    return locate_data_dir(flag).path;
 }
 
 Result<KnowledgeBase> load_knowledge_base(const fs::path& data_dir) {
@@ -24,8 +26,7 @@ Result<KnowledgeBase> load_knowledge_base(const fs::path& data_dir) {
     for (const auto& name : KnowledgeBase::file_names()) {
         auto text = read_text_file(data_dir / name);
         if (!text)
-            return Error{ErrorKind::Config, "knowledge base: " + text.error().message +
-                                                " (set --data DIR or $TORCHDOCK_DATA)"};
+            return Error{ErrorKind::Config, "knowledge base: " + text.error().message + k_data_fix};
         texts[name] = std::move(text.value());
     }
     return KnowledgeBase::parse(texts);
@@ -36,8 +37,7 @@ Result<ErrorSignatures> load_error_signatures(const fs::path& data_dir) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
         return Error{ErrorKind::Config,
-                     "error signatures: " + dir.string() +
-                         " is not a directory (set --data DIR or $TORCHDOCK_DATA)"};
+                     "error signatures: " + dir.string() + " is not a directory" + k_data_fix};
     std::vector<fs::path> paths;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
         std::string name = entry.path().filename().string();

@@ -13,8 +13,8 @@
 
 namespace td::engine {
 
-// The knowledge base directory: `flag` if given, else $TORCHDOCK_DATA, else the
-// directory the build was configured with.
+// The knowledge base directory: `flag` if given, else $TORCHDOCK_DATA, else relative to the
+// binary (engine/install_layout.hpp).
 std::filesystem::path find_data_dir(const std::optional<std::string>& flag);
 
 Result<KnowledgeBase> load_knowledge_base(const std::filesystem::path& data_dir);

@@ -65,6 +65,10 @@ import json, sys
 t = [r for r in json.load(open('$WORK/data/torch.json'))['torch'] if r['version'] == '2.11.0'][0]
 sys.exit(not (t['variants']['cu130']['cudnn'] == '9.19.0.56'
               and t['evidence']['variants.cu130.cudnn'].startswith('the test index torch 2.11.0 wheel')))"
+  check "a refresh that wrote facts dates the knowledge base today (UTC)" \
+    grep -q "\"date\": \"$(date -u +%F)\"" "$WORK/data/knowledge_base.json"
+  TORCHDOCK_DATA="$WORK/data" run --version
+  check "--version shows that date" has out "knowledge base $(date -u +%F))"
   kill "$INDEX_PID" 2>/dev/null
 
   # Arch lists from the binaries: a test index whose torch wheels hold an nvcc-built object

@@ -3,7 +3,7 @@
 # against the machine: without a GPU they must waive for the right reason and still report
 # the library versions; with one (nvidia-smi lists a GPU) they must pass. Also checks how
 # the probes are built: no CUDA library or libstdc++ linked, glibc versions <= GLIBC_2.17.
-# Usage: gpu_probes_native_test.sh PROBE_DIR        (e.g. build/dev/probes-bin)
+# Usage: gpu_probes_native_test.sh PROBE_DIR        (e.g. build/dev/libexec/torchdock/probes)
 # Env:   CUDNN_VERSION_HEADER  cudnn_version.h of the cuDNN the probes load
 #                              (default: /usr/local/cuda/include/cudnn_version.h)
 #        CUDNN_BUILD_HEADER    cudnn_version.h the probes were compiled with

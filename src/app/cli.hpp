@@ -1,0 +1,37 @@
+#pragma once
+// The command line: every subcommand, option and help text, defined once. torchdock parses
+// with it; torchdock_docgen turns the same tree into the man page and shell completions.
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "app/commands.hpp"
+
+namespace td::app {
+
+struct Cli {
+    CLI::App app{"torchdock: render, build and validate pinned PyTorch-CUDA images", "torchdock"};
+    // Global: -q, -v (counted), --color auto|always|never.
+    int quiet_count = 0, verbose_count = 0;
+    std::string color = "auto";
+    CommonOptions common;
+    InitOptions init;
+    RenderOptions render;
+    ListOptions list;
+    BuildOptions build;
+    LockOptions lock;
+    ValidateOptions validate;
+    DoctorOptions doctor;
+    DiffOptions diff;
+    PreflightOptions pre;
+    ExplainOptions explain;
+    KbRefreshOptions kb_refresh;
+    CLI::App *init_cmd{}, *render_cmd{}, *list_cmd{}, *build_cmd{}, *lock_cmd{}, *validate_cmd{},
+        *doctor_cmd{}, *diff_cmd{}, *pre_cmd{}, *explain_cmd{}, *kb_cmd{}, *kb_refresh_cmd{};
+};
+
+// The whole command line; `version` is called for --version only (it may read files).
+std::unique_ptr<Cli> make_cli(std::function<std::string()> version);
+
+}  // namespace td::app
