@@ -75,6 +75,9 @@ struct DoctorOptions {
 struct DiffOptions {
     std::string a, b;  // fingerprint files (doctor --json)
     bool json = false;
+    bool all = false;                     // every difference, cosmetic included
+    std::optional<std::size_t> top;       // at most N (default: core k_default_top)
+    std::vector<std::string> only, hide;  // categories (core diff_categories())
 };
 
 struct PreflightOptions {

@@ -141,7 +141,17 @@ int main(int argc, char** argv) {
         "diff", "compare two fingerprints, the differences most likely to break a GPU job first");
     diff_cmd->add_option("a", diff.a, "fingerprint A (torchdock doctor --json)")->required();
     diff_cmd->add_option("b", diff.b, "fingerprint B")->required();
-    diff_cmd->add_flag("--json", diff.json, "print JSON");
+    diff_cmd->add_flag("--json", diff.json,
+                       "print JSON: every difference and the counts by category, whatever the "
+                       "selection flags say");
+    diff_cmd->add_option("--top", diff.top,
+                         "show the N highest ranked differences (default 10, cosmetic hidden)");
+    diff_cmd->add_flag("--all", diff.all, "show every difference, cosmetic included");
+    diff_cmd->add_option("--only", diff.only,
+                         "show only these categories (repeatable or comma-separated): driver, "
+                         "cuda, cudnn, nccl, arch, torch, gpu, libraries, search_path, "
+                         "findings, kernels, env, os, python, cosmetic");
+    diff_cmd->add_option("--hide", diff.hide, "leave these categories out (repeatable)");
 
     PreflightOptions pre;
     auto* pre_cmd =
