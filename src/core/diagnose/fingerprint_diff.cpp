@@ -179,7 +179,7 @@ Rank rank(const std::string& path, const std::string& a, const std::string& b,
     }
     if (starts_with(path, "findings[")) return rank_finding(path, a, b);
     if (starts_with(path, "kernels[")) {
-        if (path.back() == ']')
+        if (path.back() == ']' && path.find("].") == std::string::npos)  // the whole object
             return {"kernels", 35, "an object with GPU code is on one side only"};
         return {"arch", 64, "an object carries code for different GPU architectures"};
     }
@@ -319,21 +319,22 @@ std::vector<FingerprintDifference> diff_fingerprints(const nlohmann::json& a,
         }
         out.push_back({p, va, vb, r.category, r.weight, r.why});
     };
-    // A list element on one side only is one difference; its fields are not compared.
+    // A list element on one side only is one difference; its fields (and the elements in
+    // it) are not compared.
     std::vector<std::string> lone;
-    for (const auto& [side, other, is_a] :
-         {std::tuple{&fa, &fb, true}, std::tuple{&fb, &fa, false}})
-        for (const auto& [element, summary] : side->elements)
-            if (!other->elements.count(element)) {
-                lone.push_back(element);
-                add(element, is_a ? summary : kAbsent, is_a ? kAbsent : summary, kAbsent, kAbsent);
-            }
     auto inside_lone = [&](const std::string& p) {
         return std::any_of(lone.begin(), lone.end(), [&](const std::string& e) {
             return p.size() > e.size() && starts_with(p, e) &&
                    (p[e.size()] == '.' || p[e.size()] == '[');
         });
     };
+    for (const auto& [side, other, is_a] :
+         {std::tuple{&fa, &fb, true}, std::tuple{&fb, &fa, false}})
+        for (const auto& [element, summary] : side->elements)  // parents before children
+            if (!other->elements.count(element) && !inside_lone(element)) {
+                lone.push_back(element);
+                add(element, is_a ? summary : kAbsent, is_a ? kAbsent : summary, kAbsent, kAbsent);
+            }
     std::set<std::string> paths;
     for (const auto& [p, _] : fa.leaves) paths.insert(p);
     for (const auto& [p, _] : fb.leaves) paths.insert(p);

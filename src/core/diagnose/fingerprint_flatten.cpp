@@ -181,6 +181,22 @@ std::string kernel_identity(const std::string& path) {
     return path;
 }
 
+// "sass: sm_80 sm_90; ptx: compute_90": what an object carries code for.
+std::string kernel_summary(const json& object) {
+    std::vector<std::string> parts;
+    for (const char* field : {"sass", "ptx"}) {
+        std::set<std::string> archs;
+        if (object.contains(field) && object[field].is_array())
+            for (const auto& e : object[field])
+                archs.insert(e.is_object()   ? text_of(e, "arch")
+                             : e.is_string() ? e.get<std::string>()
+                                             : e.dump());
+        if (!archs.empty())
+            parts.push_back(std::string(field) + ": " + join({archs.begin(), archs.end()}, " "));
+    }
+    return parts.empty() ? "no GPU code listed" : join(parts, "; ");
+}
+
 void flatten_kernels(const json& v, FlatFingerprint& out) {
     std::set<std::string> taken;
     std::vector<std::pair<std::string, const json*>> objects;
@@ -192,7 +208,7 @@ void flatten_kernels(const json& v, FlatFingerprint& out) {
     for (const auto& [key, o] : objects) {
         std::string element = keyed_path("kernels", key, taken);
         taken.insert(element);
-        out.elements[element] = summary_of(*o, "");
+        out.elements[element] = kernel_summary(*o);
         for (const auto& [field, value] : o->items())
             if (field != "path") flatten(value, element + "." + field, out);
     }

@@ -139,6 +139,13 @@ TEST_CASE("ptx entries are named by their arch, two copies of a library by their
     auto d = diff_fingerprints(a, b);
     REQUIRE(d.size() == 1);
     CHECK(d[0].path == "kernels[/v/torch/lib/libtorch_cuda.so].ptx[compute_52].isa");
+    // An object on one side only is one row, the ptx entries in it included.
+    b["kernels"].erase(0);
+    d = diff_fingerprints(a, b);
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].path == "kernels[/v/torch/lib/libtorch_cuda.so]");
+    CHECK(d[0].category == "kernels");
+    CHECK_THAT(d[0].a, !ContainsSubstring("path:"));
 }
 
 TEST_CASE("two elements with one identity stay apart") {
