@@ -1,5 +1,6 @@
 #include "app/commands.hpp"
 
+#include <filesystem>
 #include <iostream>
 
 #include "app/exit_codes.hpp"
@@ -7,15 +8,27 @@
 #include "core/render/render_plan.hpp"
 #include "engine/files.hpp"
 #include "engine/project_loader.hpp"
+#include "report/sarif_report.hpp"
 #include "report/variant_list.hpp"
 #include "util/strings.hpp"
 
 namespace td::app {
+namespace fs = std::filesystem;
 namespace {
 
+// The manifest problems and warnings as SARIF at `path` (render --sarif).
+Status write_sarif(const std::string& path, const RenderPlan& p) {
+    fs::path file = path;
+    return engine::write_files(
+        file.parent_path().empty() ? "." : file.parent_path(),
+        {{file.filename().string(), report::render_sarif(p.problems, p.warnings)}});
+}
+
 // Loads the knowledge base and manifests and plans the whole matrix. On failure prints
-// every problem and returns the exit code in `code`.
-std::optional<RenderPlan> plan(const CommonOptions& common, int& code, bool writes) {
+// every problem and returns the exit code in `code`. With `sarif`, the problems and
+// warnings are written there too, whether or not the plan stands.
+std::optional<RenderPlan> plan(const CommonOptions& common, int& code, bool writes,
+                               const std::optional<std::string>& sarif = std::nullopt) {
     auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
     if (!kb) {
         code = fail(kb.error());
@@ -27,6 +40,11 @@ std::optional<RenderPlan> plan(const CommonOptions& common, int& code, bool writ
         return std::nullopt;
     }
     RenderPlan p = plan_render(sources.value(), kb.value());
+    if (sarif)
+        if (auto st = write_sarif(*sarif, p); !st) {
+            code = fail(st.error());
+            return std::nullopt;
+        }
     for (const auto& w : p.warnings)
         std::cerr << "torchdock: warning: " << format_diagnostic(w) << "\n";
     if (!p.problems.empty()) {
@@ -60,8 +78,11 @@ int run_render(const CommonOptions& common, const RenderOptions& opts) {
             print_error(std::string(flag) + " needs a directory");
             return k_exit_config;
         }
+    if (opts.sarif)
+        if (auto st = engine::check_output_file("--sarif", *opts.sarif); !st)
+            return fail(st.error());
     int code = 0;
-    auto p = plan(common, code, !opts.check && !opts.stdout_variant);
+    auto p = plan(common, code, !opts.check && !opts.stdout_variant, opts.sarif);
     if (!p) return code;
 
     if (opts.stdout_variant) {

@@ -16,6 +16,7 @@ struct RenderOptions {
     std::optional<std::string> only;
     bool check = false;
     std::optional<std::string> stdout_variant;
+    std::optional<std::string> sarif;  // manifest problems and warnings as SARIF 2.1.0
 };
 
 struct ListOptions {
@@ -56,8 +57,8 @@ struct ValidateOptions {
     std::vector<std::string> images;
     std::string gpus = "auto";  // auto | all | none | N
     bool require_gpu = false;
-    std::optional<std::string> json, junit, markdown;  // report files
-    std::vector<std::string> expect;                   // key=value
+    std::optional<std::string> json, junit, markdown, sarif;  // report files
+    std::vector<std::string> expect;                          // key=value
     std::optional<std::string> probes_dir;  // default: $TORCHDOCK_PROBES, else beside the binary
     int jobs = 2;
     int probe_timeout_s = 180;

@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
     render_cmd->add_flag("--check", render.check,
                          "exit 1 and list what differs if the tree is stale");
     render_cmd->add_option("--stdout", render.stdout_variant, "print one variant's Dockerfile");
+    render_cmd->add_option("--sarif", render.sarif,
+                           "write the manifest problems and warnings as SARIF 2.1.0 to this file "
+                           "(written when the manifests are refused too)");
 
     ListOptions list;
     auto* list_cmd = cli.add_subcommand("list", "show the expanded matrix");
@@ -103,6 +106,8 @@ int main(int argc, char** argv) {
                            "a missing GPU is an error (exit 3)");
     validate_cmd->add_option("--json", validate.json, "write the results as JSON to this file");
     validate_cmd->add_option("--junit", validate.junit, "write JUnit XML to this file");
+    validate_cmd->add_option("--sarif", validate.sarif,
+                             "write the failed and warning checks as SARIF 2.1.0 to this file");
     validate_cmd->add_option("--markdown", validate.markdown,
                              "write a Markdown summary to this file");
     validate_cmd->add_option("--expect", validate.expect,

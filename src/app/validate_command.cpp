@@ -19,6 +19,7 @@
 #include "engine/probe_exec.hpp"
 #include "engine/project_loader.hpp"
 #include "engine/runtime_env.hpp"
+#include "report/sarif_report.hpp"
 #include "report/validation_report.hpp"
 #include "util/strings.hpp"
 
@@ -36,7 +37,7 @@ Status check_flags(const ValidateOptions& opts, int& gpu_count) {
                          "image " + quote_value(image) + " is not an image reference"};
     for (const auto& [flag, path] :
          {std::pair{"--json", opts.json}, std::pair{"--junit", opts.junit},
-          std::pair{"--markdown", opts.markdown}})
+          std::pair{"--markdown", opts.markdown}, std::pair{"--sarif", opts.sarif}})
         if (path)
             if (auto st = engine::check_output_file(flag, *path); !st) return st;
     // auto/all: every GPU (when the engine can give any); none; or a count N.
@@ -151,7 +152,8 @@ Status write_reports(const ValidateOptions& opts,
     };
     for (auto st : {write(opts.json, report::validation_json(results)),
                     write(opts.junit, report::validation_junit(results)),
-                    write(opts.markdown, report::validation_markdown(results))})
+                    write(opts.markdown, report::validation_markdown(results)),
+                    write(opts.sarif, report::validation_sarif(results))})
         if (!st) return st;
     return ok_status();
 }
