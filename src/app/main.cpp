@@ -149,8 +149,10 @@ int main(int argc, char** argv) {
     diff_cmd->add_flag("--json", diff.json,
                        "print JSON: every difference and the counts by category, whatever the "
                        "selection flags say");
-    diff_cmd->add_option("--top", diff.top,
-                         "show the N highest ranked differences (default 10, cosmetic hidden)");
+    diff_cmd
+        ->add_option("--top", diff.top,
+                     "show the N highest ranked differences (default 10, cosmetic hidden)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
     diff_cmd->add_flag("--all", diff.all, "show every difference, cosmetic included");
     diff_cmd->add_option("--only", diff.only,
                          "show only these categories (repeatable or comma-separated): driver, "

@@ -99,6 +99,8 @@ check "diff --only cosmetic --top 3: three cosmetic rows" \
   bash -c "test \$(grep -cE '^[0-9]+  +cosmetic ' '$WORK/out') = 3 && test \$(grep -cE '^[0-9]+  ' '$WORK/out') = 3"
 run diff "$WORK/cpu.json" "$WORK/healthy.json" --only cudaa
 check "diff --only with an unknown category: exit 2 with did-you-mean" bash -c "test $(rc) = 2 && grep -q 'did you mean cuda' '$WORK/err'"
+run diff "$WORK/cpu.json" "$WORK/healthy.json" --top -1
+check "diff --top -1: exit 2" test "$(rc)" = 2
 # Lists are matched by identity: the same fingerprint with every list reversed is no difference.
 python3 -c "
 import json, sys

@@ -196,7 +196,10 @@ Rank rank(const std::string& path, const std::string& a, const std::string& b,
         return {"python", 20, "a different Python package"};
     }
     if (path == "torch_import_error" || path == "torch_crash" || starts_with(path, "torch_crash."))
-        return {"torch", 92, "torch does not import (or crashes) on one side"};
+        // Above the driver: every torch job there fails, and the versions torch would report
+        // are missing because of it.
+        return {"torch", 101,
+                "torch does not import (or crashes) on one side: every torch job fails there"};
     if (path == "torch_installed" || path == "torch_probed")
         return {"torch", 42, "torch is installed on one side only"};
     if (path == "torch_requires") return {"torch", 30, "torch pins different companion wheels"};
