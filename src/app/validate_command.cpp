@@ -21,6 +21,7 @@
 #include "engine/probe_exec.hpp"
 #include "engine/project_loader.hpp"
 #include "engine/runtime_env.hpp"
+#include "report/sarif_report.hpp"
 #include "report/validation_report.hpp"
 #include "util/strings.hpp"
 
@@ -30,7 +31,10 @@ namespace fs = std::filesystem;
 namespace {
 
 std::vector<ReportFlag> report_flags(const ValidateOptions& opts) {
-    return {{"--json", &opts.json}, {"--junit", &opts.junit}, {"--markdown", &opts.markdown}};
+    return {{"--json", &opts.json},
+            {"--junit", &opts.junit},
+            {"--markdown", &opts.markdown},
+            {"--sarif", &opts.sarif}};
 }
 
 // Everything the flags say, checked before any work: exit 2 on the first problem.
@@ -150,7 +154,8 @@ Status write_reports(const ValidateOptions& opts,
                      const std::vector<report::ImageValidation>& results) {
     for (auto st : {emit_report(opts.json, report::validation_json(results)),
                     emit_report(opts.junit, report::validation_junit(results)),
-                    emit_report(opts.markdown, report::validation_markdown(results))})
+                    emit_report(opts.markdown, report::validation_markdown(results)),
+                    emit_report(opts.sarif, report::validation_sarif(results))})
         if (!st) return st;
     return ok_status();
 }

@@ -68,6 +68,50 @@ check "diff puts the cause (the CUDA runtime) first" \
   python3 -c "import json,sys; d=json.load(open('$WORK/out')); sys.exit(0 if d['differences'][0]['path']=='cuda_runtime.version' else 1)"
 run diff "$WORK/healthy.json" "$WORK/healthy.json"
 check "diff of a fingerprint with itself: no differences, exit 0" bash -c "test $(rc) = 0 && grep -q 'no differences' '$WORK/out'"
+# The Debian CPU image against a CUDA image: the answer first, a short screen, the rest counted.
+run diff --json "$WORK/cpu.json" "$WORK/healthy.json"
+cp "$WORK/out" "$WORK/cpu-vs-cuda.json"
+run diff "$WORK/cpu.json" "$WORK/healthy.json"
+echo "# figure: diff CPU image vs CUDA image: $(python3 -c "import json; print(json.load(open('$WORK/cpu-vs-cuda.json'))['summary'])"), $(wc -l <"$WORK/out") lines on screen"
+check "diff CPU image vs CUDA image: exit 1, one screen (at most 20 lines)" \
+  bash -c "test $(rc) = 1 && test \$(wc -l <'$WORK/out') -le 20"
+check "...the first line is the answer: the CUDA runtime" \
+  bash -c "head -1 '$WORK/out' | grep -q 'the most likely to break a GPU job: the CUDA runtime differs (cuda_runtime.version: (absent) vs 13.0)'"
+check "...the first five rows are CUDA, cuDNN, NCCL or torch differences" python3 - "$WORK/out" <<'PY'
+import sys
+import re
+rows = [l.split() for l in open(sys.argv[1]) if re.match(r"\d+  ", l)]  # "RANK  CATEGORY ..."
+assert [r[1] for r in rows[:5]] and all(r[1] in ("cuda", "cudnn", "nccl", "torch", "driver", "arch") for r in rows[:5]), rows[:5]
+PY
+check "...rows shown plus the counts of the rest add up to the --json total" python3 - "$WORK/out" "$WORK/cpu-vs-cuda.json" <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+report = json.load(open(sys.argv[2]))
+shown = sum(1 for l in text.splitlines() if re.match(r"\d+  ", l))
+rest = re.search(r"^and (\d+) more not shown: (.*) \(--all", text, re.M)
+counts = {c: int(n) for n, c in re.findall(r"(\d+) (\w+)", rest.group(2))}
+total = report["summary"]["total"]
+assert int(text.split()[0]) == total == len(report["differences"]) == shown + int(rest.group(1)), (shown, rest.group(1), total)
+assert sum(counts.values()) == int(rest.group(1)) and counts.get("cosmetic", 0) == report["summary"]["by_category"]["cosmetic"], counts
+PY
+run diff "$WORK/cpu.json" "$WORK/healthy.json" --only cosmetic --top 3
+check "diff --only cosmetic --top 3: three cosmetic rows" \
+  bash -c "test \$(grep -cE '^[0-9]+  +cosmetic ' '$WORK/out') = 3 && test \$(grep -cE '^[0-9]+  ' '$WORK/out') = 3"
+run diff "$WORK/cpu.json" "$WORK/healthy.json" --only cudaa
+check "diff --only with an unknown category: exit 2 with did-you-mean" bash -c "test $(rc) = 2 && grep -q 'did you mean cuda' '$WORK/err'"
+run diff "$WORK/cpu.json" "$WORK/healthy.json" --top -1
+check "diff --top -1: exit 2" test "$(rc)" = 2
+# Lists are matched by identity: the same fingerprint with every list reversed is no difference.
+python3 -c "
+import json, sys
+def rev(x):
+    if isinstance(x, dict): return {k: (v if k == 'arch_list' else rev(v)) for k, v in x.items()}
+    if isinstance(x, list): return [rev(v) for v in reversed(x)]
+    return x
+json.dump(rev(json.load(open(sys.argv[1]))), open(sys.argv[2], 'w'))" "$WORK/cpu.json" "$WORK/cpu-reversed.json"
+run diff "$WORK/cpu.json" "$WORK/cpu-reversed.json"
+check "diff of a fingerprint with its lists reversed (findings, libraries, kernels): no differences" \
+  bash -c "test $(rc) = 0 && grep -q 'no differences' '$WORK/out'"
 echo '{"not": "a fingerprint"}' >"$WORK/bad.json"
 run diff "$WORK/bad.json" "$WORK/healthy.json"
 check "diff of a non-fingerprint exits 2" test "$(rc)" = 2

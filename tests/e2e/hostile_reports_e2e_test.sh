@@ -40,7 +40,7 @@ DOCKER_BUILDKIT=1 /usr/bin/docker build -q --network=host -t tdhostile/fake:1 "$
 check "built the image that fakes its own python" test $? = 0
 
 "$TD" validate tdhostile/fake:1 --probes "$PROBES" --json="$WORK/v.json" --junit="$WORK/v.xml" \
-  --markdown="$WORK/v.md" >"$WORK/out" 2>&1
+  --markdown="$WORK/v.md" --sarif="$WORK/v.sarif" >"$WORK/out" 2>&1
 echo $? >"$WORK/rc"
 # Its fake torch reports a version other than its label promises, and probe-record finds no
 # site directory to check: a failure (exit 1), whatever the image says of itself.
@@ -66,6 +66,19 @@ PY
 else
   skipped "markdown-it-py is not installed (scripts/install-deps.sh installs it)"
 fi
+check "SARIF is valid SARIF 2.1.0 (the OASIS schema)" \
+  python3 "$ROOT/tests/e2e/lib/sarif_schema_check.py" "$WORK/v.sarif"
+check "...and its texts, decoded, hold no control character, ESC or bidi override" python3 - "$WORK/v.sarif" <<'PY'
+import json, sys
+def strings(x):
+    if isinstance(x, dict): return [s for v in x.values() for s in strings(v)]
+    if isinstance(x, list): return [s for v in x for s in strings(v)]
+    return [x] if isinstance(x, str) else []
+texts = strings(json.load(open(sys.argv[1])))
+bad = [t for t in texts if any(ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 or c in "\u202e\u061c" for c in t)]
+assert not bad, bad[:3]
+assert any("alert(1)" in t for t in texts), "the image's text is still shown"
+PY
 check "the terminal table shows no raw ESC or bidi override" \
   bash -c "! grep -qP '\x1b|\xe2\x80\xae' '$WORK/out'"
 finish

@@ -100,6 +100,7 @@ check "...the torch checks say torch does not import, not 'CPU torch'" \
 doctor tdreal/torch:nonccl
 check "...doctor: DR116 with explain's cause" contains "$(finding DR116)" EX103
 check "...doctor: DR104 with the pinned wheel" contains "$(finding DR104)" "nvidia-nccl-cu12==$NCCL"
+cp "$WORK/d.json" "$WORK/nonccl.json"
 
 # --- an older cuDNN on LD_LIBRARY_PATH: torch's cuDNN breaks ----------------------------------
 validate tdreal/torch:cudnn-ldlp
@@ -127,4 +128,19 @@ doctor tdreal/torch:cudart129
 check "...doctor records the runtime torch loads (${RUNTIME_NEW%.*})" \
   python3 -c "import json,sys; sys.exit(0 if json.load(open('$WORK/d.json'))['cuda_runtime']['version']=='${RUNTIME_NEW%.*}' else 1)"
 check "...and warns (DR117)" contains "$(finding DR117)" DR117
+# diff of two real torch images, one whose torch imports and one whose does not: the answer first.
+"$TD" diff "$WORK/d.json" "$WORK/nonccl.json" >"$WORK/diff.out" 2>&1
+"$TD" diff --json "$WORK/d.json" "$WORK/nonccl.json" >"$WORK/diff.json" 2>&1
+echo "# figure: diff tdreal/torch:cudart129 vs :nonccl: $(python3 -c "import json; print(json.load(open('$WORK/diff.json'))['summary']['total'])") differences, $(wc -l <"$WORK/diff.out") lines on screen"
+check "diff cudart129 vs nonccl: the answer line is torch not importing (libnccl.so.2)" \
+  contains "$(head -1 "$WORK/diff.out") $(wc -l <"$WORK/diff.out")" "most likely to break a GPU job: torch does not import" \
+  "torch_import_error: (absent) vs ImportError: libnccl.so.2"
+check "...rows shown plus the counts of the rest add up to the --json total" python3 - "$WORK/diff.out" "$WORK/diff.json" <<'PY'
+import json, re, sys
+text, total = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))["summary"]["total"]
+shown = sum(1 for l in text.splitlines() if re.match(r"\d+  ", l))
+rest = re.search(r"^and (\d+) more not shown: (.*) \(--all", text, re.M)
+assert text.count("\n") <= 20 and shown == 10, text  # one screen, the default top 10
+assert shown + int(rest.group(1)) == total == sum(int(n) for n in re.findall(r"(\d+) \w+", rest.group(2))) + shown, (shown, rest.group(0), total)
+PY
 finish

@@ -47,12 +47,48 @@ cat >"$WORK/bad/broken.json" <<'JSON'
 }
 JSON
 cp -r "$WORK/a" "$WORK/keep"
-run render --manifests "$WORK/bad" --out "$WORK/keep"
+run render --manifests "$WORK/bad" --out "$WORK/keep" --sarif="$WORK/render.sarif"
 check "broken manifest exits 2" test "$(rc)" = 2
+SARIF_CHECK="$ROOT/tests/e2e/lib/sarif_schema_check.py"
+check "render --sarif: valid SARIF 2.1.0 (the OASIS schema) though the manifests were refused" \
+  python3 "$SARIF_CHECK" "$WORK/render.sarif"
+check "...one error per problem printed, each at its file, line and column" python3 - "$WORK" <<'PY'
+import json, re, sys
+work = sys.argv[1]
+printed = [l for l in open(work + "/err") if re.match(r".*broken\.json:\d+:\d+: ", l)]
+results = json.load(open(work + "/render.sarif"))["runs"][0]["results"]
+at = {(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+       r["locations"][0]["physicalLocation"]["region"]["startLine"],
+       r["locations"][0]["physicalLocation"]["region"]["startColumn"], r["level"]) for r in results}
+assert len(results) == len(printed) >= 2, (len(results), printed)
+assert (work + "/bad/broken.json", 7, 11, "error") in {(u.replace("file://", ""), l, c, v) for u, l, c, v in at}, at
+PY
+python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1])); d['runs'][0]['results'][0]['level'] = 'fatal'
+json.dump(d, open(sys.argv[2], 'w'))" "$WORK/render.sarif" "$WORK/tampered.sarif"
+check "...and the schema check does fail a SARIF file with a level SARIF does not have" \
+  bash -c "! python3 '$SARIF_CHECK' '$WORK/tampered.sarif' 2>'$WORK/tampered.err' && grep -q fatal '$WORK/tampered.err'"
 check "injection is refused with its location" has err "$WORK/bad/broken.json:7:11: \$.pip[0]:"
 check "unknown key gets did-you-mean" has err "$WORK/bad/broken.json:8:3: \$.targt_gpus: unknown key \"targt_gpus\"; did you mean \"target_gpus\"?"
 check "summary says nothing was written" has err "nothing was written"
 check "the previous tree is untouched" diff -r "$WORK/a" "$WORK/keep"
+mkdir -p "$WORK/stale-lock" && cp manifests/debian-cpu.json "$WORK/stale-lock/"
+printf '{"schema": 1, "images": {\n  "debian:bookworm": {"digest": "sha256:%064d"},\n  "debian:bullseye": {"digest": "sha256:%064d"}}}\n' 1 2 \
+  >"$WORK/stale-lock/debian-cpu.lock.json"
+run render --manifests "$WORK/stale-lock" --out "$WORK/stale-out" --sarif="$WORK/stale.sarif"
+check "a lock pinning a base no variant uses: rendered (exit 0) with a warning" \
+  bash -c "test $(rc) = 0 && grep -q 'pins debian:bullseye, which no variant uses' '$WORK/err'"
+check "...render --sarif: valid SARIF holding that warning at the lock file" python3 - "$WORK" "$SARIF_CHECK" <<'PY'
+import json, subprocess, sys
+work, checker = sys.argv[1], sys.argv[2]
+subprocess.run([sys.executable, checker, work + "/stale.sarif"], check=True)
+results = json.load(open(work + "/stale.sarif"))["runs"][0]["results"]
+assert [r["level"] for r in results] == ["warning"], results
+loc = results[0]["locations"][0]
+assert loc["physicalLocation"]["artifactLocation"]["uri"].endswith("/stale-lock/debian-cpu.lock.json"), loc
+assert "debian:bullseye" in results[0]["message"]["text"]
+PY
 sed -i 's/"numpy==1.26; curl x|sh"/"numpy==1.26.4"/; s/targt_gpus/target_gpus/' "$WORK/bad/broken.json"
 run render --manifests "$WORK/bad" --out "$WORK/keep"
 check "impossible combination exits 2" test "$(rc)" = 2

@@ -26,7 +26,7 @@ PY
 }
 status_of() { result "$1" "$2" | cut -d'|' -f1; }
 message_of() { result "$1" "$2" | cut -d'|' -f2-; }
-validate() { "$TD" validate --probes "$PROBES" --json="$WORK/v.json" --junit="$WORK/v.xml" --markdown="$WORK/v.md" "$@" \
+validate() { "$TD" validate --probes "$PROBES" --json="$WORK/v.json" --junit="$WORK/v.xml" --markdown="$WORK/v.md" --sarif="$WORK/v.sarif" "$@" \
   >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
 
 for p in probe-cuda probe-libs probe-cudnn probe-nccl torch_probe.py; do
@@ -69,6 +69,22 @@ assert int(root.get("failures")) >= 2 and len(root.findall(".//failure")) == int
 assert int(root.get("skipped")) > 0
 PY
 check "Markdown summary names the failing check" grep -q 'TD103 cudnn.cuda_major | \*\*FAIL\*\*' "$WORK/v.md"
+check "SARIF is valid SARIF 2.1.0 (the OASIS schema, tests/e2e/lib/sarif_schema_check.py)" \
+  python3 "$ROOT/tests/e2e/lib/sarif_schema_check.py" "$WORK/v.sarif"
+check "...one result per failed, warning or unjudged check, ruled by its check ID at its image" python3 - "$WORK" "$N" <<'PY'
+import json, sys
+work, broken = sys.argv[1], sys.argv[2]
+report = json.load(open(work + "/v.json"))
+expected = sorted((i["image"], c["id"]) for i in report["images"] for c in i["checks"]
+                  if c["status"] in ("fail", "warn", "error"))
+run = json.load(open(work + "/v.sarif"))["runs"][0]
+got = sorted((r["locations"][0]["logicalLocations"][0]["name"], r["ruleId"]) for r in run["results"])
+assert got == expected and (broken, "TD103") in got, (got, expected)
+rules = run["tool"]["driver"]["rules"]
+assert all(rules[r["ruleIndex"]]["id"] == r["ruleId"] for r in run["results"])
+td103 = [r for r in run["results"] if r["ruleId"] == "TD103"][0]
+assert td103["level"] == "error" and "libcudart.so.13" in td103["message"]["text"], td103
+PY
 
 # --- the Debian CPU image: real gloo all-reduce in the torch probe ------------------------
 # Built (or found in the build cache) from the bundled manifest, as the main job does.

@@ -5,8 +5,11 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
+#include "core/diagnose/fingerprint_flatten.hpp"
 #include "core/knowledge/knowledge_base.hpp"
+#include "core/validate/probe_plan.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
@@ -17,55 +20,10 @@ using json = nlohmann::json;
 
 const std::string kAbsent = "(absent)";
 
-struct Leaf {
-    std::string value;  // as shown
-    std::string
-        version;  // what version comparison uses (libraries: their version or soname number)
-};
-using Flat = std::map<std::string, Leaf>;
-
-std::string scalar(const json& j) {
-    if (j.is_string()) return j.get<std::string>();
-    return j.dump();
-}
-
-// Generic flattening: objects to "a.b", arrays to "a[0]"; null is the same as missing.
-void flatten(const json& j, const std::string& path, Flat& out) {
-    if (j.is_null()) return;
-    if (j.is_object()) {
-        for (const auto& [k, v] : j.items()) flatten(v, path.empty() ? k : path + "." + k, out);
-    } else if (j.is_array()) {
-        for (std::size_t i = 0; i < j.size(); ++i)
-            flatten(j[i], path + "[" + std::to_string(i) + "]", out);
-    } else {
-        out[path] = {scalar(j), scalar(j)};
-    }
-}
-
 std::string text_of(const json& j, const char* key) {
     if (!j.is_object()) return {};
     auto it = j.find(key);
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-// "libcudnn_ops.so.9" -> "cudnn_ops"; "/usr/lib/libnccl.so.2" -> "nccl".
-std::string library_name_of(std::string file) {
-    if (auto slash = file.rfind('/'); slash != std::string::npos) file = file.substr(slash + 1);
-    if (starts_with(file, "lib")) file = file.substr(3);
-    if (auto so = file.find(".so"); so != std::string::npos) file = file.substr(0, so);
-    return file;
-}
-
-// "libcudnn.so.9" -> "9"; "libcudart.so.12.4.127" -> "12.4.127".
-std::string soname_version(const std::string& soname) {
-    auto so = soname.find(".so.");
-    return so == std::string::npos ? std::string() : soname.substr(so + 4);
-}
-
-void add_keyed(Flat& out, const std::string& prefix, const std::string& key, Leaf leaf) {
-    std::string path = prefix + "[" + key + "]";
-    for (int n = 2; out.count(path); ++n) path = prefix + "[" + key + "#" + std::to_string(n) + "]";
-    out[path] = std::move(leaf);
 }
 
 std::vector<std::string> arch_list_of(const json& fp) {
@@ -75,79 +33,6 @@ std::vector<std::string> arch_list_of(const json& fp) {
     if (t.contains("arch_list") && t["arch_list"].is_array())
         for (const auto& a : t["arch_list"])
             if (a.is_string()) out.push_back(a.get<std::string>());
-    return out;
-}
-
-Flat flatten_fingerprint(const json& fp) {
-    Flat out;
-    if (!fp.is_object()) return out;
-    for (const auto& [key, v] : fp.items()) {
-        if (v.is_null()) continue;
-        if (key == "libraries" && v.is_array()) {
-            for (std::size_t i = 0; i < v.size(); ++i) {
-                const json& lib = v[i];
-                std::string name = text_of(lib, "name"), soname = text_of(lib, "soname"),
-                            path = text_of(lib, "path");
-                std::string version = text_of(lib, "version");
-                std::string k = !name.empty()     ? name
-                                : !soname.empty() ? library_name_of(soname)
-                                : !path.empty()   ? library_name_of(path)
-                                                  : std::to_string(i);
-                std::string shown = soname.empty() ? k : soname;
-                if (!version.empty()) shown += " " + version;
-                shown += path.empty() ? " (not found)" : " at " + path;
-                add_keyed(out, "libraries", k,
-                          {shown, version.empty() ? soname_version(soname) : version});
-            }
-        } else if (key == "duplicates" && v.is_array()) {
-            for (std::size_t i = 0; i < v.size(); ++i) {
-                const json& d = v[i];
-                std::string name = text_of(d, "name");
-                std::vector<std::string> copies;
-                if (d.is_object() && d.contains("copies") && d["copies"].is_array())
-                    for (const auto& c : d["copies"]) {
-                        std::string ver = text_of(c, "version");
-                        copies.push_back(text_of(c, "path") +
-                                         (ver.empty() ? "" : " (" + ver + ")"));
-                    }
-                std::sort(copies.begin(), copies.end());
-                std::string shown = join(copies, ", ");
-                add_keyed(out, "duplicates", name.empty() ? std::to_string(i) : name,
-                          {shown, shown});
-            }
-        } else if (key == "unresolved" && v.is_array()) {
-            std::map<std::string, std::set<std::string>> needed;
-            for (std::size_t i = 0; i < v.size(); ++i) {
-                std::string soname = text_of(v[i], "soname");
-                std::string by = text_of(v[i], "needed_by");
-                auto& s = needed[soname.empty() ? std::to_string(i) : soname];
-                if (!by.empty()) s.insert(by);
-            }
-            for (const auto& [soname, by] : needed) {
-                std::string shown =
-                    by.empty() ? "not found"
-                               : "not found, needed by " + join({by.begin(), by.end()}, ", ");
-                out["unresolved[" + soname + "]"] = {shown, shown};
-            }
-        } else if (key == "gpus" && v.is_array()) {
-            for (std::size_t i = 0; i < v.size(); ++i)
-                flatten(v[i], "gpus[" + std::to_string(i) + "]", out);
-            if (!v.empty())
-                out["gpus.count"] = {std::to_string(v.size()), std::to_string(v.size())};
-        } else if (key == "torch" && v.is_object()) {
-            for (const auto& [tk, tv] : v.items()) {
-                if (tk == "arch_list" && tv.is_array()) {
-                    std::vector<std::string> arch;
-                    for (const auto& a : tv) arch.push_back(scalar(a));
-                    if (!arch.empty()) out["torch.arch_list"] = {join(arch, " "), join(arch, " ")};
-                } else {
-                    flatten(tv, "torch." + tk, out);
-                }
-            }
-        } else {
-            flatten(v, key, out);
-        }
-    }
     return out;
 }
 
@@ -194,6 +79,39 @@ int by_level(const std::string& a, const std::string& b, int major, int minor, i
         default:
             return patch;
     }
+}
+
+// A library of the CUDA or torch stack, by its name in the fingerprint ("cudnn_ops",
+// "torch_cuda", "c10", "nvidia-ml").
+bool gpu_stack_library(const std::string& name) {
+    if (!cuda_library_family("lib" + name + ".so").empty()) return true;
+    for (const char* torch : {"torch", "c10", "caffe2", "shm", "gomp"})
+        if (name == torch || starts_with(name, std::string(torch) + "_") ||
+            starts_with(name, std::string(torch) + "-"))
+            return true;
+    return false;
+}
+
+// "severity: error; title: ..." (an element's summary) or a bare severity -> its weight.
+int severity_weight(const std::string& v) {
+    std::string s = starts_with(v, "severity: ") ? v.substr(10) : v;
+    if (starts_with(s, "error")) return 65;
+    if (starts_with(s, "warning")) return 45;
+    return 12;
+}
+
+// A doctor finding, matched by its ID: on one side only, or with another severity, or only
+// worded differently (its cause is among the other differences).
+Rank rank_finding(const std::string& path, const std::string& a, const std::string& b) {
+    if (path.back() == ']') {
+        const std::string& present = a == kAbsent ? b : a;
+        return {"findings", severity_weight(present),
+                "doctor reports this finding on one side only"};
+    }
+    if (ends_with(path, ".severity"))
+        return {"findings", std::max(severity_weight(a), severity_weight(b)) - 5,
+                "doctor rates this finding differently on the two sides"};
+    return {"cosmetic", 8, "a finding is worded differently (what it rests on differs)"};
 }
 
 Rank rank(const std::string& path, const std::string& a, const std::string& b,
@@ -243,18 +161,58 @@ Rank rank(const std::string& path, const std::string& a, const std::string& b,
                 "the copies of a library on the search path differ: which one loads depends on "
                 "search order"};
     if (starts_with(path, "libraries[")) {
-        if (one_side) return {"libraries", 60, "a library is present on one side only"};
+        // The CUDA and torch libraries decide GPU jobs; the rest (X11, Qt, codecs) rarely do.
+        std::string name = path.substr(10, path.find_first_of("#]", 10) - 10);
+        if (!gpu_stack_library(name))
+            return {"libraries", one_side ? 20 : 18,
+                    one_side ? "a library outside the CUDA and torch stack is on one side only"
+                             : "a library outside the CUDA and torch stack differs"};
+        // Below torch's own version: the runtime, cuDNN and NCCL rows already say which stack
+        // each side has; these name the files.
+        if (one_side)
+            return {"libraries", 47, "a CUDA or torch library is present on one side only"};
         if (va == vb) return {"libraries", 40, "the same library is loaded from a different place"};
+        if (cuda_library_family("lib" + name + ".so").empty())  // torch's own: torch.version
+            return {"libraries", 44, "torch's own library differs (see torch.version)"};
         return {"libraries", by_level(va, vb, 64, 54, 46),
                 "a different version of a library is loaded"};
     }
+    if (starts_with(path, "findings[")) return rank_finding(path, a, b);
+    if (starts_with(path, "kernels[")) {
+        if (path.back() == ']' && path.find("].") == std::string::npos)  // the whole object
+            return {"kernels", 35, "an object with GPU code is on one side only"};
+        return {"arch", 64, "an object carries code for different GPU architectures"};
+    }
+    if (starts_with(path, "damaged_files["))
+        return {"libraries", 45,
+                "an installed file is missing or altered on one side: whatever loads it may fail"};
+    if (starts_with(path, "wheels.")) {
+        std::string name = path.substr(7);
+        if (starts_with(name, "nvidia-"))
+            return {"libraries", by_level(va, vb, 48, 44, 40),
+                    "a different NVIDIA wheel: it ships the CUDA library torch loads"};
+        if (starts_with(name, "torch"))
+            return {"torch", by_level(va, vb, 46, 42, 38), "a different torch package"};
+        return {"python", 20, "a different Python package"};
+    }
+    if (path == "torch_import_error" || path == "torch_crash" || starts_with(path, "torch_crash."))
+        // Above the driver: every torch job there fails, and the versions torch would report
+        // are missing because of it.
+        return {"torch", 101,
+                "torch does not import (or crashes) on one side: every torch job fails there"};
+    if (path == "torch_installed" || path == "torch_probed")
+        return {"torch", 42, "torch is installed on one side only"};
+    if (path == "torch_requires") return {"torch", 30, "torch pins different companion wheels"};
     if (path == "env.LD_LIBRARY_PATH")
         return {
             "search_path", 60,
             "the loader searches different directories: other copies of CUDA libraries may win"};
     if (path == "cuda_runtime.library" || path == "cudnn_loader.library" ||
-        path == "nccl_loader.library")
+        path == "nccl_loader.library") {
+        if (one_side)  // the version row above already says one side has none
+            return {"search_path", 30, "the library is found on one side only"};
         return {"search_path", 50, "the library is loaded from a different place"};
+    }
     if (starts_with(path, "gpus[")) {
         if (ends_with(path, ".cc"))
             return {"gpu", 58, "a different GPU architecture: kernels and features differ"};
@@ -344,27 +302,52 @@ void arch_gaps(const json& self, const json& other, bool self_is_a,
 
 }  // namespace
 
+const std::vector<std::string>& diff_categories() {
+    static const std::vector<std::string> all = {
+        "driver",      "cuda",     "cudnn",   "nccl", "arch", "torch",  "gpu",     "libraries",
+        "search_path", "findings", "kernels", "env",  "os",   "python", "cosmetic"};
+    return all;
+}
+
 std::vector<FingerprintDifference> diff_fingerprints(const nlohmann::json& a,
                                                      const nlohmann::json& b) {
-    Flat fa = flatten_fingerprint(a), fb = flatten_fingerprint(b);
-    std::set<std::string> paths;
-    for (const auto& [p, _] : fa) paths.insert(p);
-    for (const auto& [p, _] : fb) paths.insert(p);
-
+    FlatFingerprint fa = flatten_fingerprint(a), fb = flatten_fingerprint(b);
     std::vector<FingerprintDifference> out;
-    for (const auto& p : paths) {
-        auto ia = fa.find(p), ib = fb.find(p);
-        std::string va = ia == fa.end() ? kAbsent : ia->second.value;
-        std::string vb = ib == fb.end() ? kAbsent : ib->second.value;
-        if (va == vb) continue;
-        std::string ka = ia == fa.end() ? kAbsent : ia->second.version;
-        std::string kb = ib == fb.end() ? kAbsent : ib->second.version;
+    auto add = [&](const std::string& p, std::string va, std::string vb, const std::string& ka,
+                   const std::string& kb) {
         Rank r = rank(p, va, vb, ka, kb);
         if (p == "torch.cudnn") {
             if (va != kAbsent) va += " (" + cudnn_version(va) + ")";
             if (vb != kAbsent) vb += " (" + cudnn_version(vb) + ")";
         }
         out.push_back({p, va, vb, r.category, r.weight, r.why});
+    };
+    // A list element on one side only is one difference; its fields (and the elements in
+    // it) are not compared.
+    std::vector<std::string> lone;
+    auto inside_lone = [&](const std::string& p) {
+        return std::any_of(lone.begin(), lone.end(), [&](const std::string& e) {
+            return p.size() > e.size() && starts_with(p, e) &&
+                   (p[e.size()] == '.' || p[e.size()] == '[');
+        });
+    };
+    for (const auto& [side, other, is_a] :
+         {std::tuple{&fa, &fb, true}, std::tuple{&fb, &fa, false}})
+        for (const auto& [element, summary] : side->elements)  // parents before children
+            if (!other->elements.count(element) && !inside_lone(element)) {
+                lone.push_back(element);
+                add(element, is_a ? summary : kAbsent, is_a ? kAbsent : summary, kAbsent, kAbsent);
+            }
+    std::set<std::string> paths;
+    for (const auto& [p, _] : fa.leaves) paths.insert(p);
+    for (const auto& [p, _] : fb.leaves) paths.insert(p);
+    for (const auto& p : paths) {
+        auto ia = fa.leaves.find(p), ib = fb.leaves.find(p);
+        std::string va = ia == fa.leaves.end() ? kAbsent : ia->second.value;
+        std::string vb = ib == fb.leaves.end() ? kAbsent : ib->second.value;
+        if (va == vb || inside_lone(p)) continue;
+        add(p, va, vb, ia == fa.leaves.end() ? kAbsent : ia->second.version,
+            ib == fb.leaves.end() ? kAbsent : ib->second.version);
     }
     std::set<std::string> seen;
     arch_gaps(a, b, true, out, seen);

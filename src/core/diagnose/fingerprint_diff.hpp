@@ -8,18 +8,24 @@
 namespace td {
 
 struct FingerprintDifference {
-    std::string path;  // "driver.version", "torch.cudnn", "env.LD_LIBRARY_PATH", "libraries[cudnn]"
-    std::string a, b;  // the values in A and B; "(absent)" where one side lacks it
-    std::string category;  // driver | cuda | cudnn | nccl | arch | libraries | search_path | torch
-                           // | gpu | os | python | env | cosmetic
+    // "driver.version", "torch.cudnn", "env.LD_LIBRARY_PATH", "libraries[cudnn]",
+    // "findings[DR110].severity", "kernels[/x/libtorch_cuda.so]": list elements by identity
+    std::string path;
+    std::string a, b;      // the values in A and B; "(absent)" where one side lacks it
+    std::string category;  // one of diff_categories()
     int weight = 0;        // higher = more likely to break a GPU job
     std::string why;       // one line: why this difference matters
 };
 
-// Every leaf that differs (objects flattened; libraries, duplicates and unresolved keyed by
-// name/soname, gpus by index, env per variable), plus each GPU of one side whose compute
-// capability the other side's torch arch list lacks. Sorted by weight (highest first), then
-// path. Identical fingerprints give an empty list. Missing and null fields are the same.
+// The categories, most decisive first: driver cuda cudnn nccl arch torch gpu libraries
+// search_path findings kernels env os python cosmetic.
+const std::vector<std::string>& diff_categories();
+
+// Every leaf that differs (core/diagnose/fingerprint_flatten: list elements matched by
+// identity, never by position, so a reordered list is no difference and an element on one
+// side only is one difference), plus each GPU of one side whose compute capability the
+// other side's torch arch list lacks. Sorted by weight (highest first), then path.
+// Identical fingerprints give an empty list. Missing and null fields are the same.
 std::vector<FingerprintDifference> diff_fingerprints(const nlohmann::json& a,
                                                      const nlohmann::json& b);
 

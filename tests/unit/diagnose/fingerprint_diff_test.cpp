@@ -247,3 +247,16 @@ TEST_CASE("a different number of GPUs is reported with each GPU's fields") {
     CHECK(find(d, "gpus[1].cc"));
     CHECK(find(d, "gpus[1].memory_bytes")->category == "cosmetic");
 }
+
+TEST_CASE("torch failing to import on one side outranks everything it hides") {
+    json a = base_fingerprint(), b = base_fingerprint();
+    b["torch"] = nullptr;
+    b["torch_import_error"] = "ImportError: libnccl.so.2: cannot open shared object file";
+    b["driver"]["version"] = "550.54.15";
+    auto d = diff_fingerprints(a, b);
+    REQUIRE_FALSE(d.empty());
+    CHECK(d[0].path == "torch_import_error");
+    CHECK(d[0].category == "torch");
+    CHECK(d[0].weight > find(d, "driver.version")->weight);
+    CHECK(d[0].weight > find(d, "torch.cudnn")->weight);
+}
