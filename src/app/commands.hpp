@@ -62,6 +62,8 @@ struct ValidateOptions {
     int jobs = 2;
     int probe_timeout_s = 180;
     std::optional<std::string> python;  // the interpreter to use (default: the image's own)
+    std::vector<std::string> waive;     // ID=reason (core/validate/waivers.hpp)
+    std::optional<std::string> config;  // settings file with "waivers" (app/settings.hpp)
 };
 
 struct DoctorOptions {
@@ -95,6 +97,13 @@ struct ExplainOptions {
     bool json = false;
 };
 
+// `checks [ID]`: the reference pages (core/reference).
+struct ChecksOptions {
+    std::optional<std::string> id;
+    bool json = false;
+    bool markdown = false;
+};
+
 // `kb refresh`: data/torch.json from a package index (the only command that needs one).
 struct KbRefreshOptions {
     bool check = false;                      // report only; exit 1 when the data disagrees
@@ -118,6 +127,7 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts);
 int run_diff(const DiffOptions& opts);
 int run_preflight(const CommonOptions& common, const PreflightOptions& opts);
 int run_explain(const CommonOptions& common, const ExplainOptions& opts);
+int run_checks(const CommonOptions& common, const ChecksOptions& opts);
 int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts);
 
 }  // namespace td::app

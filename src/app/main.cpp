@@ -122,6 +122,13 @@ int main(int argc, char** argv) {
                              "image's own: VIRTUAL_ENV, CONDA_PREFIX, then python3/python on its "
                              "PATH)");
 
+    validate_cmd->add_option("--waive", validate.waive,
+                             "ID=reason: report that check as waived, not failed (repeatable; "
+                             "torchdock checks ID says what it is)");
+    validate_cmd->add_option("--config", validate.config,
+                             "settings file whose \"waivers\" apply (default: $TORCHDOCK_CONFIG, "
+                             "else ./torchdock.json if present)");
+
     DoctorOptions doctor;
     auto* doctor_cmd = cli.add_subcommand(
         "doctor", "fingerprint a host or an image and list what is wrong with it");
@@ -170,6 +177,14 @@ int main(int argc, char** argv) {
     explain_cmd->add_option("--fingerprint", explain.fingerprint,
                             "a fingerprint (doctor --json) to confirm or rule out causes");
     explain_cmd->add_flag("--json", explain.json, "print JSON");
+
+    ChecksOptions checks;
+    auto* checks_cmd = cli.add_subcommand(
+        "checks", "list every check, finding and error signature ID, or print one's page");
+    checks_cmd->add_option("id", checks.id, "an ID, e.g. TD130, DR113, EX170");
+    checks_cmd->add_flag("--json", checks.json, "print JSON");
+    checks_cmd->add_flag("--markdown", checks.markdown, "print Markdown (docs/checks.md)");
+    checks_cmd->add_option("--data", common.data_dir, "knowledge base directory");
 
     KbRefreshOptions kb_refresh;
     auto* kb_cmd = cli.add_subcommand("kb", "the knowledge base (data/*.json)");
@@ -224,6 +239,7 @@ int main(int argc, char** argv) {
         if (*pre_cmd) return run_preflight(common, pre);
         if (*explain_cmd) return run_explain(common, explain);
         if (*kb_refresh_cmd) return run_kb_refresh(common, kb_refresh);
+        if (*checks_cmd) return run_checks(common, checks);
     } catch (const std::exception& e) {
         std::cerr << "torchdock: internal error: " << e.what() << "\n";
         return k_exit_config;

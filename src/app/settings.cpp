@@ -10,7 +10,7 @@
 namespace td::app {
 namespace fs = std::filesystem;
 
-Result<Settings> load_settings(const SettingsOptions& opts) {
+Result<Settings> load_settings(const SettingsOptions& opts, const WaiverCheck& check_waiver) {
     Settings settings;
     std::string path;
     bool explicit_path = true;
@@ -26,7 +26,7 @@ Result<Settings> load_settings(const SettingsOptions& opts) {
         auto text = engine::read_text_file(path);
         if (!text) return Error{ErrorKind::Config, text.error().message};
         Diagnostics diags(path);
-        settings = parse_settings(text.value(), diags);
+        settings = parse_settings(text.value(), diags, check_waiver);
         if (!diags.empty()) {
             std::vector<Diagnostic> all = diags.items();
             std::stable_sort(all.begin(), all.end(), [](const Diagnostic& a, const Diagnostic& b) {

@@ -9,6 +9,7 @@ namespace td::app {
 
 // Errors name the file, line and JSON path, or the flag. The netrc file must be a regular
 // file; its path comes back absolute.
-Result<Settings> load_settings(const SettingsOptions& opts);
+// `check_waiver` judges the file's "waivers" (validate passes core/validate's waiver_problem).
+Result<Settings> load_settings(const SettingsOptions& opts, const WaiverCheck& check_waiver = {});
 
 }  // namespace td::app
