@@ -141,6 +141,11 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
     add_report_flag(c.validate_cmd, "--markdown", validate.markdown, "a Markdown summary");
     add_report_flag(c.validate_cmd, "--sarif", validate.sarif,
                     "the failed and warning checks as SARIF 2.1.0");
+    c.validate_cmd->add_option("--waive", validate.waive,
+                               "ID=reason: report that check as waived, not failed (repeatable; "
+                               "torchdock checks ID says what it is)");
+    c.validate_cmd->add_option("--config", validate.config,
+                               "settings file whose \"waivers\" apply (default: as for build)");
     c.validate_cmd->add_option("--expect", validate.expect,
                                "key=value expectation (overrides labels), repeatable");
     c.validate_cmd->add_option("--probes", validate.probes_dir,
@@ -217,6 +222,15 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
     c.explain_cmd->add_option("--fingerprint", explain.fingerprint,
                               "a fingerprint (doctor --json) to confirm or rule out causes");
     add_report_flag(c.explain_cmd, "--json", explain.json, "the explanations as JSON");
+
+    auto& checks = c.checks;
+    c.checks_cmd = c.app.add_subcommand(
+        "checks", "list every check, finding and error signature ID, or print one's page");
+    c.checks_cmd->add_option("id", checks.id, "an ID, e.g. TD130, DR113, EX170");
+    add_report_flag(c.checks_cmd, "--json", checks.json, "the reference as JSON");
+    add_report_flag(c.checks_cmd, "--markdown", checks.markdown,
+                    "the reference as Markdown (docs/checks.md)");
+    c.checks_cmd->add_option("--data", common.data_dir, "knowledge base directory");
 
     auto& kb_refresh = c.kb_refresh;
     c.kb_cmd = c.app.add_subcommand("kb", "the knowledge base (data/*.json)");

@@ -66,6 +66,8 @@ struct ValidateOptions {
     int jobs = 2;
     long long probe_timeout_s = 180;
     std::optional<std::string> python;  // the interpreter to use (default: the image's own)
+    std::vector<std::string> waive;     // ID=reason (core/validate/waivers.hpp)
+    std::optional<std::string> config;  // settings file with "waivers" (app/settings.hpp)
 };
 
 struct DoctorOptions {
@@ -102,6 +104,12 @@ struct ExplainOptions {
     std::optional<std::string> json;
 };
 
+// `checks [ID]`: the reference pages (core/reference).
+struct ChecksOptions {
+    std::optional<std::string> id;
+    std::optional<std::string> json, markdown;  // report flags
+};
+
 // `kb refresh`: data/torch.json from a package index (the only command that needs one).
 struct KbRefreshOptions {
     bool check = false;                      // report only; exit 1 when the data disagrees
@@ -133,6 +141,7 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts);
 int run_diff(const DiffOptions& opts);
 int run_preflight(const CommonOptions& common, const PreflightOptions& opts);
 int run_explain(const CommonOptions& common, const ExplainOptions& opts);
+int run_checks(const CommonOptions& common, const ChecksOptions& opts);
 int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts);
 
 }  // namespace td::app

@@ -30,7 +30,7 @@ std::optional<std::string> find_settings_file(const fs::path& start) {
     return std::nullopt;
 }
 
-Result<Settings> load_settings(const SettingsOptions& opts) {
+Result<Settings> load_settings(const SettingsOptions& opts, const WaiverCheck& check_waiver) {
     Settings settings;
     std::optional<std::string> found;
     if (opts.config)
@@ -45,7 +45,7 @@ Result<Settings> load_settings(const SettingsOptions& opts) {
         auto text = engine::read_text_file(path);
         if (!text) return Error{ErrorKind::Config, text.error().message};
         Diagnostics diags(path);
-        settings = parse_settings(text.value(), diags);
+        settings = parse_settings(text.value(), diags, check_waiver);
         if (!diags.empty()) {
             std::vector<Diagnostic> all = diags.items();
             std::stable_sort(all.begin(), all.end(), [](const Diagnostic& a, const Diagnostic& b) {

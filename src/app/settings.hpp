@@ -13,7 +13,8 @@ namespace td::app {
 
 // Errors name the file, line and JSON path, or the flag. The netrc file must be a regular
 // file; its path comes back absolute.
-Result<Settings> load_settings(const SettingsOptions& opts);
+// `check_waiver` judges the file's "waivers" (validate passes core/validate's waiver_problem).
+Result<Settings> load_settings(const SettingsOptions& opts, const WaiverCheck& check_waiver = {});
 
 // The settings file when neither --config nor $TORCHDOCK_CONFIG names one: torchdock.json in
 // `start` or a directory above it, up to the repository root (the first with .git), then

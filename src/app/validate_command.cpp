@@ -10,8 +10,10 @@
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
 #include "app/probe_containers.hpp"
+#include "app/settings.hpp"
 #include "core/diagnose/explain.hpp"
 #include "core/validate/checks.hpp"
+#include "core/validate/waivers.hpp"
 #include "engine/container_run.hpp"
 #include "engine/docker_api.hpp"
 #include "engine/environment_facts.hpp"
@@ -88,7 +90,26 @@ struct Run {
     std::string gpu_reason;
     std::string run_label;
     std::atomic<bool> engine_lost{false};
+    std::vector<Waiver> waivers{};  // --waive, then the settings file's (labels per image)
 };
+
+// --waive ID=reason, then the settings file's "waivers": refused with exit 2 when an ID is
+// unknown or not waivable, or a reason is missing.
+Result<std::vector<Waiver>> gather_waivers(const ValidateOptions& opts) {
+    std::vector<Waiver> out;
+    for (const auto& text : opts.waive) {
+        std::string error;
+        Waiver w = parse_waiver(text, "--waive", error);
+        if (!error.empty()) return Error{ErrorKind::Usage, "--waive: " + error};
+        out.push_back(std::move(w));
+    }
+    SettingsOptions settings_opts;
+    settings_opts.config = opts.config;
+    auto settings = load_settings(settings_opts, waiver_problem);
+    if (!settings) return settings.error();
+    for (const auto& [id, reason] : settings->waivers) out.push_back({id, reason, "settings"});
+    return out;
+}
 
 void validate_one(Run& run, report::ImageValidation& v) {
     auto info = run.api.inspect_image(v.image);
@@ -142,6 +163,11 @@ void validate_one(Run& run, report::ImageValidation& v) {
         return ErrorAdvice{e->id, e->cause, e->fix};
     };
     v.checks = evaluate(in, run.kb);
+    // Flags and settings first, then the image's own io.torchdock.waive.* labels.
+    auto waivers = run.waivers;
+    for (auto& w : waivers_from_labels(info.value()->labels, v.waiver_notes))
+        waivers.push_back(std::move(w));
+    for (auto& note : apply_waivers(v.checks, waivers)) v.waiver_notes.push_back(std::move(note));
     v.probes = in.probes;
     // Probes that could not reach the engine are errors already; say why once, and exit 3.
     if (auto alive = run.api.ping(); !alive) {
@@ -168,6 +194,8 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     if (auto st = check_flags(opts, gpu_count); !st) return fail(st.error());
     auto overrides = parse_expect_overrides(opts.expect, validate_expect_keys());
     if (!overrides) return fail(overrides.error());
+    auto waivers = gather_waivers(opts);
+    if (!waivers) return fail(waivers.error());
     auto data_dir = engine::find_data_dir(common.data_dir);
     auto kb = engine::load_knowledge_base(data_dir);
     if (!kb) return fail(kb.error());
@@ -185,6 +213,7 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     bool gpu_tier = gpu_tier_available(api.value(), opts, gpu_count, gpu_reason);
     Run run{opts,       kb.value(), signatures.value(), api.value(), overrides.value(),
             probes_dir, gpu_tier,   gpu_count,          gpu_reason,  engine::new_run_label()};
+    run.waivers = std::move(waivers.value());
     if (!run.gpu_tier && opts.require_gpu) {
         print_error("--require-gpu: " + run.gpu_reason);
         return k_exit_environment;

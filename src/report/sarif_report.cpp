@@ -30,9 +30,11 @@ json tool_driver(json rules) {
 
 // fail and error (could not be judged) count as failures; a failing warning-severity check
 // and a warn are warnings.
+// A waived check keeps the level of its outcome (it is reported as suppressed).
 std::string level_of(const CheckResult& c) {
-    if (c.status == "error") return "error";
-    if (c.status == "fail") return c.severity == "warning" ? "warning" : "error";
+    const std::string& status = c.status == "waived" ? c.outcome : c.status;
+    if (status == "error") return "error";
+    if (status == "fail") return c.severity == "warning" ? "warning" : "error";
     return "warning";
 }
 
@@ -97,7 +99,9 @@ std::string validation_sarif(const std::vector<ImageValidation>& all) {
                                      {"locations", json::array({image_location(v)})}});
         }
         for (const auto& c : v.checks) {
-            if (c.status != "fail" && c.status != "warn" && c.status != "error") continue;
+            if (c.status != "fail" && c.status != "warn" && c.status != "error" &&
+                c.status != "waived")
+                continue;
             auto [it, added] = rule_index.emplace(c.id, static_cast<int>(rules.size()));
             if (added) {
                 const CheckInfo& info = check_info(c.id);
@@ -117,6 +121,14 @@ std::string validation_sarif(const std::vector<ImageValidation>& all) {
                                 {{"status", c.status},
                                  {"observed", terminal_text(c.observed)},
                                  {"expected", terminal_text(c.expected)}}}});
+            // Waived: still a result, marked suppressed with the waiver's reason, as code
+            // scanning shows a dismissed alert (never dropped, never a pass).
+            if (c.status == "waived")
+                results.back()["suppressions"] =
+                    json::array({{{"kind", "external"},
+                                  {"status", "accepted"},
+                                  {"justification", terminal_text(c.waiver_reason + " (" +
+                                                                  c.waiver_source + ")")}}});
         }
     }
     json invocation = {{"executionSuccessful", complete}};

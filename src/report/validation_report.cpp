@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json/json_text.hpp"
+#include "core/reference/reference.hpp"
 #include "report/table.hpp"
 #include "util/strings.hpp"
 
@@ -70,6 +71,7 @@ int ImageValidation::errored() const { return count(*this, "error"); }
 int ImageValidation::passed() const { return count(*this, "pass"); }
 int ImageValidation::skipped() const { return count(*this, "skip"); }
 int ImageValidation::warned() const { return count(*this, "warn"); }
+int ImageValidation::waived() const { return count(*this, "waived"); }
 
 namespace {
 
@@ -83,6 +85,17 @@ std::vector<std::string> evidence_sources(const std::string& id) {
     return out;
 }
 
+// "waived (--waive): reason; outcome fail"
+std::string waiver_text(const CheckResult& c) {
+    return "waived (" + c.waiver_source + "): " + c.waiver_reason + "; outcome " + c.outcome;
+}
+
+std::string counts_line(const ImageValidation& v) {
+    return std::to_string(v.passed()) + " passed, " + std::to_string(v.failed()) + " failed, " +
+           std::to_string(v.warned()) + " warned, " + std::to_string(v.skipped()) + " skipped, " +
+           std::to_string(v.waived()) + " waived";
+}
+
 }  // namespace
 
 std::string validation_table(const ImageValidation& v) {
@@ -93,11 +106,12 @@ std::string validation_table(const ImageValidation& v) {
     if (!v.error.empty()) return out + "  ERROR: " + terminal_text(v.error) + "\n";
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : v.checks) {
-        std::string status = c.status == "pass"    ? "pass"
-                             : c.status == "fail"  ? "FAIL"
-                             : c.status == "error" ? "ERROR"
-                             : c.status == "warn"  ? "warn"
-                                                   : "skip";
+        std::string status = c.status == "pass"     ? "pass"
+                             : c.status == "fail"   ? "FAIL"
+                             : c.status == "error"  ? "ERROR"
+                             : c.status == "warn"   ? "warn"
+                             : c.status == "waived" ? "WAIVED"
+                                                    : "skip";
         rows.push_back({c.id, c.name, status, clip(c.observed, 40), clip(c.expected, 24),
                         clip(c.message, 90)});
     }
@@ -105,7 +119,10 @@ std::string validation_table(const ImageValidation& v) {
     for (const auto& c : v.checks)
         if ((c.status == "fail" || c.status == "error" || c.status == "warn") && !c.fix.empty())
             out += "  " + c.id + " fix: " + terminal_text(c.fix) + "\n";
-    return out;
+    for (const auto& c : v.checks)
+        if (c.status == "waived") out += "  " + c.id + " " + terminal_text(waiver_text(c)) + "\n";
+    for (const auto& n : v.waiver_notes) out += "  warning: " + terminal_text(n) + "\n";
+    return out + "  " + counts_line(v) + "\n";
 }
 
 std::string validation_summary(const std::vector<ImageValidation>& all) {
@@ -117,12 +134,14 @@ std::string validation_summary(const std::vector<ImageValidation>& all) {
         bool bad = v.failed() > 0 || (v.passed() + v.warned() == 0);
         failed_images += bad;
         rows.push_back({v.image, std::to_string(v.passed()), std::to_string(v.failed()),
-                        std::to_string(v.warned()), std::to_string(v.skipped()), secs,
+                        std::to_string(v.warned()), std::to_string(v.skipped()),
+                        std::to_string(v.waived()), secs,
                         !v.error.empty() ? "ERROR"
                         : bad            ? "FAIL"
                                          : "ok"});
     }
-    return format_table({"IMAGE", "PASS", "FAIL", "WARN", "SKIP", "TIME", "RESULT"}, rows) +
+    return format_table({"IMAGE", "PASS", "FAIL", "WARN", "SKIP", "WAIVED", "TIME", "RESULT"},
+                        rows) +
            std::to_string(all.size() - failed_images) + " of " + std::to_string(all.size()) +
            " images passed\n";
 }
@@ -131,7 +150,7 @@ std::string validation_json(const std::vector<ImageValidation>& all) {
     nlohmann::json images = nlohmann::json::array();
     for (const auto& v : all) {
         nlohmann::json checks = nlohmann::json::array();
-        for (const auto& c : v.checks)
+        for (const auto& c : v.checks) {
             checks.push_back({{"id", c.id},
                               {"name", c.name},
                               {"severity", c.severity},
@@ -140,7 +159,15 @@ std::string validation_json(const std::vector<ImageValidation>& all) {
                               {"expected", c.expected},
                               {"message", c.message},
                               {"fix", c.fix},
-                              {"evidence_from", evidence_sources(c.id)}});
+                              {"evidence_from", evidence_sources(c.id)},
+                              {"reference", reference_command(c.id)},
+                              {"docs", reference_anchor(c.id)}});
+            if (c.status == "waived") {
+                checks.back()["outcome"] = c.outcome;
+                checks.back()["waiver"] = {{"reason", c.waiver_reason},
+                                           {"source", c.waiver_source}};
+            }
+        }
         // The evidence: how each probe ended, and what the torch probe found about where
         // PyTorch lives and what it loads.
         nlohmann::json probes = nlohmann::json::object();
@@ -169,6 +196,8 @@ std::string validation_json(const std::vector<ImageValidation>& all) {
                           {"failed", v.failed()},
                           {"warned", v.warned()},
                           {"skipped", v.skipped()},
+                          {"waived", v.waived()},
+                          {"waiver_notes", v.waiver_notes},
                           {"checks", checks}});
     }
     return json_text(nlohmann::json{{"schema", 1}, {"images", images}});
@@ -184,13 +213,14 @@ std::string validation_junit(const std::vector<ImageValidation>& all) {
         int e = v.errored() + image_error;
         tests += t;
         failures += f;
-        skipped += v.skipped();
+        skipped += v.skipped() + v.waived();
         errors += e;
         char time[32];
         std::snprintf(time, sizeof time, "%.3f", v.seconds);
         suites += "  <testsuite name=\"" + xml_escape(v.image) + "\" tests=\"" + std::to_string(t) +
                   "\" failures=\"" + std::to_string(f) + "\" errors=\"" + std::to_string(e) +
-                  "\" skipped=\"" + std::to_string(v.skipped()) + "\" time=\"" + time + "\">\n";
+                  "\" skipped=\"" + std::to_string(v.skipped() + v.waived()) + "\" time=\"" + time +
+                  "\">\n";
         if (!v.image_id.empty())
             suites += "    <properties><property name=\"image_id\" value=\"" +
                       xml_escape(v.image_id) + "\"/></properties>\n";
@@ -205,12 +235,15 @@ std::string validation_junit(const std::vector<ImageValidation>& all) {
                 suites += "<failure message=\"" + xml_escape(c.message) +
                           "\">observed: " + xml_escape(c.observed) +
                           "\nexpected: " + xml_escape(c.expected) + "\nfix: " + xml_escape(c.fix) +
-                          "</failure>";
+                          "\nsee: " + reference_command(c.id) + "</failure>";
             else if (c.status == "error")
                 suites += "<error message=\"" + xml_escape(c.message) +
                           "\">fix: " + xml_escape(c.fix) + "</error>";
             else if (c.status == "skip")
                 suites += "<skipped message=\"" + xml_escape(c.message) + "\"/>";
+            else if (c.status == "waived")  // skipped with the waiver: never a pass
+                suites += "<skipped message=\"" + xml_escape(waiver_text(c)) + "\">" +
+                          xml_escape(c.message) + "</skipped>";
             else if (c.status == "warn")
                 suites += "<system-out>warning: " + xml_escape(c.message) + "</system-out>";
             suites += "</testcase>\n";
@@ -226,11 +259,16 @@ std::string validation_junit(const std::vector<ImageValidation>& all) {
 
 std::string validation_markdown(const std::vector<ImageValidation>& all) {
     std::string out =
-        "## torchdock validate\n\n| image | pass | fail | warn | skip |\n|---|---|---|---|---|\n";
+        "## torchdock validate\n\n| image | pass | fail | warn | skip | waived |\n"
+        "|---|---|---|---|---|---|\n";
     for (const auto& v : all)
         out += "| " + md_escape(v.image) + " | " + std::to_string(v.passed()) + " | " +
                std::to_string(v.failed()) + " | " + std::to_string(v.warned()) + " | " +
-               std::to_string(v.skipped()) + " |\n";
+               std::to_string(v.skipped()) + " | " + std::to_string(v.waived()) + " |\n";
+    // A reference, not a link: the hostile-report suite requires Markdown without links.
+    out +=
+        "\nWhat a check is, and how to waive it: `torchdock checks ID`, or docs/checks.md "
+        "(anchor: the ID in lower case).\n";
     for (const auto& v : all) {
         out += "\n### " + md_escape(v.image) + "\n\n";
         if (!v.image_id.empty()) out += "Image ID: " + md_escape(v.image_id) + "\n\n";
@@ -243,11 +281,13 @@ std::string validation_markdown(const std::vector<ImageValidation>& all) {
             "|---|---|---|---|---|---|\n";
         for (const auto& c : v.checks)
             out += "| " + c.id + " " + c.name + " | " +
-                   (c.status == "fail"    ? "**FAIL**"
-                    : c.status == "error" ? "**ERROR**"
-                                          : c.status) +
+                   (c.status == "fail"     ? "**FAIL**"
+                    : c.status == "error"  ? "**ERROR**"
+                    : c.status == "waived" ? "**WAIVED** (" + c.outcome + ")"
+                                           : c.status) +
                    " | " + md_escape(clip(c.observed, 60)) + " | " + md_escape(c.expected) + " | " +
                    md_escape(c.message) +
+                   (c.status == "waived" ? " (" + md_escape(waiver_text(c)) + ")" : "") +
                    (c.fix.empty() ? "" : " (fix: " + md_escape(c.fix) + ")") + " | " +
                    join(evidence_sources(c.id), ", ") + " |\n";
     }

@@ -18,11 +18,13 @@ struct ImageValidation {
     std::string error;  // the image could not be validated at all (missing image, engine)
     bool missing_image = false;
     double seconds = 0;
-    int failed() const;   // fail and error checks, plus the image-level error
-    int errored() const;  // checks that could not be judged
+    std::vector<std::string> waiver_notes;  // waivers that changed nothing, and why
+    int failed() const;                     // fail and error checks, plus the image-level error
+    int errored() const;                    // checks that could not be judged
     int passed() const;
     int skipped() const;
     int warned() const;
+    int waived() const;  // fail or warn results a waiver covers: never passed, never failed
 };
 
 std::string validation_table(const ImageValidation& v);                   // one image, every check

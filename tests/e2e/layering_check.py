@@ -21,13 +21,16 @@ CORE_DOMAINS = {
     "json": set(),
     "grammar": set(),
     "knowledge": {"grammar"},
-    "render": {"json", "knowledge", "pypi", "grammar"},
+    "render": {"json", "knowledge", "pypi", "grammar", "validate"},
     "build": {"json", "knowledge", "render", "grammar"},
-    "validate": {"json", "knowledge", "kernels"},
+    "validate": {"json", "knowledge", "kernels", "grammar"},
     "diagnose": {"json", "knowledge", "validate", "kernels"},
     # Compiled into probes/kernels too: C++17, standard library only (not even util).
     "kernels": set(),
     "pypi": {"knowledge", "grammar"},
+    # The reference pages of every ID: validate's checks, doctor's findings, explain's
+    # signatures.
+    "reference": {"validate", "diagnose"},
 }
 # Domains that probes/ compile as well (C++17, standard library only): not even util, and
 # no third-party header.

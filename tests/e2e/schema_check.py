@@ -230,6 +230,11 @@ BAD = [
     ("expect on base debian-torch", variant("debian-torch", setting("expect", {"nccl": "2.21.5"})), ("expect",)),
     ("wheel_index on base ngc", variant("ngc", setting("wheel_index", "pypi")), ("wheel_index",)),
     ("wheel_index pipy", variant("nvidia-cuda", setting("wheel_index", "pipy")), ("wheel_index",)),
+    ("waiver of an unknown ID", variant("nvidia-cuda", setting("waivers", {"XX130": "r"})), ("waivers",)),
+    ("waiver of the non-waivable TD112", variant("nvidia-cuda", setting("waivers", {"TD112": "r"})), ("waivers",)),
+    ("waiver without a reason", variant("nvidia-cuda", setting("waivers", {"TD130": ""})), ("waivers", "TD130")),
+    ("waiver reason with a newline", variant("nvidia-cuda", setting("waivers", {"TD130": "a\nLABEL x=y"})),
+     ("waivers", "TD130")),
 ]
 
 # Unusual manifests the C++ parser accepts; the schema must not be stricter.
@@ -253,6 +258,7 @@ ACCEPT = [
      variant("debian-torch", lambda m: m.update(pip=[], apt=[], target_gpus=[]))),
     ("wheel_index pypi where torch is pip-installed", variant("os-pip", setting("wheel_index", "pypi"))),
     ("wheel_index pytorch on nvidia-cuda", variant("nvidia-cuda", setting("wheel_index", "pytorch"))),
+    ("a waiver", variant("nvidia-cuda", setting("waivers", {"TD130": "jobs run with --ipc=host"}))),
 ]
 
 

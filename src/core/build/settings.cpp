@@ -74,14 +74,16 @@ std::string torch_variant_index(const std::string& root, const std::string& dir)
     return base + "/" + dir;
 }
 
-Settings parse_settings(std::string_view text, Diagnostics& diags) {
+Settings parse_settings(std::string_view text, Diagnostics& diags,
+                        const WaiverCheck& check_waiver) {
     Settings settings;
     auto parsed = parse_document(text, diags);
     if (!parsed) return settings;
     std::map<std::string, SourcePos> positions;
     JsonReader r(diags, positions);
     const JsonValue& root = *parsed;
-    if (!r.check_object(root, "$", {"schema", "mirrors", "indexes"}, {"schema"})) return settings;
+    if (!r.check_object(root, "$", {"schema", "mirrors", "indexes", "waivers"}, {"schema"}))
+        return settings;
     check_schema_one(r, root, "settings");
     if (const JsonValue* m = root.find("mirrors")) {
         if (!m->is_object()) {
@@ -119,6 +121,21 @@ Settings parse_settings(std::string_view text, Diagnostics& diags) {
             else if (s)
                 settings.indexes.netrc = *s;
         }
+    }
+    if (const JsonValue* w = root.find("waivers")) {
+        if (!w->is_object())
+            r.error(*w, "$.waivers", "expected an object of check ID -> reason");
+        else
+            for (const auto& member : w->members) {
+                auto path = member_path("$.waivers", member.key);
+                auto reason = r.string(member.value, path);
+                if (!reason) continue;
+                std::string e = check_waiver ? check_waiver(member.key, *reason) : "";
+                if (!e.empty())
+                    r.error(member.value, path, e);
+                else
+                    settings.waivers[member.key] = *reason;
+            }
     }
     return settings;
 }

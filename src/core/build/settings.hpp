@@ -5,10 +5,13 @@
 //    "mirrors": {"docker.io": "127.0.0.1:5000"},
 //    "indexes": {"pypi": "https://pypi-mirror.example/simple",
 //                "pytorch": "https://torch-mirror.example/whl",
-//                "netrc": "/home/me/.netrc"}}
+//                "netrc": "/home/me/.netrc"},
+//    "waivers": {"TD130": "our jobs run with --ipc=host"}}
 // The package indexes have no built-in URLs: pip and uv use their own default (PyPI) unless
 // "pypi" names a mirror, and the PyTorch wheel index (where every CUDA variant of torch is)
 // is whatever "pytorch" names, since variants that install from it need one.
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,9 +30,16 @@ struct IndexSettings {
 struct Settings {
     Mirrors mirrors;
     IndexSettings indexes;
+    std::map<std::string, std::string> waivers;  // check ID -> reason (validate)
 };
 
-Settings parse_settings(std::string_view text, Diagnostics& diags);
+// Why a waiver (ID, reason) is refused, "" when accepted: `validate` passes
+// core/validate/waivers' waiver_problem; the build domain does not know check IDs.
+using WaiverCheck = std::function<std::string(const std::string& id, const std::string& reason)>;
+
+// Every problem lands in `diags` with its line, column and JSON path ("$.waivers.<ID>").
+Settings parse_settings(std::string_view text, Diagnostics& diags,
+                        const WaiverCheck& check_waiver = {});
 
 // A package index URL: https (http only to a loopback host, as pip allows), a host, no
 // credentials (they belong in the netrc file: a URL is recorded in the build history), no

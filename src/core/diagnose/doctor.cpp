@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/diagnose/finding_catalog.hpp"
 #include "core/validate/kernel_coverage.hpp"
 #include "core/validate/probe_plan.hpp"
 #include "util/strings.hpp"
@@ -209,9 +210,10 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
         return e ? std::make_pair(text + " (" + e->id + ": " + e->cause + ")", e->fix)
                  : std::make_pair(text, std::move(fallback_fix));
     };
-    auto add = [&](const char* id, const char* severity, std::string title, std::string detail,
-                   std::string fix) {
-        out.push_back({id, severity, std::move(title), std::move(detail), std::move(fix)});
+    // The severity is the catalog's (core/diagnose/finding_catalog): an ID has a page.
+    auto add = [&](const char* id, std::string title, std::string detail, std::string fix) {
+        out.push_back(
+            {id, finding_info(id).severity, std::move(title), std::move(detail), std::move(fix)});
     };
     const json& err = fp.value("cuda_error", json());
     std::string err_class = err.is_object() ? err.value("class", "") : "";
@@ -222,14 +224,14 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
         torch.is_object() && torch["cuda"].is_string() ? torch["cuda"].get<std::string>() : "";
 
     if (err_class == "no_driver")
-        add("DR101", "info", "no NVIDIA driver",
+        add("DR101", "no NVIDIA driver",
             "libcuda.so.1 is not loadable here: CUDA calls fail with " +
                 err.value("name", std::string("an error")) + "; only the static checks apply",
             "on a GPU host, install the NVIDIA driver (and nvidia-container-toolkit to give GPUs "
             "to containers)");
     if (err_class == "insufficient_driver") {
         std::string need = !runtime.empty() ? kb.min_driver(runtime) : "";
-        add("DR102", "error", "driver too old for the CUDA runtime",
+        add("DR102", "driver too old for the CUDA runtime",
             "the driver supports CUDA " + fp["driver"].value("cuda", std::string("?")) +
                 ", the runtime here is CUDA " + runtime,
             need.empty() ? "upgrade the driver"
@@ -239,12 +241,12 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
                                     : ""));
     }
     if (err_class == "forward_compat_unsupported")
-        add("DR103", "error", "forward compatibility on unsupported hardware (error 804)",
+        add("DR103", "forward compatibility on unsupported hardware (error 804)",
             "a cuda-compat package is loaded but this GPU is not a data-center GPU",
             "remove the cuda-compat libraries from the library path, or upgrade the driver");
     if (fp["unresolved"].is_array() && !fp["unresolved"].empty()) {
         json& u = fp["unresolved"][0];
-        add("DR104", "error", "shared libraries that do not resolve",
+        add("DR104", "shared libraries that do not resolve",
             u.value("soname", "?") + " needed by " + u.value("needed_by", "?") +
                 (fp["unresolved"].size() > 1
                      ? " (and " + std::to_string(fp["unresolved"].size() - 1) + " more)"
@@ -274,15 +276,14 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
                 copies.push_back(c.value("path", "?") + " (" + v + ")");
             }
             if (versions.size() > 1)
-                add("DR105", "warning",
-                    "several versions of " + d.value("name", std::string("a library")),
+                add("DR105", "several versions of " + d.value("name", std::string("a library")),
                     join(copies, ", "),
                     "make sure the intended copy wins: the loader takes LD_LIBRARY_PATH before "
                     "RUNPATH and ld.so.cache");
         }
     if (!runtime.empty() && !torch_cuda.empty() &&
         split(runtime, '.')[0] != split(torch_cuda, '.')[0])
-        add("DR106", "warning", "torch and the system CUDA runtime differ in major",
+        add("DR106", "torch and the system CUDA runtime differ in major",
             "torch was built for CUDA " + torch_cuda + ", the loader finds CUDA " + runtime +
                 " first",
             "use torch's own CUDA libraries (nvidia-* wheels), or a torch built for CUDA " +
@@ -293,14 +294,13 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
             arch.push_back(normalize_arch(a.get<std::string>()));
         for (auto& g : fp["gpus"])
             if (!arch.empty() && !arch_list_covers(arch, g.value("cc", "")))
-                add("DR107", "error",
-                    "torch has no kernels for " + g.value("name", std::string("a GPU")),
+                add("DR107", "torch has no kernels for " + g.value("name", std::string("a GPU")),
                     "compute capability " + g.value("cc", "?") + " is not in torch's arch list " +
                         join(arch, ";"),
                     "install a torch build whose arch list covers " + sm_name(g.value("cc", "")) +
                         " (see `torchdock explain`)");
         if (torch_cuda.empty() && !fp["gpus"].empty())
-            add("DR108", "warning", "CPU-only torch on a GPU host",
+            add("DR108", "CPU-only torch on a GPU host",
                 "torch " + torch.value("version", "") + " has no CUDA",
                 "install a CUDA build of torch (PyPI's default build, or a +cuXXX build from the "
                 "PyTorch wheel index)");
@@ -310,7 +310,7 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
         auto [detail, fix] = explained(torch["cudnn_error"].get<std::string>(),
                                        "let torch load the cuDNN it was built with: remove other "
                                        "cuDNN directories from LD_LIBRARY_PATH");
-        add("DR115", "error", "torch cannot use its cuDNN", detail, fix);
+        add("DR115", "torch cannot use its cuDNN", detail, fix);
     }
     if (loader_cudnn.is_object() && !loader_cudnn.value("cuda", std::string()).empty()) {
         std::string built_for = loader_cudnn["cuda"].get<std::string>();
@@ -318,7 +318,7 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
         std::string soname = kb.cudart_soname(major);
         if (soname.empty()) soname = "libcudart for CUDA " + major;
         if (runtime.empty() || split(runtime, '.')[0] != major)
-            add("DR114", "error", "cuDNN needs a CUDA runtime the environment does not have",
+            add("DR114", "cuDNN needs a CUDA runtime the environment does not have",
                 "cuDNN " + loader_cudnn.value("version", std::string()) + " was built for CUDA " +
                     built_for + " and loads " + soname +
                     (runtime.empty() ? ", which is absent"
@@ -328,7 +328,7 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
     if (!runtime.empty() && !torch_cuda.empty())
         if (auto r = Version::parse(runtime), b = Version::parse(torch_cuda);
             r && b && r->major() == b->major() && *b < *r && r->major_minor() != b->major_minor())
-            add("DR117", "warning", "torch loads a newer CUDA runtime than it was built with",
+            add("DR117", "torch loads a newer CUDA runtime than it was built with",
                 "torch was built with CUDA " + torch_cuda + " and loads runtime " + runtime + " (" +
                     fp["cuda_runtime"].value("library", std::string()) +
                     "): compatible within the major, but it needs CUDA " + runtime +
@@ -345,16 +345,16 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
         }
         for (const auto& v : judge_kernels_for_torch(audit, torch, targets))
             if (!v.runs())
-                add("DR118", "error", "code without an image for " + v.gpu, join(v.failing, "; "),
+                add("DR118", "code without an image for " + v.gpu, join(v.failing, "; "),
                     "rebuild or reinstall those objects for compute capability " + v.cc);
         if (auto missing = torch_archs_missing_from_binary(audit, torch); !missing.empty())
-            add("DR119", "warning", "torch reports archs its binary lacks",
+            add("DR119", "torch reports archs its binary lacks",
                 "torch reports " + join(missing, ", ") + " but libtorch_cuda.so has " +
                     join(torch_binary_archs(audit), " "),
                 "reinstall torch: the library does not match the build it claims to be");
     }
     if (fp["shm_bytes"].is_number_integer() && fp["shm_bytes"].get<long long>() < (1LL << 30))
-        add("DR110", "warning", "/dev/shm is small",
+        add("DR110", "/dev/shm is small",
             "/dev/shm is " + std::to_string(fp["shm_bytes"].get<long long>() >> 20) +
                 " MiB; NCCL and DataLoader workers need more",
             "containers: --ipc=host or --shm-size=8g; Kubernetes: an emptyDir with medium: Memory "
@@ -362,7 +362,7 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
     json& env = fp["env"];
     if (env.is_object() && env.contains("CUDA_VISIBLE_DEVICES") &&
         env["CUDA_VISIBLE_DEVICES"] == "")
-        add("DR111", "warning", "CUDA_VISIBLE_DEVICES is empty",
+        add("DR111", "CUDA_VISIBLE_DEVICES is empty",
             "an empty CUDA_VISIBLE_DEVICES hides every GPU", "unset it, or list the GPUs to use");
     if (env.is_object() && env.contains("LD_LIBRARY_PATH") && !runtime.empty()) {
         for (const auto& dir : split(env["LD_LIBRARY_PATH"].get<std::string>(), ':'))
@@ -372,31 +372,30 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
                 if (auto v = Version::parse(ver);
                     v && !torch_cuda.empty() &&
                     std::to_string(v->major()) != split(torch_cuda, '.')[0])
-                    add("DR112", "warning", "LD_LIBRARY_PATH points at another CUDA",
+                    add("DR112", "LD_LIBRARY_PATH points at another CUDA",
                         dir + " is CUDA " + ver + ", torch uses CUDA " + torch_cuda,
                         "remove " + dir + " from LD_LIBRARY_PATH");
             }
     }
     if (fp.contains("torch_crash")) {
-        add("DR120", "error", "torch's process died", fp["torch_crash"].get<std::string>(),
+        add("DR120", "torch's process died", fp["torch_crash"].get<std::string>(),
             fp["damaged_files"].empty() ? "find what is wrong with the library named"
                                         : "reinstall the damaged wheels (DR122)");
     } else if (!torch.is_object() && fp.contains("torch_import_error")) {
         auto [detail, fix] =
             explained(fp["torch_import_error"].get<std::string>(),
                       "no known cause for this error; DR104 names libraries that do not resolve");
-        add("DR116", "error", "torch does not import", detail, fix);
+        add("DR116", "torch does not import", detail, fix);
     } else if (!torch.is_object() && !fp.value("torch_probed", false) &&
                fp.contains("torch_error")) {
         // No evidence is not evidence of absence: doctor says it could not look.
-        add("DR121", "error", "torch could not be probed", fp["torch_error"].get<std::string>(),
+        add("DR121", "torch could not be probed", fp["torch_error"].get<std::string>(),
             "make the torch probe run to its end in this environment (see the reason)");
     } else if (!torch.is_object() && fp.value("torch_installed", false)) {
-        add("DR121", "error", "torch is installed but was not found",
-            fp["torch_error"].get<std::string>(),
+        add("DR121", "torch is installed but was not found", fp["torch_error"].get<std::string>(),
             "check which python the environment runs (TD127 in `torchdock validate`)");
     } else if (!torch.is_object() && fp.contains("torch_error")) {
-        add("DR113", "info", "no torch", fp["torch_error"].get<std::string>(),
+        add("DR113", "no torch", fp["torch_error"].get<std::string>(),
             "install torch if this environment should run it");
     }
     if (!fp["damaged_files"].empty()) {
@@ -404,7 +403,7 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
         for (auto& d : fp["damaged_files"])
             files.push_back(text(d, "distribution") + ": " + text(d, "path") + " (" +
                             text(d, "kind") + ")");
-        add("DR122", "error", "installed files differ from their wheels' RECORD", join(files, "; "),
+        add("DR122", "installed files differ from their wheels' RECORD", join(files, "; "),
             "pip install --force-reinstall --no-deps the wheels named");
     }
     return;
@@ -421,7 +420,7 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
     try {
         judge_fingerprint(fp, kb, signatures, out);
     } catch (const std::exception& e) {
-        out.push_back({"DR123", "error", "the fingerprint holds a value of an unexpected type",
+        out.push_back({"DR123", finding_info("DR123").severity, finding_info("DR123").title,
                        std::string(e.what()) + "; the findings after it were not judged",
                        "re-run doctor; where the value came from an image's probe answer, that "
                        "image's answers are not evidence"});

@@ -283,6 +283,7 @@ void footer(Text& out, const Variant& v) {
                       format_number(*m.validate.allreduce_busbw_min_gbps)});
     if (m.validate.shm_min_mb)
         td.push_back({"validate.shm-min-mb", std::to_string(*m.validate.shm_min_mb)});
+    for (const auto& [id, reason] : m.waivers) td.push_back({"waive." + id, reason});
     for (const auto& [k, value] : td)
         if (!value.empty()) labels.push_back({"io.torchdock." + k, value});
     out << "\nLABEL ";

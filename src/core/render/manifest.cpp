@@ -2,6 +2,7 @@
 
 #include "core/grammar/grammar.hpp"
 #include "core/json/json_reader.hpp"
+#include "core/validate/waivers.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
@@ -20,9 +21,9 @@ constexpr BaseKindName k_base_kinds[] = {
 };
 
 const std::vector<std::string> k_top_keys = {
-    "schema",      "name",        "description", "image",    "base",       "matrix",  "python",
-    "torchvision", "torchaudio",  "pip",         "apt",      "openmpi",    "jupyter", "user",
-    "env",         "target_gpus", "expect",      "validate", "wheel_index"};
+    "schema",      "name",        "description", "image",    "base",        "matrix",  "python",
+    "torchvision", "torchaudio",  "pip",         "apt",      "openmpi",     "jupyter", "user",
+    "env",         "target_gpus", "expect",      "validate", "wheel_index", "waivers"};
 const std::vector<std::string> k_matrix_keys = {"torch", "cuda", "flavor", "os", "ngc", "exclude"};
 const std::vector<std::string> k_axis_keys = {"torch", "cuda", "flavor", "os", "ngc"};
 const std::vector<std::string> k_precisions = {"fp32", "tf32", "fp16", "bf16", "fp8"};
@@ -144,6 +145,7 @@ class ManifestParser {
             m_m.target_gpus = m_r.string_list(*v, "$.target_gpus", check_gpu_name, true);
         if (auto* v = root.find("expect")) parse_expect(*v);
         if (auto* v = root.find("validate")) parse_validate(*v);
+        if (auto* v = root.find("waivers")) parse_waivers(*v);
         check_base_rules(root);
     }
 
@@ -302,6 +304,22 @@ class ManifestParser {
                     m_r.error(*n, "$.expect.nccl",
                               "NCCL version " + quote_value(*s) + " is not like \"2.21.5\"");
             }
+        }
+    }
+
+    // Rendered as labels io.torchdock.waive.ID=reason, which validate applies: a check ID a
+    // waiver may cover, and a reason of one printable line (core/validate/waivers).
+    void parse_waivers(const JsonValue& v) {
+        if (!v.is_object())
+            return m_r.error(v, "$.waivers", "expected an object of ID: \"reason\"");
+        for (const auto& member : v.members) {
+            auto p = member_path("$.waivers", member.key);
+            auto s = m_r.string(member.value, p);
+            if (!s) continue;
+            if (auto e = waiver_problem(member.key, *s); !e.empty())
+                m_r.error(member.value, p, e);
+            else
+                m_m.waivers.emplace_back(member.key, *s);
         }
     }
 

@@ -74,6 +74,8 @@ struct Manifest {
     std::optional<int> expect_cudnn_major;
     std::optional<std::string> expect_nccl;
     ValidateThresholds validate;
+    // Check ID -> reason: labels io.torchdock.waive.ID that `validate` applies.
+    std::vector<std::pair<std::string, std::string>> waivers;
 
     // Where each JSON path was written, for messages about combinations.
     std::map<std::string, SourcePos> positions;

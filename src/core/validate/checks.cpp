@@ -108,8 +108,16 @@ void CheckContext::add(const std::string& id, const std::string& status,
                        const std::string& message, const std::string& fix,
                        const std::string& severity) {
     const CheckInfo& c = check_info(id);
-    m_out.push_back(
-        {id, c.name, severity, status, observed, expect, message, status == "pass" ? "" : fix});
+    CheckResult r;
+    r.id = id;
+    r.name = c.name;
+    r.severity = severity;
+    r.status = status;
+    r.observed = observed;
+    r.expected = expect;
+    r.message = message;
+    r.fix = status == "pass" ? "" : fix;
+    m_out.push_back(std::move(r));
 }
 
 }  // namespace validate_detail
@@ -125,10 +133,14 @@ std::vector<CheckResult> evaluate(const ValidationInput& input, const KnowledgeB
         bool emitted = std::any_of(results.begin(), results.end(),
                                    [&](const CheckResult& r) { return r.id == info.id; });
         if (emitted) continue;
-        results.push_back(
-            {info.id, info.name, "error", "error", "", "",
-             "cannot be judged: a probe's answer has an unexpected shape (" + shape_error + ")",
-             "report this image's probe output (validate --json) to torchdock"});
+        CheckResult r;
+        r.id = info.id;
+        r.name = info.name;
+        r.severity = r.status = "error";
+        r.message =
+            "cannot be judged: a probe's answer has an unexpected shape (" + shape_error + ")";
+        r.fix = "report this image's probe output (validate --json) to torchdock";
+        results.push_back(std::move(r));
     }
     apply_evidence_rule(results, input);
     return results;

@@ -47,24 +47,33 @@ struct CheckResult {
     std::string name;      // "cuda.runtime"
     std::string severity;  // error | warning
     // pass | fail | warn | skip | error (could not be judged: its evidence is missing;
-    // counted as a failure)
+    // counted as a failure) | waived (a fail or warn a waiver covers: `outcome` keeps it)
     std::string status;
     std::string observed, expected, message, fix;
+    std::string outcome;                       // the status before a waiver; "" when not waived
+    std::string waiver_reason, waiver_source;  // source: --waive | settings | label
 };
 
 std::vector<CheckResult> evaluate(const ValidationInput& input, const KnowledgeBase& kb);
 
-// Every check ID with its name, what it means (the README's "Checks" table) and the probes
-// whose results it rests on.
+// Every check ID with its reference page (`torchdock checks ID`, docs/checks.md): the
+// check_catalog.cpp entries are the only place a check ID is defined.
 struct CheckInfo {
     std::string id;
     std::string name;
-    std::string tier;  // static | gpu
-    std::string meaning;
+    std::string tier;                   // static | gpu
+    std::string meaning;                // what: when it passes
     std::vector<std::string> evidence;  // probe names ("cuda", "torch", ...)
+    std::string why;                    // why it matters
+    std::string reads;                  // what torchdock reads to decide
+    std::string fix;                    // the typical fix on failure
+    std::string not_waivable;           // "" when a waiver may cover it, else why not
 };
 const std::vector<CheckInfo>& check_catalog();
-// The catalog entry of `id`; every ID the checks emit is in the catalog.
+// The catalog entry of `id`, or nullptr.
+const CheckInfo* find_check(const std::string& id);
+// The catalog entry of `id`; every ID the checks emit is in the catalog (std::logic_error
+// otherwise).
 const CheckInfo& check_info(const std::string& id);
 
 // The evidence rule: a check that would pass, warn or skip while a probe it rests on was

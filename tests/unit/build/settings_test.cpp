@@ -64,3 +64,19 @@ TEST_CASE("settings: indexes are read and checked, naming the JSON path") {
     CHECK_THAT(all, ContainsSubstring("did you mean \"pytorch\""));
     CHECK_THAT(all, ContainsSubstring("$.indexes.netrc: an empty path"));
 }
+
+TEST_CASE("settings: waivers are read, each judged by the caller's check with line and path") {
+    Diagnostics diags("torchdock.json");
+    auto check = [](const std::string& id, const std::string& reason) -> std::string {
+        return id == "TD130" && !reason.empty() ? "" : "refused " + id;
+    };
+    Settings s = parse_settings(
+        "{\"schema\": 1,\n \"waivers\": {\"TD130\": \"ipc=host\",\n  \"TD999\": \"x\", \"TD131\": "
+        "5}}",
+        diags, check);
+    CHECK(s.waivers == std::map<std::string, std::string>{{"TD130", "ipc=host"}});
+    std::string all;
+    for (const auto& d : diags.items()) all += format_diagnostic(d) + "\n";
+    CHECK_THAT(all, ContainsSubstring("torchdock.json:3:12: $.waivers.TD999: refused TD999"));
+    CHECK_THAT(all, ContainsSubstring("$.waivers.TD131"));
+}

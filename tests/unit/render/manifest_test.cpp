@@ -126,3 +126,20 @@ TEST_CASE("missing required keys and wrong types") {
     CHECK_THAT(e, ContainsSubstring("$.matrix: expected an object, found an array"));
     CHECK_THAT(parse_errors("{\"schema\": 1,"), ContainsSubstring("m.json:1:14: syntax error"));
 }
+
+TEST_CASE("manifest waivers: check IDs with a reason, refused with did-you-mean and path") {
+    std::string text = k_valid;
+    text.insert(text.rfind('}'), R"(, "waivers": {"TD130": "jobs run with --ipc=host"})");
+    Diagnostics diags("m.json");
+    auto m = parse_manifest("m.json", text, diags);
+    REQUIRE(m);
+    CHECK(m->waivers ==
+          std::vector<std::pair<std::string, std::string>>{{"TD130", "jobs run with --ipc=host"}});
+    std::string bad = k_valid;
+    bad.insert(bad.rfind('}'), R"(, "waivers": {"TD1300": "x", "TD112": "y", "TD131": ""})");
+    std::string errors = parse_errors(bad);
+    CHECK_THAT(errors, ContainsSubstring("$.waivers.TD1300: \"TD1300\" is not a check ID (did "
+                                         "you mean TD130?)"));
+    CHECK_THAT(errors, ContainsSubstring("$.waivers.TD112: TD112 (files.intact) is not waivable"));
+    CHECK_THAT(errors, ContainsSubstring("$.waivers.TD131: the waiver of TD131 has no reason"));
+}

@@ -173,3 +173,19 @@ TEST_CASE("the problem total counts every problem, not only the 100 kept per fil
     CHECK_THAT(plan.problems.back().message, ContainsSubstring("and 50 more problems"));
     CHECK(plan.problems.front().pos.line > 0);
 }
+
+TEST_CASE("manifest waivers are rendered as io.torchdock.waive.ID labels, quoted") {
+    auto text = engine::read_text_file(test::source_path("tests/data/golden.json"));
+    REQUIRE(text);
+    std::string m = text.value();
+    m.insert(m.rfind('}'), R"(, "waivers": {"TD130": "jobs run with \"--ipc=host\" $X"})");
+    auto plan = test::plan_one(m);
+    REQUIRE(plan.problems.empty());
+    bool found = false;
+    for (const auto& [path, content] : plan.files)
+        if (path.ends_with("/Dockerfile"))
+            found = content.find(
+                        "io.torchdock.waive.TD130=\"jobs run with \\\"--ipc=host\\\" "
+                        "\\$X\"") != std::string::npos;
+    CHECK(found);
+}

@@ -11,7 +11,16 @@ using json = nlohmann::json;
 namespace {
 
 CheckResult check(const std::string& id, const std::string& severity, const std::string& status) {
-    return {id, "name", severity, status, "observed", "expected", "message", "fix"};
+    CheckResult c;
+    c.id = id;
+    c.name = "name";
+    c.severity = severity;
+    c.status = status;
+    c.observed = "observed";
+    c.expected = "expected";
+    c.message = "message";
+    c.fix = "fix";
+    return c;
 }
 
 bool has_control_characters(const std::string& s) {
@@ -48,6 +57,23 @@ TEST_CASE("validate SARIF: failing, warning and unjudged checks, with levels and
         CHECK(loc["logicalLocations"][0]["fullyQualifiedName"] == "team/train:1@sha256:abc");
     }
     CHECK(run["invocations"][0]["executionSuccessful"] == true);
+}
+
+TEST_CASE("validate SARIF: a waived check is a suppressed result at its outcome's level") {
+    report::ImageValidation v;
+    v.image = "team/train:1";
+    CheckResult waived = check("TD130", "warning", "waived");
+    waived.outcome = "fail";
+    waived.waiver_reason = "known: fixed in 2.1";
+    waived.waiver_source = "--waive";
+    v.checks = {waived};
+    json log = json::parse(report::validation_sarif({v}));
+    const json& results = log["runs"][0]["results"];
+    REQUIRE(results.size() == 1);
+    CHECK(results[0]["level"] == "warning");
+    CHECK(results[0]["properties"]["status"] == "waived");
+    CHECK(results[0]["suppressions"][0]["kind"] == "external");
+    CHECK(results[0]["suppressions"][0]["justification"] == "known: fixed in 2.1 (--waive)");
 }
 
 TEST_CASE("validate SARIF: an image that could not be validated makes the run unsuccessful") {

@@ -22,7 +22,7 @@ TEST_CASE("durations: seconds, or a number with s, m or h") {
 
 TEST_CASE("edit distance counts a swap of neighbours as one edit") {
     CHECK(edit_distance("lsit", "list") == 1);
-    CHECK(edit_distance("list", "init") == 2);
+    CHECK(edit_distance("list", "init") == 3);
     CHECK(edit_distance("", "abc") == 3);
     CHECK(closest_match("lsit", {"render", "init", "list"}) == std::optional<std::string>("list"));
 }
