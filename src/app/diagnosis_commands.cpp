@@ -91,10 +91,17 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
                            {"fix", e.fix},
                            {"evidence", e.evidence},
                            {"facts", e.facts},
-                           {"verdict", e.verdict}});
-        auto st = emit_report(
-            opts.json, json_text(nlohmann::json{
-                           {"schema", 1}, {"lines_read", scanner.lines()}, {"explanations", out}}));
+                           {"verdict", e.verdict},
+                           {"vocabulary", e.vocabulary}});
+        nlohmann::json failures = nlohmann::json::array();
+        if (found.empty())
+            for (const auto& f : scanner.failure_lines())
+                failures.push_back({{"line", f.line}, {"kind", f.kind}, {"text", f.text}});
+        auto st =
+            emit_report(opts.json, json_text(nlohmann::json{{"schema", 1},
+                                                            {"lines_read", scanner.lines()},
+                                                            {"explanations", out},
+                                                            {"unexplained_failures", failures}}));
         if (!st) return fail(st.error());
     }
     if (!to_stdout(opts.json)) {
@@ -103,7 +110,9 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
                       << " failures recognised, the most root-cause-like first:\n\n";
         for (const auto& e : found) {
             // Evidence lines and facts come from the log: shown escaped, never acted on.
-            std::cout << e.id << "  " << e.title << "\n";
+            std::cout << e.id << "  " << e.title
+                      << (e.vocabulary ? "  (meaning of the code; no signature matched)" : "")
+                      << "\n";
             for (const auto& line : e.evidence) std::cout << "  | " << terminal_text(line) << "\n";
             std::cout << "  cause: " << terminal_text(e.cause)
                       << "\n  fix:   " << terminal_text(e.fix) << "\n";
@@ -113,9 +122,20 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
         }
     }
     if (found.empty()) {
-        std::cerr << "torchdock: no known failure signature in this log (" << scanner.lines()
-                  << " lines read); torchdock does not guess. Known signatures: "
-                  << (data_dir / "error_signatures").string() << "/*.json\n";
+        // Honest: the lines that read like failures, with their class, and no cause.
+        auto failures = scanner.failure_lines();
+        if (!to_stdout(opts.json) && !failures.empty()) {
+            std::cout << "Lines that read like failures (not explained):\n";
+            for (const auto& f : failures)
+                std::cout << "  L" << f.line << " [" << f.kind << "] " << terminal_text(f.text)
+                          << "\n";
+        }
+        std::cerr << "torchdock: no known failure signature or error code in this log ("
+                  << scanner.lines()
+                  << " lines read); torchdock does not know the cause and does not guess. "
+                     "Known: "
+                  << (data_dir / "error_signatures").string() << "/*.json, "
+                  << (data_dir / "vocabularies").string() << "/*.json\n";
         return k_exit_check_failed;
     }
     return k_exit_ok;

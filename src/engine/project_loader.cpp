@@ -38,22 +38,27 @@ Result<ErrorSignatures> load_error_signatures(const fs::path& data_dir) {
     if (!fs::is_directory(dir, ec))
         return Error{ErrorKind::Config,
                      "error signatures: " + dir.string() + " is not a directory" + k_data_fix};
-    std::vector<fs::path> paths;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        std::string name = entry.path().filename().string();
-        if (entry.is_regular_file() && ends_with(name, ".json") && name[0] != '.')
-            paths.push_back(entry.path());
-    }
-    if (ec) return Error{ErrorKind::Io, "cannot list " + dir.string() + ": " + ec.message()};
-    std::sort(paths.begin(), paths.end());
+    // The signatures, then the vocabularies (data/vocabularies/, optional): what codes and
+    // messages mean by their definitions, and what provides a missing file.
     std::vector<std::pair<std::string, std::string>> files;
-    for (const auto& p : paths) {
-        auto text = read_text_file(p);
-        if (!text) return Error{ErrorKind::Config, text.error().message};
-        files.emplace_back(p.string(), std::move(text.value()));
+    for (const fs::path& d : {dir, data_dir / "vocabularies"}) {
+        if (d != dir && !fs::is_directory(d, ec)) continue;
+        std::vector<fs::path> paths;
+        for (const auto& entry : fs::directory_iterator(d, ec)) {
+            std::string name = entry.path().filename().string();
+            if (entry.is_regular_file() && ends_with(name, ".json") && name[0] != '.')
+                paths.push_back(entry.path());
+        }
+        if (ec) return Error{ErrorKind::Io, "cannot list " + d.string() + ": " + ec.message()};
+        std::sort(paths.begin(), paths.end());
+        if (d == dir && paths.empty())
+            return Error{ErrorKind::Config, "error signatures: no *.json in " + dir.string()};
+        for (const auto& p : paths) {
+            auto text = read_text_file(p);
+            if (!text) return Error{ErrorKind::Config, text.error().message};
+            files.emplace_back(p.string(), std::move(text.value()));
+        }
     }
-    if (files.empty())
-        return Error{ErrorKind::Config, "error signatures: no *.json in " + dir.string()};
     return ErrorSignatures::parse_files(files);
 }
 

@@ -2,6 +2,7 @@
 // checked, every template compiled, every fact a cause or fix names proven to be captured
 // or derived, ids unique across files. Matching the signatures against a log is explain.cpp.
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -63,6 +64,18 @@ void check_fact_refs(const std::vector<std::string>& names, const std::string& p
             fail(path + "[" + std::to_string(i) + "]", "unknown fact " + quote_value(names[i]));
 }
 
+// A vocabulary entry: "<vocabulary>/<name>", e.g. "cuda/cudaErrorNoDevice".
+bool valid_vocabulary_id(const std::string& id) {
+    auto slash = id.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == id.size() || id.size() > 80)
+        return false;
+    for (char c : id)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.' &&
+            c != '/')
+            return false;
+    return true;
+}
+
 bool valid_id(const std::string& id) {
     if (id.size() != 5 || !starts_with(id, "EX")) return false;
     for (std::size_t i = 2; i < 5; ++i)
@@ -70,16 +83,45 @@ bool valid_id(const std::string& id) {
     return true;
 }
 
+bool valid_source(const std::string& s, bool vocabulary) {
+    if (starts_with(s, "https://") || starts_with(s, "PyPI ")) return true;
+    if (!vocabulary) return false;
+    for (const char* p : {"Debian ", "CUDA toolkit ", "glibc ", "GCC "})
+        if (starts_with(s, p)) return true;
+    return false;
+}
+
+// A providers file: {"schema": 1, "tier": "providers", "providers": {"libGL.so.1": ["Debian
+// libgl1 1.6.0-1 (dpkg -S)"], ...}}: what provides a soname, header or command.
+void parse_providers(const json& doc, ErrorSignatures& out) {
+    const json& p = need(doc, "$", "providers");
+    if (!p.is_object()) fail("$.providers", "expected an object");
+    for (auto it = p.begin(); it != p.end(); ++it) {
+        std::string path = "$.providers." + it.key();
+        if (!it->is_array() || it->empty()) fail(path, "expected a non-empty array of strings");
+        for (const auto& v : *it) {
+            if (!v.is_string() || !valid_source(v.get<std::string>(), true))
+                fail(path,
+                     "expected package citations (\"PyPI <name> <version>\", \"Debian ...\")");
+            out.providers[it.key()].push_back(v.get<std::string>());
+        }
+    }
+}
+
 // One signature object of a file whose family is `family`.
-ErrorSignature parse_signature(const json& s, const std::string& path, const std::string& family) {
+ErrorSignature parse_signature(const json& s, const std::string& path, const std::string& family,
+                               bool vocabulary) {
     if (!s.is_object()) fail(path, "expected an object");
     only_keys(s, path,
               {"id", "title", "rank", "patterns", "unless", "context", "requires", "supersedes",
                "derive", "cause", "fix", "checks", "source", "note"});
     ErrorSignature sig;
     sig.family = family;
+    sig.vocabulary = vocabulary;
     sig.id = need_string(s, path, "id");
-    if (!valid_id(sig.id))
+    if (vocabulary && !valid_vocabulary_id(sig.id))
+        fail(path + ".id", "expected \"<vocabulary>/<name>\", got " + quote_value(sig.id));
+    if (!vocabulary && !valid_id(sig.id))
         fail(path + ".id", "expected \"EX\" and three digits, got " + quote_value(sig.id));
     sig.title = need_string(s, path, "title");
     const json& rank = need(s, path, "rank");
@@ -100,15 +142,18 @@ ErrorSignature parse_signature(const json& s, const std::string& path, const std
     }
     sig.cause = need_string(s, path, "cause");
     sig.fix = need_string(s, path, "fix");
-    const json& checks = need(s, path, "checks");
+    // Vocabulary entries have no fingerprint checks: the meaning of a code is not a cause.
+    const json& checks =
+        vocabulary && !s.contains("checks") ? json::array() : need(s, path, "checks");
     if (!checks.is_array()) fail(path + ".checks", "expected an array");
     for (std::size_t k = 0; k < checks.size(); ++k)
         sig.checks.push_back(parse_check(checks[k], path + ".checks[" + std::to_string(k) + "]"));
     sig.source = string_list(s, path, "source", true, true);
     for (std::size_t k = 0; k < sig.source.size(); ++k)
         // A source is a document (https://) or a package named by its index, never by the
-        // index's host: "PyPI nvidia-cudnn-cu12".
-        if (!starts_with(sig.source[k], "https://") && !starts_with(sig.source[k], "PyPI "))
+        // index's host: "PyPI nvidia-cudnn-cu12"; vocabularies also cite the toolkit or C
+        // library they were generated from.
+        if (!valid_source(sig.source[k], vocabulary))
             fail(path + ".source[" + std::to_string(k) + "]",
                  "expected an https:// URL or a package citation (\"PyPI <name>\")");
     if (auto note = s.find("note"); note != s.end() && !note->is_string())
@@ -194,10 +239,19 @@ Result<ErrorSignatures> ErrorSignatures::parse_files(
             file = name;
             json doc = json::parse(text);
             if (!doc.is_object()) fail("$", "expected an object");
-            only_keys(doc, "$", {"schema", "about", "family", "facts", "signatures"});
+            only_keys(doc, "$",
+                      {"schema", "about", "family", "facts", "signatures", "tier", "generated_from",
+                       "generator", "providers"});
             const json& schema = need(doc, "$", "schema");
             if (!schema.is_number_integer() || schema.get<int>() != 1)
                 fail("$.schema", "unsupported schema (expected 1)");
+            std::string tier = doc.contains("tier") ? need_string(doc, "$", "tier") : "signatures";
+            if (tier != "signatures" && tier != "vocabulary" && tier != "providers")
+                fail("$.tier", "expected \"signatures\", \"vocabulary\" or \"providers\"");
+            if (tier == "providers") {
+                parse_providers(doc, out);
+                continue;
+            }
             std::string family;
             if (doc.contains("family")) family = need_string(doc, "$", "family");
             for (auto& t : template_list(doc, "$", "facts", false))
@@ -207,7 +261,8 @@ Result<ErrorSignatures> ErrorSignatures::parse_files(
             if (!sigs->is_array()) fail("$.signatures", "expected an array");
             for (std::size_t i = 0; i < sigs->size(); ++i) {
                 std::string path = "$.signatures[" + std::to_string(i) + "]";
-                ErrorSignature sig = parse_signature((*sigs)[i], path, family);
+                ErrorSignature sig =
+                    parse_signature((*sigs)[i], path, family, tier == "vocabulary");
                 for (std::size_t k = 0; k < out.signatures.size(); ++k)
                     if (out.signatures[k].id == sig.id)
                         fail(path + ".id",

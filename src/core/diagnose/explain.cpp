@@ -5,6 +5,7 @@
 #include "core/diagnose/explain.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "core/diagnose/explain_facts.hpp"
@@ -57,6 +58,10 @@ struct LogScanner::State {
     bool finished = false;
     std::uint64_t lines = 0;
 
+    std::vector<FailureLine> first_failures;  // the first k_max_failure_lines failure lines
+    std::vector<FailureLine> last_failures;   // a ring of the last ones after those
+    std::size_t last_next = 0;                // the ring's oldest entry
+
     std::string norm;                       // the normalised line (reused buffer)
     std::vector<std::uint64_t> stamp;       // per template: the line it was last hit on
     std::vector<std::uint32_t> candidates;  // templates whose anchor is in this line
@@ -75,6 +80,7 @@ struct LogScanner::State {
     }
 
     void scan(std::string_view raw);
+    void note_failure(std::string_view kind);
 };
 
 // A shell's command trace (`set -x`: "+ grep ...", "++ ..."): the command that was run, not
@@ -84,9 +90,50 @@ static bool shell_trace(std::string_view line) {
     return plus > 0 && plus != std::string_view::npos && line[plus] == ' ';
 }
 
+// Quoted text (a Markdown quote, "> ..."): documentation or a reply, not what failed.
+static bool quoted_text(std::string_view line) { return !line.empty() && line[0] == '>'; }
+
+// The class of a line that reads like a failure, or "" (cheap: a few finds per line).
+static std::string_view failure_kind(std::string_view line) {
+    auto has = [&](std::string_view s) { return line.find(s) != std::string_view::npos; };
+    if (has("Traceback (most recent call last)") || has("arning")) return {};
+    if (has("fatal error:") || has(": error:") || has("#error")) return "compiler error";
+    if (has("Segmentation fault") || has("core dumped") || has("Bus error") ||
+        has("Fatal Python error"))
+        return "crash";
+    if (has("NCCL WARN")) return "NCCL warning";
+    if (has("NVRM: Xid")) return "kernel GPU error (Xid)";
+    for (std::string_view marker : {std::string_view("Error: "), std::string_view("Exception: ")}) {
+        std::size_t at = line.find(marker);
+        if (at != std::string_view::npos && at > 0 &&
+            std::isalnum(static_cast<unsigned char>(line[at - 1])))
+            return "exception";
+    }
+    if (has("ERROR") || has("error:") || has("Error:")) return "error";
+    if (has("FATAL") || has("fatal:") || has("Fatal")) return "fatal";
+    if (has("exit code") || has("exit status") || has("exitcode") || has("failed with"))
+        return "failed command";
+    return {};
+}
+
+void LogScanner::State::note_failure(std::string_view kind) {
+    FailureLine f{lines, std::string(kind), cut_utf8(norm, k_max_evidence_text)};
+    if (first_failures.size() < k_max_failure_lines) {
+        first_failures.push_back(std::move(f));
+    } else if (last_failures.size() < k_max_failure_lines) {
+        last_failures.push_back(std::move(f));
+    } else {
+        last_failures[last_next] = std::move(f);
+        last_next = (last_next + 1) % k_max_failure_lines;
+    }
+}
+
 void LogScanner::State::scan(std::string_view raw) {
     normalize_log_line(raw, norm);
     if (norm.empty() || shell_trace(norm)) return;
+    const bool is_quoted = quoted_text(norm);
+    if (!is_quoted)
+        if (auto kind = failure_kind(norm); !kind.empty()) note_failure(kind);
     candidates.clear();
     sigs.anchors.scan(norm, [&](std::uint32_t id) {
         if (stamp[id] == lines) return;
@@ -120,6 +167,7 @@ void LogScanner::State::scan(std::string_view raw) {
         SignatureState& st = per_sig[ref.signature];
         if (ref.kind == Kind::Pattern) {
             if (triggered_here) continue;  // the first pattern that matches a line counts
+            if (is_quoted && sig.vocabulary) continue;  // quoted text is not a failure
             auto m = sig.patterns[ref.index].match(norm);
             if (!m) continue;
             bool excluded = false;
@@ -264,12 +312,24 @@ std::vector<Explanation> LogScanner::explanations(const nlohmann::json* fingerpr
         e.id = sig.id;
         e.title = sig.title;
         e.family = sig.family;
+        e.vocabulary = sig.vocabulary;
         e.facts = st.captures;
         for (const auto& [k, v] : st.context_captures) e.facts.emplace(k, v);
         for (const auto& [k, v] : st.merged_captures) e.facts.emplace(k, v);
         for (const auto& [k, v] : global) e.facts.emplace(k, v);
         derive_common(e.facts);
-        for (const auto& d : sig.derive) derive(d, e.facts, kb);
+        for (const auto& d : sig.derive) {
+            if (d.kind != Derivation::Kind::Provider) {
+                derive(d, e.facts, kb);
+                continue;
+            }
+            std::string key = resolve(d.from, e.facts, nullptr);
+            auto p = m_state->sigs.providers.find(key);
+            if (p == m_state->sigs.providers.end()) continue;
+            std::string text;
+            for (const auto& v : p->second) text += (text.empty() ? "" : "; ") + v;
+            e.facts.emplace("provider", text);
+        }
         e.cause = render_template(sig.cause, e.facts).value_or(sig.title);
         e.fix = render_template(sig.fix, e.facts).value_or(std::string());
 
@@ -306,8 +366,20 @@ std::vector<Explanation> LogScanner::explanations(const nlohmann::json* fingerpr
             return state[a.first].first_line < state[b.first].first_line;
         return sa.id < sb.id;
     });
+    // A signature names a cause; the meaning of a code answers only when none does.
+    bool any_signature = false;
+    for (const auto& f : found) any_signature = any_signature || !sigs[f.first].vocabulary;
     std::vector<Explanation> out;
-    for (auto& [s, e] : found) out.push_back(std::move(e));
+    for (auto& [s, e] : found)
+        if (!any_signature || !sigs[s].vocabulary) out.push_back(std::move(e));
+    return out;
+}
+
+std::vector<FailureLine> LogScanner::failure_lines() const {
+    const State& s = *m_state;
+    std::vector<FailureLine> out = s.first_failures;
+    for (std::size_t k = 0; k < s.last_failures.size(); ++k)
+        out.push_back(s.last_failures[(s.last_next + k) % s.last_failures.size()]);
     return out;
 }
 

@@ -85,6 +85,10 @@ struct Derivation {
                                // -> fragmented (the cache could hold it) or too_big
         CudnnDotted,           // from: compiled, runtime ints (7102) -> compiled_dotted, ...
         NvccForArch,           // arch "86" -> arch_cuda: the CUDA releases whose nvcc has it
+        Provider,              // a soname, header or command -> provider: what provides it
+                               // (ErrorSignatures::providers, from wheel RECORDs and dpkg)
+        GlibcDistros,          // "GLIBC_2.34" or "2.34" -> glibc_distros: the knowledge base's
+                               // OSes whose glibc is at least that
     };
     Kind kind = Kind::SonameMajor;
     std::vector<std::string> from;  // fact names, first known wins
@@ -92,6 +96,10 @@ struct Derivation {
 
 struct ErrorSignature {
     std::string id, title;
+    // A vocabulary entry (data/vocabularies/*.json: what a code or message means by its
+    // definition) rather than a signature of a root cause: it answers only when no signature
+    // does, and its cause says it is the meaning of the code.
+    bool vocabulary = false;
     std::string family;                   // the file's "family": import, driver, nccl, ...
     int rank = 0;                         // higher = more specific / more root-cause-like
     std::vector<LineTemplate> patterns;   // any of these lines triggers the signature
@@ -117,6 +125,9 @@ struct ErrorSignatures {
 
     std::vector<LineTemplate> facts;  // captured anywhere in the log, first value wins
     std::vector<ErrorSignature> signatures;
+    // What provides a missing thing: soname, header or command -> "PyPI <wheel> <version>",
+    // "Debian <package> <version>", ... (files whose "tier" is "providers").
+    std::map<std::string, std::vector<std::string>> providers;
 
     const ErrorSignature* find(std::string_view id) const;
 
@@ -134,9 +145,19 @@ struct ErrorSignatures {
 
 struct Explanation {
     std::string id, title, family, cause, fix;
-    std::vector<std::string> evidence;         // the log lines that matched, "L12: ..."
+    bool vocabulary = false;            // the meaning of a code or message, not a signature's cause
+    std::vector<std::string> evidence;  // the log lines that matched, "L12: ..."
     std::map<std::string, std::string> facts;  // captured and derived values
     std::string verdict;                       // "" | "confirmed: ..." | "ruled out: ..."
+};
+
+// A line the scanner took for a failure (an exception, an error or fatal line, a failed
+// command), for the honest answer when nothing is recognised: shown, with its class, not
+// explained. Shell-trace lines ("+ cmd") and quoted text ("> ...") are never failures.
+struct FailureLine {
+    std::uint64_t line = 0;
+    std::string kind;  // "python exception", "compiler error", "error", "fatal", ...
+    std::string text;
 };
 
 // Scans a log handed in pieces of any size (blocks of a file, a pipe, one string) and keeps
@@ -159,8 +180,13 @@ class LogScanner {
 
     // Most specific first; one entry per signature; empty when nothing is recognised.
     // Call after finish().
+    // Signatures answer first; vocabulary entries only when no signature matched.
     std::vector<Explanation> explanations(const nlohmann::json* fingerprint,
                                           const KnowledgeBase& kb) const;
+    // The first and the last lines taken for failures (at most k_max_failure_lines each
+    // side, in log order), whatever was recognised.
+    std::vector<FailureLine> failure_lines() const;
+    static constexpr std::size_t k_max_failure_lines = 6;
 
   private:
     struct State;

@@ -305,6 +305,21 @@ void derive(const Derivation& d, std::map<std::string, std::string>& facts,
                           have.size() == 1 ? have.front() : have.front() + " to " + have.back());
             return;
         }
+        case K::GlibcDistros: {  // "GLIBC_2.34" -> the OSes whose glibc is >= 2.34
+            auto need = Version::parse(in.rfind("GLIBC_", 0) == 0 ? in.substr(6) : in);
+            if (!need) return;
+            std::string have;
+            for (const auto& id : kb.os_ids()) {
+                const OsInfo* os = kb.os(id);
+                auto v = os ? Version::parse(os->glibc) : std::nullopt;
+                if (!v || *v < *need) continue;
+                have += (have.empty() ? "" : ", ") + id + " (glibc " + os->glibc + ")";
+            }
+            facts.emplace("glibc_distros", have.empty() ? "none torchdock knows" : have);
+            return;
+        }
+        case K::Provider:  // needs ErrorSignatures::providers: LogScanner::explanations
+            return;
     }
 }
 

@@ -32,6 +32,10 @@ std::vector<std::string> derivation_outputs(Derivation::Kind k) {
             return {"compiled_dotted", "runtime_dotted"};
         case K::NvccForArch:
             return {"arch_cuda"};
+        case K::Provider:
+            return {"provider"};
+        case K::GlibcDistros:
+            return {"glibc_distros"};
     }
     return {};
 }
@@ -114,6 +118,8 @@ Derivation parse_derivation(const json& j, const std::string& path) {
         {"oom_split", Derivation::Kind::OomSplit},
         {"cudnn_dotted", Derivation::Kind::CudnnDotted},
         {"nvcc_for_arch", Derivation::Kind::NvccForArch},
+        {"provider", Derivation::Kind::Provider},
+        {"glibc_distros", Derivation::Kind::GlibcDistros},
     };
     std::string kind = need_string(j, path, "kind");
     auto it = kinds.find(kind);

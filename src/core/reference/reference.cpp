@@ -66,7 +66,10 @@ std::vector<ReferenceEntry> reference_entries(const ErrorSignatures& signatures)
                        finding_waive_text(f),
                        {}});
     std::vector<const ErrorSignature*> sigs;
-    for (const auto& s : signatures.signatures) sigs.push_back(&s);
+    // Signatures only: vocabulary entries (data/vocabularies/) are meanings of codes and
+    // messages from their definitions, each with its source there, not causes torchdock names.
+    for (const auto& s : signatures.signatures)
+        if (!s.vocabulary) sigs.push_back(&s);
     std::sort(sigs.begin(), sigs.end(), [](auto* a, auto* b) { return a->id < b->id; });
     for (const auto* s : sigs) {
         std::string evidence = "a log line matching " + join_templates(s->patterns);

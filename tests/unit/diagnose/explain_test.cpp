@@ -504,9 +504,14 @@ TEST_CASE("error_signatures.json parses and every signature is sourced") {
         CHECK(seen.insert(sig.id).second);
         CHECK_FALSE(sig.title.empty());
         REQUIRE_FALSE(sig.source.empty());
-        // A document URL, or a package cited by name (never a package index's host).
-        for (const auto& src : sig.source)
-            CHECK((src.rfind("https://", 0) == 0 || src.rfind("PyPI ", 0) == 0));
+        // A document URL, or a package cited by name (never a package index's host); a
+        // vocabulary entry may also cite the header or C library it was generated from.
+        for (const auto& src : sig.source) {
+            bool cited = src.rfind("https://", 0) == 0 || src.rfind("PyPI ", 0) == 0;
+            for (const char* p : {"Debian ", "CUDA toolkit ", "glibc ", "GCC "})
+                cited = cited || (sig.vocabulary && src.rfind(p, 0) == 0);
+            CHECK(cited);
+        }
         CHECK_FALSE(sig.patterns.empty());
     }
 }
@@ -517,6 +522,7 @@ TEST_CASE("every signature has a sample log that it explains first") {
     for (const auto& c : test::load_corpus(test::source_path("tests/data/explain_corpus")))
         corpus_logs.emplace(c.expect, c.log);
     for (const auto& sig : sigs().signatures) {
+        if (sig.vocabulary) continue;  // vocabularies: "a vocabulary answers only when ..."
         INFO(sig.id);
         std::string log;
         if (auto c = corpus_logs.find(sig.id); c != corpus_logs.end()) {
@@ -1154,16 +1160,20 @@ TEST_CASE("logs with no known failure give nothing") {
                   "    cfg = CONFIG['lr']\n"
                   "KeyError: 'lr'\n")
               .empty());
-    // An undefined C++ symbol outside torch's namespaces is not claimed.
-    CHECK(explain("elinks: symbol lookup error: /lib64/libk5crypto.so.3: undefined symbol: "
-                  "EVP_KDF_ctrl, version "
-                  "OPENSSL_1_1_1b\n")
-              .empty());
-    // Someone else's missing library, and a bare mention of cuDNN.
-    CHECK(explain("error while loading shared libraries: libssl.so.1.1: cannot open shared object "
-                  "file: No such file\n"
-                  "INFO using cuDNN 9.1.0 and libcudart.so.12\n")
-              .empty());
+    // An undefined C++ symbol outside torch's namespaces is not claimed by a signature: only
+    // the loader vocabulary's meaning of the message answers, and says it is only that.
+    auto only_meaning = [](const std::vector<Explanation>& ex, const std::string& id) {
+        return ex.size() == 1 && ex[0].vocabulary && ex[0].id == id &&
+               ex[0].cause.find("not a diagnosed root cause") != std::string::npos;
+    };
+    CHECK(only_meaning(explain("elinks: symbol lookup error: /lib64/libk5crypto.so.3: undefined "
+                               "symbol: EVP_KDF_ctrl, version OPENSSL_1_1_1b\n"),
+                       "loader/undefined-symbol"));
+    // Someone else's missing library, and a bare mention of cuDNN: no signature claims it.
+    CHECK(only_meaning(explain("error while loading shared libraries: libssl.so.1.1: cannot open "
+                               "shared object file: No such file\n"
+                               "INFO using cuDNN 9.1.0 and libcudart.so.12\n"),
+                       "loader/cannot-open-shared-object"));
     // Binary garbage and invalid UTF-8 do not trip the scanner.
     std::string junk;
     for (int i = 0; i < 5000; ++i) junk += static_cast<char>((i * 131) % 256);
@@ -1365,4 +1375,25 @@ TEST_CASE("a shell's command trace is the command, not a failure", "[regression]
     CHECK_FALSE(explain("ImportError: libcudart.so.12: cannot open shared object file: No such "
                         "file or directory\n")
                     .empty());
+}
+
+TEST_CASE("a vocabulary answers only when no signature matches, and never on shell traces") {
+    // A signature (EX101, libcudart missing) and the loader vocabulary both match: the
+    // signature alone answers.
+    auto ex = explain(
+        "ImportError: libcudart.so.12: cannot open shared object file: No such file or "
+        "directory\n");
+    REQUIRE_FALSE(ex.empty());
+    CHECK(ex[0].id == "EX101");
+    for (const auto& e : ex) CHECK_FALSE(e.vocabulary);
+    // The same message in a shell trace or a quoted line is not a failure.
+    CHECK(explain("+ grep 'cannot open shared object file' build.log\n").empty());
+    CHECK(explain("> error while loading shared libraries: libfoo.so.1: cannot open shared "
+                  "object file\n")
+              .empty());
+    // A CUDA error code no signature knows: its meaning, from the runtime's own definition.
+    auto code = explain("RuntimeError: CUDA error: cudaErrorLaunchTimeout\n");
+    REQUIRE(code.size() == 1);
+    CHECK(code[0].vocabulary);
+    CHECK(code[0].id == "cuda/cudaErrorLaunchTimeout");
 }

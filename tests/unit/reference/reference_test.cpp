@@ -64,8 +64,9 @@ TEST_CASE("reference: every TD/DR ID written anywhere in src/ has a catalog entr
 
 TEST_CASE("reference: every entry is complete, IDs are unique, the listing fits 100 columns") {
     auto entries = reference_entries(sigs());
-    CHECK(entries.size() ==
-          check_catalog().size() + finding_catalog().size() + sigs().signatures.size());
+    std::size_t signatures = 0;  // vocabulary entries are meanings, not pages
+    for (const auto& s : sigs().signatures) signatures += s.vocabulary ? 0 : 1;
+    CHECK(entries.size() == check_catalog().size() + finding_catalog().size() + signatures);
     std::set<std::string> seen;
     for (const auto& e : entries) {
         INFO(e.id);
