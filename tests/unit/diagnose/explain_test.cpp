@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "diagnose/explain_corpus.hpp"
+#include "engine/files.hpp"
 #include "engine/project_loader.hpp"
 #include "test_support.hpp"
 
@@ -1396,4 +1397,15 @@ TEST_CASE("a vocabulary answers only when no signature matches, and never on she
     REQUIRE(code.size() == 1);
     CHECK(code[0].vocabulary);
     CHECK(code[0].id == "cuda/cudaErrorLaunchTimeout");
+}
+
+TEST_CASE("torchdock's own build log: an extension built under pip's build isolation") {
+    auto log = engine::read_text_file(
+        test::source_path("tests/data/build_logs/flash-attn-isolation.build.log"));
+    REQUIRE(log);
+    auto ex = explain(log.value());
+    REQUIRE(ex.size() == 1);
+    CHECK(ex[0].id == "build/isolation-missing-module");
+    CHECK_THAT(ex[0].cause, ContainsSubstring("'packaging'"));
+    CHECK_THAT(ex[0].fix, ContainsSubstring("--no-build-isolation"));
 }
