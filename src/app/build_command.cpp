@@ -315,7 +315,7 @@ int run_build(const BuildOptions& opts) {
         if (auto st = emit_report(opts.json, report::build_json(records)); !st)
             return fail(st.error());
     } else {
-        std::cout << report::build_table(records);
+        std::cout << paint_verdicts(report::build_table(records));
     }
     std::cerr << report::build_failures(records);
     if (engine::interrupted()) {

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <iostream>
 #include <mutex>
+#include <regex>
 
 namespace td::app {
 namespace {
@@ -91,6 +92,36 @@ void detail(std::string_view line) {
 void note(std::string_view line) {
     if (quiet()) return;
     write_line(paint_stderr(Paint::warn, "torchdock: note: "), line);
+}
+
+std::string paint_verdicts(const std::string& table) {
+    if (!state().color_stdout) return table;
+    static const std::regex word(R"(\b(FAILED|FAIL|ERROR|WARN|WAIVED|PASS|built)\b)");
+    std::string out;
+    std::size_t begin = 0;
+    while (begin < table.size()) {
+        std::size_t end = table.find('\n', begin);
+        end = end == std::string::npos ? table.size() : end + 1;
+        std::string line = table.substr(begin, end - begin);
+        begin = end;
+        // A header (the line above a "----" rule) keeps its plain words.
+        if (table.compare(begin, 2, "--") == 0) {
+            out += line;
+            continue;
+        }
+        std::size_t last = 0;
+        for (std::sregex_iterator it(line.begin(), line.end(), word), stop; it != stop; ++it) {
+            out.append(line, last, static_cast<std::size_t>(it->position()) - last);
+            std::string w = it->str();
+            Paint style = w == "PASS" || w == "built"    ? Paint::ok
+                          : w == "WARN" || w == "WAIVED" ? Paint::warn
+                                                         : Paint::error;
+            out += paint(true, style, w);
+            last = static_cast<std::size_t>(it->position() + it->length());
+        }
+        out.append(line, last, std::string::npos);
+    }
+    return out;
 }
 
 std::string paint_stdout(Paint style, std::string_view text) {

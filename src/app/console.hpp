@@ -36,6 +36,11 @@ void note(std::string_view line);
 std::string paint_stdout(Paint style, std::string_view text);
 std::string paint_stderr(Paint style, std::string_view text);
 
+// A report table with its verdict words (FAIL, FAILED, ERROR, WARN, WAIVED, PASS, built)
+// coloured when colour is on for stdout; as it is otherwise. Escape codes take no column,
+// so the table's alignment holds.
+std::string paint_verdicts(const std::string& table);
+
 // "12.3 s"
 std::string format_seconds(double seconds);
 

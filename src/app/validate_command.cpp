@@ -236,7 +236,9 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
             if (engine::interrupted()) return;
             progress("validate " + v.image + ": done in " + format_seconds(v.seconds));
             std::lock_guard lock(print_mutex);
-            human << report::validation_table(v) << "\n";
+            human << (&human == &std::cout ? paint_verdicts(report::validation_table(v))
+                                           : report::validation_table(v))
+                  << "\n";
         }
     };
     std::vector<std::thread> threads;
@@ -245,7 +247,8 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     for (auto& t : threads) t.join();
     if (engine::interrupted()) return stop_interrupted_run(api.value(), run.run_label);
 
-    human << report::validation_summary(results);
+    human << (&human == &std::cout ? paint_verdicts(report::validation_summary(results))
+                                   : report::validation_summary(results));
     if (auto st = write_reports(opts, results); !st) return fail(st.error());
 
     bool any_error = false, any_failed = false, nothing_ran = false;

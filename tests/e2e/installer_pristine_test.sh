@@ -21,6 +21,16 @@ services_start || { echo "FAIL - the test engine and registry did not start"; ex
 BASE=$TD_REGISTRY/library/debian:bookworm
 CA=${PIP_CERT:-${REQUESTS_CA_BUNDLE:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}}
 mkdir -p "$TORCHDOCK_CACHE/installer-apt/partial" "$TORCHDOCK_CACHE/installer-pip"
+# The host ran the same installer on the same release: its downloaded packages seed the
+# container's archive (hard links where one file system holds both; apt checks each file's
+# hash against its index, so a stale one is downloaded again, never trusted).
+seeded=0
+for deb in /var/cache/apt/archives/*.deb; do
+  [ -e "$deb" ] || continue
+  dest="$TORCHDOCK_CACHE/installer-apt/$(basename "$deb")"
+  [ -e "$dest" ] || { ln "$deb" "$dest" 2>/dev/null || cp "$deb" "$dest"; } && seeded=$((seeded + 1))
+done
+echo "# apt archive: $seeded packages from the host's cache"
 $DOCKER pull -q "$BASE" >/dev/null
 
 start=$SECONDS

@@ -165,4 +165,14 @@ validate --expect cuda=12.4 "$H"
 check "--expect overrides the labels" test "$(status_of "$H" TD101)" = fail
 check "no probe container is left behind" test "$(/usr/bin/docker ps -aq --filter label=io.torchdock.run | wc -l)" = 0
 
+# Colour: verdicts coloured with --color always, headers and piped output plain.
+"$TD" --color always validate --probes "$PROBES" "$L" >"$WORK/colour" 2>/dev/null
+check "--color always: the FAIL verdict is red, the header plain" \
+  bash -c "grep -q \$'\x1b\\[1;31mFAIL' '$WORK/colour' && grep -q '^IMAGE .* RESULT\$' '$WORK/colour'"
+"$TD" validate --probes "$PROBES" "$L" >"$WORK/plain" 2>&1
+check "piped without --color: no escape sequence" bash -c "! grep -q \$'\x1b' '$WORK/plain'"
+progress_lines=$(grep -cE '^\[[0-9]{2}:[0-9]{2}:[0-9]{2}\] validate ' "$WORK/plain")
+check "progress: timestamped lines name the image ($progress_lines)" test "$progress_lines" -ge 2
+"$TD" -q validate --probes "$PROBES" "$L" >/dev/null 2>"$WORK/quiet"
+check "-q: no progress line" bash -c "! grep -qE '^\[[0-9:]{8}\] ' '$WORK/quiet'"
 finish
