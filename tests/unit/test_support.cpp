@@ -19,6 +19,15 @@ const KnowledgeBase& real_kb() {
     return kb;
 }
 
+const ErrorSignatures& real_signatures() {
+    static const ErrorSignatures s = [] {
+        auto parsed = engine::load_error_signatures(source_path("data"));
+        if (!parsed) throw std::runtime_error(parsed.error().message);
+        return parsed.value();
+    }();
+    return s;
+}
+
 RenderPlan plan_one(const std::string& manifest_text, const std::string& file) {
     return plan_render({ManifestSource{file, manifest_text, std::nullopt, std::nullopt}},
                        real_kb());

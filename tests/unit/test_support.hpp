@@ -4,12 +4,15 @@
 #include <string>
 #include <vector>
 
+#include "core/diagnose/explain.hpp"
 #include "core/knowledge/knowledge_base.hpp"
 #include "core/render/render_plan.hpp"
 
 namespace td::test {
 
 const KnowledgeBase& real_kb();
+// The error signatures and vocabularies of the source tree's data/.
+const ErrorSignatures& real_signatures();
 std::string source_path(const std::string& rel);
 
 // Plans a single manifest text; returns the plan (problems or files).

@@ -33,14 +33,7 @@ using namespace td;
 
 namespace {
 
-const ErrorSignatures& sigs() {
-    static const ErrorSignatures s = [] {
-        auto parsed = engine::load_error_signatures(test::source_path("data"));
-        if (!parsed) throw std::runtime_error(parsed.error().message);
-        return parsed.value();
-    }();
-    return s;
-}
+const ErrorSignatures& sigs() { return test::real_signatures(); }
 
 const std::vector<test::CorpusCase>& corpus() {
     static const auto c = test::load_corpus(test::source_path("tests/data/explain_corpus"));

@@ -26,14 +26,7 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-const ErrorSignatures& sigs() {
-    static const ErrorSignatures s = [] {
-        auto parsed = engine::load_error_signatures(test::source_path("data"));
-        if (!parsed) throw std::runtime_error(parsed.error().message);
-        return parsed.value();
-    }();
-    return s;
-}
+const ErrorSignatures& sigs() { return test::real_signatures(); }
 
 std::vector<Explanation> explain(const std::string& log, const nlohmann::json* fp = nullptr) {
     return explain_log(log, sigs(), fp, test::real_kb());

@@ -17,14 +17,7 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-const ErrorSignatures& sigs() {
-    static const ErrorSignatures s = [] {
-        auto parsed = engine::load_error_signatures(test::source_path("data"));
-        if (!parsed) throw std::runtime_error(parsed.error().message);
-        return parsed.value();
-    }();
-    return s;
-}
+const ErrorSignatures& sigs() { return test::real_signatures(); }
 
 struct Scan {
     std::vector<Explanation> found;

@@ -18,14 +18,7 @@ using namespace td;
 
 namespace {
 
-const ErrorSignatures& sigs() {
-    static const ErrorSignatures s = [] {
-        auto parsed = engine::load_error_signatures(test::source_path("data"));
-        if (!parsed) throw std::runtime_error(parsed.error().message);
-        return parsed.value();
-    }();
-    return s;
-}
+const ErrorSignatures& sigs() { return test::real_signatures(); }
 
 // Every "TDnnn"/"DRnnn" in src/ (emitted IDs, and IDs named in messages), with its file.
 std::map<std::string, std::string> ids_in_source() {
