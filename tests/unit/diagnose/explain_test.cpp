@@ -1402,3 +1402,19 @@ TEST_CASE("torchdock's own build log: an extension built under pip's build isola
     CHECK_THAT(ex[0].cause, ContainsSubstring("'packaging'"));
     CHECK_THAT(ex[0].fix, ContainsSubstring("--no-build-isolation"));
 }
+
+TEST_CASE("torchdock's own build logs: a pip resolver conflict and a refused connection") {
+    auto resolver = engine::read_text_file(
+        test::source_path("tests/data/build_logs/pip-resolution-impossible.build.log"));
+    REQUIRE(resolver);
+    auto ex = explain(resolver.value());
+    REQUIRE_FALSE(ex.empty());
+    CHECK(ex[0].id == "pip/resolution-impossible");
+    auto network = engine::read_text_file(
+        test::source_path("tests/data/build_logs/pip-connection-refused.build.log"));
+    REQUIRE(network);
+    ex = explain(network.value());
+    REQUIRE_FALSE(ex.empty());
+    CHECK(ex[0].id == "net/connection");
+    CHECK_THAT(ex[0].evidence[0], ContainsSubstring("Connection refused"));
+}
