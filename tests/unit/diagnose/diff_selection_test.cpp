@@ -41,14 +41,14 @@ TEST_CASE("by default: the top 10 outside cosmetic, the rest counted by category
     CHECK(v.not_shown == std::vector<Count>{{"libraries", 25}, {"cosmetic", 40}});
 }
 
-TEST_CASE("--all shows every difference, cosmetic included") {
+TEST_CASE("diff selection: --all shows every difference, cosmetic included") {
     auto d = ranked({{"cuda", 2}, {"cosmetic", 40}});
     auto v = select_differences(d, diff_selection(true, std::nullopt, {}, {}).value());
     CHECK(v.shown.size() == 42);
     CHECK(v.not_shown.empty());
 }
 
-TEST_CASE("--top, --only and --hide") {
+TEST_CASE("diff selection: --top, --only and --hide") {
     auto d = ranked({{"cuda", 2}, {"torch", 3}, {"libraries", 30}, {"cosmetic", 40}});
     auto top = select_differences(d, diff_selection(false, 3, {}, {}).value());
     CHECK(top.shown.size() == 3);
