@@ -70,23 +70,26 @@ std::string format_seconds(double seconds) {
     return buf;
 }
 
-std::string clock_time() {
+std::string now_text(const char* format, bool utc) {
     std::time_t now = std::time(nullptr);
     std::tm tm{};
-    localtime_r(&now, &tm);
-    char buf[16];
-    std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+    if (utc)
+        gmtime_r(&now, &tm);
+    else
+        localtime_r(&now, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, format, &tm);
     return buf;
 }
 
 void progress(std::string_view line) {
     if (quiet()) return;
-    write_line(paint_stderr(Paint::dim, "[" + clock_time() + "] "), line);
+    write_line(paint_stderr(Paint::dim, "[" + now_text("%H:%M:%S") + "] "), line);
 }
 
 void detail(std::string_view line) {
     if (!verbose()) return;
-    write_line(paint_stderr(Paint::dim, "[" + clock_time() + "]   "), line);
+    write_line(paint_stderr(Paint::dim, "[" + now_text("%H:%M:%S") + "]   "), line);
 }
 
 void note(std::string_view line) {

@@ -44,7 +44,8 @@ std::string paint_verdicts(const std::string& table);
 // "12.3 s"
 std::string format_seconds(double seconds);
 
-// The "HH:MM:SS" of now in local time (progress lines' prefix).
-std::string clock_time();
+// Now, formatted with strftime's `format`, in UTC or local time ("%H:%M:%S" local for
+// progress lines, "%Y-%m-%d" UTC for the knowledge base's date).
+std::string now_text(const char* format, bool utc = false);
 
 }  // namespace td::app

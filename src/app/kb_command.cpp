@@ -4,7 +4,6 @@
 // disagrees with the index).
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 #include <optional>
 
@@ -22,16 +21,6 @@
 
 namespace td::app {
 namespace {
-
-// Today in UTC, YYYY-MM-DD: the knowledge base's date after a refresh that changed facts.
-std::string today_utc() {
-    std::time_t now = std::time(nullptr);
-    std::tm utc{};
-    gmtime_r(&now, &utc);
-    char day[16];
-    std::strftime(day, sizeof day, "%Y-%m-%d", &utc);
-    return day;
-}
 
 double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
@@ -158,8 +147,8 @@ int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
     }
     if (result->update.text != text.value()) {
         auto written = engine::write_files(
-            data_dir,
-            {{"torch.json", result->update.text}, {k_kb_stamp_file, kb_stamp_text(today_utc())}});
+            data_dir, {{"torch.json", result->update.text},
+                       {k_kb_stamp_file, kb_stamp_text(now_text("%Y-%m-%d", /*utc=*/true))}});
         if (!written) return fail_shown(written.error());
         std::cerr << "torchdock: wrote " << (data_dir / "torch.json").string()
                   << "; run `torchdock render` to regenerate the Dockerfiles\n";

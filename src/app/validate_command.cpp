@@ -221,6 +221,10 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
 
     // With a report on stdout, the tables go to stderr so stdout stays parseable.
     std::ostream& human = any_to_stdout(report_flags(opts)) ? std::cerr : std::cout;
+    // Verdicts are coloured on stdout only (paint_verdicts follows stdout's colour setting).
+    auto shown = [&human](const std::string& table) {
+        return &human == &std::cout ? paint_verdicts(table) : table;
+    };
     std::vector<report::ImageValidation> results(opts.images.size());
     std::atomic<std::size_t> next{0};
     std::mutex print_mutex;
@@ -236,9 +240,7 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
             if (engine::interrupted()) return;
             progress("validate " + v.image + ": done in " + format_seconds(v.seconds));
             std::lock_guard lock(print_mutex);
-            human << (&human == &std::cout ? paint_verdicts(report::validation_table(v))
-                                           : report::validation_table(v))
-                  << "\n";
+            human << shown(report::validation_table(v)) << "\n";
         }
     };
     std::vector<std::thread> threads;
@@ -247,8 +249,7 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     for (auto& t : threads) t.join();
     if (engine::interrupted()) return stop_interrupted_run(api.value(), run.run_label);
 
-    human << (&human == &std::cout ? paint_verdicts(report::validation_summary(results))
-                                   : report::validation_summary(results));
+    human << shown(report::validation_summary(results));
     if (auto st = write_reports(opts, results); !st) return fail(st.error());
 
     bool any_error = false, any_failed = false, nothing_ran = false;
