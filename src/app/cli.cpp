@@ -223,6 +223,26 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
                               "a fingerprint (doctor --json) to confirm or rule out causes");
     add_report_flag(c.explain_cmd, "--json", explain.json, "the explanations as JSON");
 
+    auto& sbom = c.sbom;
+    c.sbom_cmd = c.app.add_subcommand(
+        "sbom", "a CycloneDX 1.6 SBOM of a variant (from its lock) or an image (from its files)");
+    add_common(c.sbom_cmd);
+    c.sbom_cmd
+        ->add_option("target", sbom.target,
+                     "a rendered variant's name (from the manifests and their locks), "
+                     "else an image reference")
+        ->required();
+    c.sbom_cmd
+        ->add_option("-o,--output", sbom.output,
+                     "where to write the SBOM (- for stdout; a file is written atomically)")
+        ->capture_default_str();
+    c.sbom_cmd->add_option("--probes", sbom.probes_dir,
+                           "directory of the probe programs (an image only; default: the "
+                           "installed ones)");
+    c.sbom_cmd->add_option("--python", sbom.python,
+                           "the image's python whose packages to list (default: the one the "
+                           "image runs)");
+
     auto& checks = c.checks;
     c.checks_cmd = c.app.add_subcommand(
         "checks", "list every check, finding and error signature ID, or print one's page");
@@ -261,6 +281,11 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
                                "also read each release's CUDA arch list from the fatbins of "
                                "torch/lib/libtorch_cuda.so in its default wheel (range reads of "
                                "300 to 700 MB per release)");
+    c.kb_refresh_cmd->add_flag("--extensions", kb_refresh.extensions,
+                               "update data/extensions.json instead: each tracked release of a "
+                               "CUDA extension package, its Requires-Dist on torch and the "
+                               "fatbin targets of every shared object in its wheel (range "
+                               "reads); --release then names the projects to read");
     add_duration_option(c.kb_refresh_cmd, "--lock-wait", kb_refresh.lock_wait_s,
                         "to wait for another kb refresh writing the same data directory (its "
                         "lock file .torchdock-kb.lock)",

@@ -28,9 +28,10 @@ struct Cli {
     ExplainOptions explain;
     KbRefreshOptions kb_refresh;
     ChecksOptions checks;
+    SbomOptions sbom;
     CLI::App *init_cmd{}, *render_cmd{}, *list_cmd{}, *build_cmd{}, *lock_cmd{}, *validate_cmd{},
         *doctor_cmd{}, *diff_cmd{}, *pre_cmd{}, *explain_cmd{}, *checks_cmd{}, *kb_cmd{},
-        *kb_refresh_cmd{};
+        *kb_refresh_cmd{}, *sbom_cmd{};
 };
 
 // The whole command line; `version` is called for --version only (it may read files).

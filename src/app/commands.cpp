@@ -19,40 +19,6 @@ std::vector<ReportFlag> report_flags(const RenderOptions& opts) {
     return {{"--json", &opts.json}, {"--sarif", &opts.sarif}};
 }
 
-// Loads the knowledge base and manifests and plans the whole matrix. On failure prints
-// every problem and returns the exit code in `code`. With `sarif`, the problems and
-// warnings are written there too, whether or not the plan stands.
-std::optional<RenderPlan> plan(const CommonOptions& common, int& code, bool writes,
-                               const std::optional<std::string>& sarif = std::nullopt) {
-    auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
-    if (!kb) {
-        code = fail(kb.error());
-        return std::nullopt;
-    }
-    auto sources = engine::load_manifests(common.manifests_dir);
-    if (!sources) {
-        code = fail(sources.error());
-        return std::nullopt;
-    }
-    RenderPlan p = plan_render(sources.value(), kb.value());
-    if (sarif)
-        if (auto st = emit_report(sarif, report::render_sarif(p.problems, p.warnings)); !st) {
-            code = fail(st.error());
-            return std::nullopt;
-        }
-    for (const auto& w : p.warnings)
-        std::cerr << "torchdock: warning: " << format_diagnostic(w) << "\n";
-    if (!p.problems.empty()) {
-        for (const auto& d : p.problems) std::cerr << format_diagnostic(d) << "\n";
-        print_error(std::to_string(p.problem_count) + " problem" +
-                    (p.problem_count == 1 ? "" : "s") + " in the manifests" +
-                    (writes ? "; nothing was written" : ""));
-        code = k_exit_config;
-        return std::nullopt;
-    }
-    return p;
-}
-
 // render --check: what differs, as lines or (--json) as lists of paths.
 int print_diff(const TreeDiff& diff, const RenderOptions& opts, std::size_t variants) {
     std::size_t n = diff.missing.size() + diff.changed.size() + diff.extra.size();
@@ -88,6 +54,40 @@ int print_diff(const TreeDiff& diff, const RenderOptions& opts, std::size_t vari
 
 }  // namespace
 
+// Loads the knowledge base and manifests and plans the whole matrix. On failure prints
+// every problem and returns the exit code in `code`. With `sarif`, the problems and
+// warnings are written there too, whether or not the plan stands.
+std::optional<RenderPlan> plan_project(const CommonOptions& common, int& code, bool writes,
+                                       const std::optional<std::string>& sarif) {
+    auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
+    if (!kb) {
+        code = fail(kb.error());
+        return std::nullopt;
+    }
+    auto sources = engine::load_manifests(common.manifests_dir);
+    if (!sources) {
+        code = fail(sources.error());
+        return std::nullopt;
+    }
+    RenderPlan p = plan_render(sources.value(), kb.value());
+    if (sarif)
+        if (auto st = emit_report(sarif, report::render_sarif(p.problems, p.warnings)); !st) {
+            code = fail(st.error());
+            return std::nullopt;
+        }
+    for (const auto& w : p.warnings)
+        std::cerr << "torchdock: warning: " << format_diagnostic(w) << "\n";
+    if (!p.problems.empty()) {
+        for (const auto& d : p.problems) std::cerr << format_diagnostic(d) << "\n";
+        print_error(std::to_string(p.problem_count) + " problem" +
+                    (p.problem_count == 1 ? "" : "s") + " in the manifests" +
+                    (writes ? "; nothing was written" : ""));
+        code = k_exit_config;
+        return std::nullopt;
+    }
+    return p;
+}
+
 int run_render(const CommonOptions& common, const RenderOptions& opts) {
     // An empty path would mean the current directory to some calls and nothing to others.
     for (const auto& [flag, value] :
@@ -98,7 +98,7 @@ int run_render(const CommonOptions& common, const RenderOptions& opts) {
         }
     if (auto st = check_report_flags(report_flags(opts)); !st) return fail(st.error());
     int code = 0;
-    auto p = plan(common, code, !opts.check && !opts.stdout_variant, opts.sarif);
+    auto p = plan_project(common, code, !opts.check && !opts.stdout_variant, opts.sarif);
     if (!p) return code;
 
     if (opts.stdout_variant) {
@@ -157,7 +157,7 @@ int run_render(const CommonOptions& common, const RenderOptions& opts) {
 int run_list(const CommonOptions& common, const ListOptions& opts) {
     if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
     int code = 0;
-    auto p = plan(common, code, false);
+    auto p = plan_project(common, code, false);
     if (!p) return code;
     if (opts.json) {
         if (auto st = emit_report(opts.json, report::variants_json(p->variants)); !st)

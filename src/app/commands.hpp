@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "core/render/render_plan.hpp"
+
 namespace td::app {
 
 struct CommonOptions {
@@ -104,6 +106,14 @@ struct ExplainOptions {
     std::optional<std::string> json;
 };
 
+// `sbom VARIANT|IMAGE`: a CycloneDX 1.6 SBOM from a variant's lock or an image's files.
+struct SbomOptions {
+    std::string target;        // a rendered variant's name, else an image reference
+    std::string output = "-";  // "-": stdout, else a file written atomically
+    std::optional<std::string> probes_dir;
+    std::optional<std::string> python;  // the image's python whose site directories to read
+};
+
 // `checks [ID]`: the reference pages (core/reference).
 struct ChecksOptions {
     std::optional<std::string> id;
@@ -120,6 +130,9 @@ struct KbRefreshOptions {
     // Read each default build's arch list from torch/lib/libtorch_cuda.so (hundreds of MB
     // of range reads per release), off unless asked for.
     bool arch_lists = false;
+    // Refresh data/extensions.json (the tracked releases of CUDA extension packages; with
+    // `releases`, only those projects) instead of data/torch.json.
+    bool extensions = false;
     // How long a writing run waits for another one's lock on the data directory.
     long long lock_wait_s = 120;
 };
@@ -139,7 +152,14 @@ int run_lock(const CommonOptions& common, const LockOptions& opts);
 int run_validate(const CommonOptions& common, const ValidateOptions& opts);
 int run_doctor(const CommonOptions& common, const DoctorOptions& opts);
 int run_diff(const DiffOptions& opts);
+// Loads the knowledge base and manifests and plans the whole matrix. On failure prints
+// every problem and returns nullopt with the exit code in `code`. With `sarif`, the
+// problems and warnings are written there too, whether or not the plan stands.
+std::optional<RenderPlan> plan_project(const CommonOptions& common, int& code, bool writes,
+                                       const std::optional<std::string>& sarif = std::nullopt);
+
 int run_preflight(const CommonOptions& common, const PreflightOptions& opts);
+int run_sbom(const CommonOptions& common, const SbomOptions& opts);
 int run_explain(const CommonOptions& common, const ExplainOptions& opts);
 int run_checks(const CommonOptions& common, const ChecksOptions& opts);
 int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts);

@@ -13,6 +13,7 @@
 #include "app/output.hpp"
 #include "core/knowledge/kb_stamp.hpp"
 #include "engine/dir_lock.hpp"
+#include "engine/extension_refresh.hpp"
 #include "engine/files.hpp"
 #include "engine/kb_refresh.hpp"
 #include "engine/project_loader.hpp"
@@ -55,6 +56,50 @@ int fail_shown(Error e) {
 
 }  // namespace
 
+// `kb refresh --extensions`: data/extensions.json from the index.
+int run_kb_refresh_extensions(const std::filesystem::path& data_dir, const KbRefreshOptions& opts,
+                              const std::string& index_url, const std::string& index_label) {
+    const char* file = "extensions.json";
+    auto text = engine::read_text_file(data_dir / file);
+    if (!text) return fail_shown(text.error());
+    auto current = parse_extension_facts(text.value());
+    if (!current) return fail_shown(current.error());
+    auto start = std::chrono::steady_clock::now();
+    auto result = engine::refresh_extension_facts(
+        current.value(), index_url, index_label, opts.releases, [&](const std::string& what) {
+            progress("kb refresh: reading " + what + " from " + terminal_text(index_label));
+        });
+    if (!result) return fail_shown(result.error());
+    for (const auto& line : result->scans) std::cerr << "torchdock: " << shown(line) << "\n";
+    for (const auto& c : result->changes) std::cout << shown(c) << "\n";
+    std::string updated = extension_facts_text(result->facts);
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f",
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    std::cerr << "torchdock: read the tracked extension releases from " << shown(index_label)
+              << " (" << result->requests << " requests, " << result->bytes / 1024 << " KiB, "
+              << secs << " s); " << result->changes.size() << " change"
+              << (result->changes.size() == 1 ? "" : "s") << "\n";
+    if (opts.check) {
+        if (updated == text.value()) return k_exit_ok;
+        std::cerr << "torchdock: data/extensions.json disagrees with " << shown(index_label)
+                  << "; run `torchdock kb refresh --extensions` to update it\n";
+        return k_exit_check_failed;
+    }
+    if (updated == text.value()) return k_exit_ok;
+    auto held = engine::DirLock::acquire(data_dir, engine::k_data_lock_file,
+                                         std::chrono::seconds(opts.lock_wait_s),
+                                         [](const std::filesystem::path&) {});
+    if (!held) return fail_shown(held.error());
+    auto written = engine::write_files(
+        data_dir,
+        {{file, updated}, {k_kb_stamp_file, kb_stamp_text(now_text("%Y-%m-%d", /*utc=*/true))}});
+    if (!written) return fail_shown(written.error());
+    std::cerr << "torchdock: wrote " << (data_dir / file).string()
+              << "; run `torchdock render` to check the manifests against it\n";
+    return k_exit_ok;
+}
+
 int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
     auto data_dir = engine::find_data_dir(common.data_dir);
     auto text = engine::read_text_file(data_dir / "torch.json");
@@ -70,6 +115,8 @@ int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
     }
     ro.index_label = opts.index_label ? *opts.index_label
                                       : std::string(pip_default ? "PyPI" : "the package index");
+    if (opts.extensions)
+        return run_kb_refresh_extensions(data_dir, opts, ro.index_url, ro.index_label);
     ro.releases = opts.releases;
     ro.jobs = opts.jobs;
     ro.on_progress = [&ro](const std::string& what) {

@@ -9,6 +9,7 @@
 #include "app/commands.hpp"
 #include "app/console.hpp"
 #include "app/exit_codes.hpp"
+#include "app/lock_apt.hpp"
 #include "app/lock_python.hpp"
 #include "app/output.hpp"
 #include "app/settings.hpp"
@@ -95,7 +96,8 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             return k_exit_config;
         }
     }
-    std::vector<std::vector<std::string>> rows, python_rows;
+    std::vector<std::vector<std::string>> rows, python_rows, apt_rows;
+    int apt_drifted = 0, apt_not_locked = 0, apt_unresolved = 0;
     nlohmann::json images_json = nlohmann::json::array();
     int python_drifted = 0, python_unchecked = 0, not_locked = 0, conflicts = 0, python_failed = 0;
     // Lock files are written only after every manifest was resolved: an error, a bad
@@ -187,26 +189,46 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
         conflicts += py.conflicts;
         python_failed += py.failed;
         file_ok = file_ok && py.conflicts == 0 && py.failed == 0;
+        AptLockResult apt =
+            lock_apt_sets(plan.variants, resolved, previous_file.apt, mirrors, opts.check);
+        if (engine::interrupted()) {
+            print_error("interrupted; no lock file was changed");
+            return k_exit_interrupted;
+        }
+        apt_rows.insert(apt_rows.end(), apt.rows.begin(), apt.rows.end());
+        apt_drifted += apt.drifted;
+        apt_not_locked += apt.not_locked;
+        apt_unresolved += apt.unresolved;
+        file_ok = file_ok && apt.unresolved == 0;
         if (!opts.check && file_ok)
-            pending[engine::lock_path_for(src.path).string()] = render_lockfile(resolved, py.locks);
+            pending[engine::lock_path_for(src.path).string()] =
+                render_lockfile(resolved, py.locks, apt.locks);
     }
     if (opts.json) {
-        bool writes = !opts.check && !(conflicts || python_failed || gone || failed || timed_out);
+        bool writes = !opts.check && !(conflicts || python_failed || apt_unresolved || gone ||
+                                       failed || timed_out);
         nlohmann::json python_json = nlohmann::json::array();
         for (const auto& r : python_rows)
             python_json.push_back({{"variant", r[0]}, {"packages", r[1]}, {"status", r[2]}});
+        nlohmann::json apt_json = nlohmann::json::array();
+        for (const auto& r : apt_rows)
+            apt_json.push_back({{"variant", r[0]}, {"packages", r[1]}, {"status", r[2]}});
         nlohmann::json files = nlohmann::json::array();
         for (const auto& [path, content] : pending) files.push_back(path);
-        nlohmann::json doc{{"schema", 1},
-                           {"check", opts.check},
-                           {"images", images_json},
-                           {"python", python_json},
-                           {"drifted", drifted},
-                           {"python_drifted", python_drifted},
-                           {"python_unchecked", python_unchecked},
-                           {"not_locked", not_locked},
-                           {"failed", gone + failed + timed_out + conflicts + python_failed},
-                           {"lock_files", writes ? files : nlohmann::json::array()}};
+        nlohmann::json doc{
+            {"schema", 1},
+            {"check", opts.check},
+            {"images", images_json},
+            {"python", python_json},
+            {"apt", apt_json},
+            {"apt_drifted", apt_drifted},
+            {"drifted", drifted},
+            {"python_drifted", python_drifted},
+            {"python_unchecked", python_unchecked},
+            {"not_locked", not_locked},
+            {"apt_not_locked", apt_not_locked},
+            {"failed", gone + failed + timed_out + conflicts + python_failed + apt_unresolved},
+            {"lock_files", writes ? files : nlohmann::json::array()}};
         if (auto st = emit_report(opts.json, json_text(doc)); !st) return fail(st.error());
     }
     // With the JSON on stdout the tables go to stderr, so stdout stays parseable.
@@ -214,6 +236,8 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
     out << report::format_table({"BASE IMAGE", "DIGEST", "STATUS"}, rows);
     if (!python_rows.empty())
         out << "\n" << report::format_table({"VARIANT", "PYTHON PACKAGES", "STATUS"}, python_rows);
+    if (!apt_rows.empty())
+        out << "\n" << report::format_table({"VARIANT", "APT PACKAGES", "STATUS"}, apt_rows);
     if (not_locked)
         print_error(std::to_string(not_locked) + " variant" + (not_locked == 1 ? " is" : "s are") +
                     " not fully locked (see NOT FULLY LOCKED above): they render with version "
@@ -224,9 +248,19 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
     if (python_failed)
         print_error(std::to_string(python_failed) + " Python set" +
                     (python_failed == 1 ? "" : "s") + " could not be resolved (uv failed)");
-    if (conflicts || python_failed) {
+    if (apt_unresolved)
+        print_error(std::to_string(apt_unresolved) + " variant" +
+                    (apt_unresolved == 1 ? "'s" : "s'") +
+                    " apt packages cannot be installed in the pinned base (apt's words above): "
+                    "change the manifest's apt list");
+    if (apt_not_locked && !opts.check)
+        print_error(std::to_string(apt_not_locked) + " variant" +
+                    (apt_not_locked == 1 ? "'s" : "s'") +
+                    " apt packages were not resolved (see NOT LOCKED above): each keeps its "
+                    "previous apt lock while that fits, else renders with the manifest's pins");
+    if (conflicts || python_failed || apt_unresolved) {
         print_error("lock files were left as they were");
-        return conflicts ? k_exit_config : k_exit_environment;
+        return conflicts || apt_unresolved ? k_exit_config : k_exit_environment;
     }
     auto images = [](int n) { return std::to_string(n) + " base image" + (n == 1 ? "" : "s"); };
     if (gone)
@@ -256,10 +290,19 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             print_error(std::to_string(python_unchecked) + " Python set" +
                         (python_unchecked == 1 ? " was" : "s were") +
                         " not checked (see NOT CHECKED above): whether they drifted is unknown");
-        if (drifted || python_drifted) return k_exit_check_failed;
-        if (python_unchecked) return k_exit_environment;
-        out << "every locked base image still resolves to its digest, and every Python set to "
-               "its lock\n";
+        if (apt_drifted)
+            print_error(std::to_string(apt_drifted) + " variant" +
+                        (apt_drifted == 1 ? "'s" : "s'") +
+                        " apt packages moved in the archive or are not locked; run `torchdock "
+                        "lock` and review the change");
+        if (apt_not_locked)
+            print_error(std::to_string(apt_not_locked) + " variant" +
+                        (apt_not_locked == 1 ? "'s apt packages were" : "s' apt packages were") +
+                        " not checked (see NOT CHECKED above): whether they moved is unknown");
+        if (drifted || python_drifted || apt_drifted) return k_exit_check_failed;
+        if (python_unchecked || apt_not_locked) return k_exit_environment;
+        out << "every locked base image still resolves to its digest, every Python set to its "
+               "lock, and every apt set to its versions\n";
     } else {
         for (const auto& [path, content] : pending) {
             fs::path p = path;

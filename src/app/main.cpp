@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
         if (*c.pre_cmd) return run_preflight(c.common, c.pre);
         if (*c.explain_cmd) return run_explain(c.common, c.explain);
         if (*c.checks_cmd) return run_checks(c.common, c.checks);
+        if (*c.sbom_cmd) return run_sbom(c.common, c.sbom);
         if (*c.kb_refresh_cmd) return run_kb_refresh(c.common, c.kb_refresh);
     } catch (const std::exception& e) {
         std::cerr << "torchdock: internal error: " << e.what() << "\n";

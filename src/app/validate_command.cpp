@@ -13,6 +13,7 @@
 #include "app/settings.hpp"
 #include "core/diagnose/explain.hpp"
 #include "core/validate/checks.hpp"
+#include "core/validate/probe_plan.hpp"
 #include "core/validate/waivers.hpp"
 #include "engine/container_run.hpp"
 #include "engine/docker_api.hpp"
@@ -132,8 +133,11 @@ void validate_one(Run& run, report::ImageValidation& v) {
     in.gpu_tier = run.gpu_tier;
     in.gpu_skip_reason = run.gpu_reason;
     std::vector<engine::ProbeSpec> specs;
-    for (auto& p : engine::validation_probes(run.gpu_tier))
+    for (auto& p : engine::validation_probes(run.gpu_tier)) {
+        for (auto& flag : label_probe_flags(p.name, info.value()->labels))
+            p.args.push_back(std::move(flag));
         if (!p.gpu_only || run.gpu_tier) specs.push_back(std::move(p));
+    }
     // The image as `docker run IMAGE python` runs it: its entrypoint's environment, the
     // python its PATH resolves to (engine/runtime_env).
     // Every container runs the image ID resolved here: a tag moved meanwhile changes nothing.

@@ -85,15 +85,20 @@ BuildOutcome run_build(const BuildBackend& backend, const BuildRequest& request)
     }
     outcome.log_path = log->path();
 
+    const bool to_files = !request.output_dir.empty();
     std::vector<std::string> argv = {backend.client};
     if (backend.buildx)
-        argv.insert(argv.end(), {"buildx", "build", "--load"});
+        argv.insert(argv.end(), {"buildx", "build"});
     else
         argv.push_back("build");
+    if (backend.buildx && !to_files) argv.push_back("--load");
     argv.push_back("--progress=plain");
     if (request.host_network) argv.push_back("--network=host");
-    argv.insert(argv.end(), {"-f", dockerfile.string(), "-t", request.reference, "--iidfile",
-                             iidfile.string()});
+    argv.insert(argv.end(), {"-f", dockerfile.string()});
+    if (to_files)
+        argv.insert(argv.end(), {"--output", "type=local,dest=" + request.output_dir});
+    else
+        argv.insert(argv.end(), {"-t", request.reference, "--iidfile", iidfile.string()});
     if (request.no_cache) argv.push_back("--no-cache");
     if (!request.ca_cert.empty())
         argv.insert(argv.end(), {"--secret", "id=pip-ca,src=" + request.ca_cert});
@@ -125,6 +130,10 @@ BuildOutcome run_build(const BuildBackend& backend, const BuildRequest& request)
     outcome.cached = progress.cached();
     outcome.interrupted = result->outcome == ProcessResult::Outcome::Interrupted;
     outcome.timed_out = result->outcome == ProcessResult::Outcome::TimedOut;
+    if (result->ok() && to_files) {
+        outcome.ok = true;
+        return outcome;
+    }
     if (result->ok()) {
         auto id = read_text_file(iidfile);
         if (id) outcome.image_id = id.value();

@@ -35,6 +35,9 @@ struct BuildRequest {
     // without following symlinks (below the current directory when work_root is relative).
     std::string work_root;
     bool no_cache = false;
+    // Set: the build's result is the files of its last stage, written into this directory
+    // (--output type=local), not an image (`lock` reads apt's answer this way).
+    std::string output_dir;
     // RUN steps on the host's network: only where the engine has no bridge network (they can
     // then reach the host's loopback services); otherwise BuildKit's own isolated network.
     bool host_network = true;

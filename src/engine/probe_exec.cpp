@@ -39,6 +39,11 @@ ProbeSpec torch_facts_probe() {
 }
 }  // namespace
 
+std::vector<ProbeSpec> sbom_probes() {
+    return {torch_facts_probe(), probe_spec("record", "probe-record", {"--dists=*"}),
+            probe_spec("kernels", "probe-kernels")};
+}
+
 std::vector<ProbeSpec> kernel_audit_probes() {
     return {torch_facts_probe(), probe_spec("kernels", "probe-kernels")};
 }

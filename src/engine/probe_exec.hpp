@@ -52,6 +52,9 @@ std::vector<ProbeSpec> validation_probes(bool gpu_tier);
 std::vector<ProbeSpec> doctor_probes();
 // What `preflight` runs in an image: the torch probe (facts only) and the kernel audit.
 std::vector<ProbeSpec> kernel_audit_probes();
+// What `sbom IMAGE` lists: torch's facts, every distribution (probe-record --dists=*) and
+// the GPU code of every object (probe-kernels).
+std::vector<ProbeSpec> sbom_probes();
 
 // Runs `specs` through `run_one`, each with the flags that depend on what the earlier ones
 // found (core/validate/probe_plan: site directories, the libraries torch loaded, the GPU's

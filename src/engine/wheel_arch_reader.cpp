@@ -9,6 +9,32 @@
 
 namespace td::engine {
 
+Result<MemberFatbinScan> scan_member_fatbins(const RangeFetch& fetch, std::uint64_t archive_size,
+                                             const pypi::ZipEntry& member,
+                                             const std::string& file_name,
+                                             const ArchScanOptions& opts) {
+    MemberFatbinScan out;
+    kernels::FatbinStreamScanner scanner(
+        [&](const kernels::FatbinContainer& c) { out.census.add(c); });
+    auto sink = [&](const unsigned char* p, std::size_t n) {
+        if (opts.copy) opts.copy(p, n);
+        scanner.feed(p, n);
+        return !(opts.stop_at_end_of_containers && scanner.done());
+    };
+    auto stats = stream_zip_member(fetch, archive_size, member, file_name, sink, opts.stream);
+    if (!stats) return stats.error();
+    scanner.finish();
+    const std::string where = file_name + ": " + member.name;
+    if (!scanner.problems().empty())
+        return Error{ErrorKind::Config, where + ": " + join(scanner.problems(), "; ")};
+    if (scanner.truncated())
+        return Error{ErrorKind::Config, where + ": a container has more entries than the limit"};
+    out.run_begin = scanner.run_begin();
+    out.run_end = scanner.run_end();
+    out.stream = stats.value();
+    return out;
+}
+
 Result<std::optional<WheelArchScan>> scan_archive_arch(
     const RangeFetch& fetch, std::uint64_t archive_size, const std::vector<pypi::ZipEntry>& entries,
     const std::string& file_name, const std::string& cite, const ArchScanOptions& opts) {
@@ -17,25 +43,13 @@ Result<std::optional<WheelArchScan>> scan_archive_arch(
     for (const auto& e : entries)
         if (e.name == k_torch_cuda_library) member = &e;
     if (!member) return std::optional<WheelArchScan>{};
-
-    kernels::ArchCensus census;
-    kernels::FatbinStreamScanner scanner([&](const kernels::FatbinContainer& c) { census.add(c); });
-    auto sink = [&](const unsigned char* p, std::size_t n) {
-        if (opts.copy) opts.copy(p, n);
-        scanner.feed(p, n);
-        return !(opts.stop_at_end_of_containers && scanner.done());
-    };
-    auto stats = stream_zip_member(fetch, archive_size, *member, file_name, sink, opts.stream);
-    if (!stats) return stats.error();
-    scanner.finish();
+    auto read = scan_member_fatbins(fetch, archive_size, *member, file_name, opts);
+    if (!read) return read.error();
+    const kernels::ArchCensus& census = read->census;
     const std::string where = file_name + ": " + member->name;
-    if (!scanner.problems().empty())
-        return Error{ErrorKind::Config, where + ": " + join(scanner.problems(), "; ")};
-    if (scanner.truncated())
-        return Error{ErrorKind::Config, where + ": a container has more entries than the limit"};
     if (census.containers() == 0)
         return Error{ErrorKind::Config, where + ": no CUDA fatbin container in its " +
-                                            std::to_string(stats->inflated) + " bytes"};
+                                            std::to_string(read->stream.inflated) + " bytes"};
     WheelArchScan scan;
     scan.list.entries = census.arch_list();
     scan.census = census.describe();
@@ -44,9 +58,9 @@ Result<std::optional<WheelArchScan>> scan_archive_arch(
                      where + ": no target is in most fatbin containers (" + scan.census + ")"};
     scan.list.source = cite + ": " + scan.census + ", from " + member->name;
     scan.containers = census.containers();
-    scan.run_begin = scanner.run_begin();
-    scan.run_end = scanner.run_end();
-    scan.stream = stats.value();
+    scan.run_begin = read->run_begin;
+    scan.run_end = read->run_end;
+    scan.stream = read->stream;
     scan.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return std::optional<WheelArchScan>{std::move(scan)};
 }

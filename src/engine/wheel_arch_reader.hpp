@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/kernels/arch_census.hpp"
 #include "engine/kb_refresh.hpp"
 #include "engine/pypi_client.hpp"
 #include "engine/zip_member_stream.hpp"
@@ -42,8 +43,22 @@ struct WheelArchScan {
     double seconds = 0;
 };
 
-// The same for an archive read through `fetch` (a file at hand, a test's bytes):
-// `entries` is its central directory, `file_name` starts errors, `cite` the evidence.
+// The fatbin containers of one member of an archive, read through `fetch` and scanned as
+// they pass: the census of their targets. A member without containers has an empty census.
+// Errors: the reading failed, or a container is damaged or has more entries than the limit.
+struct MemberFatbinScan {
+    kernels::ArchCensus census;
+    std::uint64_t run_begin = 0, run_end = 0;
+    MemberStreamStats stream;
+};
+Result<MemberFatbinScan> scan_member_fatbins(const RangeFetch& fetch, std::uint64_t archive_size,
+                                             const pypi::ZipEntry& member,
+                                             const std::string& file_name,
+                                             const ArchScanOptions& opts = {});
+
+// The arch list of torch/lib/libtorch_cuda.so in an archive read through `fetch` (a file at hand, a
+// test's bytes): `entries` is its central directory, `file_name` starts errors, `cite` the
+// evidence.
 Result<std::optional<WheelArchScan>> scan_archive_arch(
     const RangeFetch& fetch, std::uint64_t archive_size, const std::vector<pypi::ZipEntry>& entries,
     const std::string& file_name, const std::string& cite, const ArchScanOptions& opts = {});

@@ -48,6 +48,32 @@ REG_DIGEST=$(curl -sI -H 'Accept: application/vnd.docker.distribution.manifest.v
 check "locked digest is the registry's digest" test "$BASE_DIGEST" = "$REG_DIGEST"
 run lock --check debian-cpu
 check "lock --check passes when nothing moved" test "$(rc)" = 0
+# The apt lock: procps (pinned by the manifest) and every package apt installs with it,
+# resolved by apt inside the locked base; render pins them all.
+check "lock resolved the apt packages in the pinned base: procps $(json_field manifests/debian-cpu.lock.json apt debian-cpu-debian12 resolved procps)" \
+  test "$(json_field manifests/debian-cpu.lock.json apt debian-cpu-debian12 resolved procps)" = 2:4.0.2-3
+check "...with the packages apt installs for it ($(python3 -c "import json; print(len(json.load(open('manifests/debian-cpu.lock.json'))['apt']['debian-cpu-debian12']['resolved']))") in all)" \
+  python3 -c "import json,sys; r=json.load(open('manifests/debian-cpu.lock.json'))['apt']['debian-cpu-debian12']['resolved']; sys.exit(0 if len(r) > 1 else 1)"
+check "...resolved in the base by its digest" \
+  grep -q "\"base\": \"debian:bookworm@$(json_field manifests/debian-cpu.lock.json images debian:bookworm digest)\"" manifests/debian-cpu.lock.json
+cp manifests/debian-cpu.lock.json "$WORK/apt-good.lock.json"
+# The archive moved (simulated by editing the lock): --check names it and writes nothing.
+python3 -c "import json; p='manifests/debian-cpu.lock.json'; d=json.load(open(p)); d['apt']['debian-cpu-debian12']['resolved']['procps']='2:4.0.2-2'; open(p,'w').write(json.dumps(d, indent=2)+'\n')"
+cp manifests/debian-cpu.lock.json "$WORK/apt-moved.lock.json"
+run lock --check debian-cpu
+check "lock --check: exit 1 naming the moved apt package (procps 2:4.0.2-2 -> 2:4.0.2-3)" \
+  bash -c "test $(rc) = 1 && grep -q 'MOVED: procps 2:4.0.2-2 -> 2:4.0.2-3' '$WORK/out'"
+check "...and wrote nothing" cmp -s manifests/debian-cpu.lock.json "$WORK/apt-moved.lock.json"
+cp "$WORK/apt-good.lock.json" manifests/debian-cpu.lock.json
+# An unpinned name: rendered unpinned with a warning until locked, then pinned from the lock.
+mkdir -p "$WORK/unpinned/manifests"
+sed 's/"procps=2:4.0.2-3"/"procps"/' manifests/debian-cpu.json >"$WORK/unpinned/manifests/debian-cpu.json"
+(cd "$WORK/unpinned" && "$TD" render --out d >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
+check "an unpinned apt package without a lock renders with a warning and a Not pinned comment" \
+  bash -c "test $(rc) = 0 && grep -q 'installs Debian packages without a version' '$WORK/err' && grep -q '# Not pinned: no lock file' '$WORK/unpinned/d/debian-cpu-debian12/Dockerfile'"
+(cd "$WORK/unpinned" && "$TD" lock >"$WORK/out" 2>"$WORK/err" && "$TD" render --out d >>"$WORK/out" 2>>"$WORK/err"; echo $? >"$WORK/rc")
+check "...and after lock it is pinned to what apt resolved (procps=2:4.0.2-3)" \
+  bash -c "test $(rc) = 0 && grep -q '      procps=2:4.0.2-3' '$WORK/unpinned/d/debian-cpu-debian12/Dockerfile' && ! grep -q 'Not pinned' '$WORK/unpinned/d/debian-cpu-debian12/Dockerfile'"
 
 # --- render + first build ------------------------------------------------------------
 # Start from an empty build cache so the first build is a first build and the pip change
@@ -101,6 +127,10 @@ check "the pip layer was rebuilt" bash -c "! grep -qx '$pip_step CACHED' '$log'"
 
 # --- a broken package version fails that variant only ----------------------------------
 sed -i 's/"procps=2:4.0.2-3"/"procps=2:9.9.9-1"/' manifests/debian-two.json
+cp manifests/debian-two.lock.json "$WORK/two.lock.json"
+run lock debian-two
+check "lock: a version apt cannot install is exit 2, with apt's own words, and no lock file changes" \
+  bash -c "test $(rc) = 2 && grep -q \"Version '2:9.9.9-1' for 'procps' was not found\" '$WORK/out' && grep -q 'change the manifest' '$WORK/err' && cmp -s manifests/debian-two.lock.json '$WORK/two.lock.json'"
 run render --out dockerfiles
 run build 'debian-*' -j 2
 check "a failed variant makes the exit code 1" test "$(rc)" = 1

@@ -104,6 +104,37 @@ ev = t['evidence']['variants.cu130.arch_list']
 sys.exit(not (t['variants']['cu130']['arch_list'] == ['7.5', '8.0+PTX']
               and ev.startswith('the test index torch 2.11.0 wheel torch-2.11.0-cp314')
               and ev.endswith('from torch/lib/libtorch_cuda.so')))"
+  # Extension facts (kb refresh --extensions): the same test index's xformers wheel, read by
+  # range: its METADATA's pin on torch, and the GPU targets of each shared object in it
+  # (xformers/_C.so is sass_ptx.o; xformers/_helpers.so has no GPU code and is not listed).
+  cp -r data "$WORK/data3"
+  python3 - "$WORK/data3/extensions.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["extensions"] = [{"name": "xformers", "index": "PyPI", "track": ["0.0.33.post2"], "releases": []}]
+open(sys.argv[1], "w").write(json.dumps(d, indent=2) + "\n")
+PY
+  cp "$WORK/data3/extensions.json" "$WORK/ext.before"
+  run kb refresh --extensions --check --data "$WORK/data3" --index-url "$URL" --index-name "the test index"
+  check "--extensions --check: a tracked release not read yet is a difference (exit 1), nothing written" \
+    bash -c "test $(rc) = 1 && cmp -s '$WORK/data3/extensions.json' '$WORK/ext.before'"
+  run kb refresh --extensions --data "$WORK/data3" --index-url "$URL" --index-name "the test index"
+  check "--extensions: exit 0, the release is new" bash -c "test $(rc) = 0 && grep -q 'xformers 0.0.33.post2: new' '$WORK/out'"
+  check "--extensions: it says what each object holds and what the reading cost" \
+    has err "xformers/_C.so: 1 fatbin containers, sm_75 sm_80 compute_80; read"
+  check "the facts: torch==2.9.1 from the METADATA, _C.so's targets, no entry for the object without GPU code, the wheel cited" python3 -c "
+import json, sys
+r = json.load(open('$WORK/data3/extensions.json'))['extensions'][0]['releases'][0]
+ok = (r['requires_torch'] == '==2.9.1' and [o['path'] for o in r['objects']] == ['xformers/_C.so']
+      and r['objects'][0]['targets'] == ['sm_75', 'sm_80', 'compute_80']
+      and r['source'].startswith('the test index xformers 0.0.33.post2 wheel xformers-0.0.33.post2-cp39-abi3'))
+print(r); sys.exit(0 if ok else 1)"
+  run kb refresh --extensions --check --data "$WORK/data3" --index-url "$URL" --index-name "the test index"
+  check "--extensions --check after the refresh: the data agrees (exit 0)" test "$(rc)" = 0
+  # With only this release known, pypi-cuda's torch 2.8.0 variant has no xformers that fits.
+  TORCHDOCK_DATA="$WORK/data3" run render --check
+  check "render with the refreshed facts refuses torch 2.8.0's xformers, naming the release it knows" \
+    bash -c "test $(rc) = 2 && grep -q 'no release of xformers in the knowledge base fits torch 2.8.0 of variant pypi-cuda-2.8.0-cu128-debian12: 0.0.33.post2 (torch==2.9.1)' '$WORK/err'"
   kill "$INDEX_PID" 2>/dev/null
 
   # A library whose fatbin is cut short (the object's first 2000 bytes of .nv_fatbin, then

@@ -21,13 +21,15 @@ CORE_DOMAINS = {
     "json": set(),
     "grammar": set(),
     "knowledge": {"grammar"},
-    "render": {"json", "knowledge", "pypi", "grammar", "validate"},
+    "render": {"json", "knowledge", "pypi", "grammar", "validate", "kernels"},
     "build": {"json", "knowledge", "render", "grammar"},
     "validate": {"json", "knowledge", "kernels", "grammar"},
     "diagnose": {"json", "knowledge", "validate", "kernels"},
     # Compiled into probes/kernels too: C++17, standard library only (not even util).
     "kernels": set(),
     "pypi": {"knowledge", "grammar"},
+    # CycloneDX SBOMs: from a variant's lock (render) or an image's probes (validate).
+    "sbom": {"pypi", "render", "validate", "knowledge", "kernels", "json", "grammar"},
     # The reference pages of every ID: validate's checks, doctor's findings, explain's
     # signatures.
     "reference": {"validate", "diagnose"},

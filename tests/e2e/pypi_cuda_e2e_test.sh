@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # End to end: the bundled PyPI family (manifests/pypi-cuda.json) rendered, hash-locked with
 # uv, built from PyPI's genuine CUDA wheels on the debootstrapped Debian base and validated;
-# two --no-cache builds install byte-identical Python trees; the lock's faults (a moved
-# package, a stale manifest, an unreachable PyTorch index, no uv); the index settings (a
-# PyPI mirror behind credentials from a netrc secret, a pip failure naming its index,
-# --build-arg passing through).
+# a --no-cache build installs the same Python tree as the first; xformers, the extension, is
+# locked at the release that fits each torch, refused at render when pinned for another and
+# audited by TD125; TD129 finds the installed set is the lock's and names what was added;
+# the lock's faults (a moved package, a stale manifest, an unreachable PyTorch index, no
+# uv); the index settings (a PyPI mirror behind credentials from a netrc secret, a pip
+# failure naming its index, --build-arg passing through).
 # Usage: pypi_cuda_e2e_test.sh TORCHDOCK PROBES_DIR
 set -uo pipefail
 TD=$(realpath "$1")
@@ -51,6 +53,15 @@ check "lock: exit 0, both variants locked" \
 check "lock: torch 2.9.1 pinned without a local tag, with hashes" test "$(locked torch)" = 2.9.1
 check "lock: torch's own pins come with it (cuDNN $(locked nvidia-cudnn-cu12), NCCL $(locked nvidia-nccl-cu12), triton $(locked triton))" \
   bash -c "[ -n '$(locked nvidia-cudnn-cu12)' ] && [ -n '$(locked nvidia-nccl-cu12)' ] && [ -n '$(locked triton)' ]"
+# The extension's release that fits each torch, by the knowledge base's facts (its
+# METADATA's Requires-Dist, read from PyPI by kb refresh --extensions).
+fits() {
+  python3 -c "import json,sys; d=json.load(open('$ROOT/data/extensions.json'));
+x=[e for e in d['extensions'] if e['name']=='xformers'][0]
+print([r['version'] for r in x['releases'] if r['requires_torch']=='=='+sys.argv[1]][-1])" "$1"
+}
+check "lock: the extension xformers is locked at the release that fits each torch (2.9.1: $(locked xformers), 2.8.0: $(locked xformers pypi-cuda-2.8.0-cu128-debian12))" \
+  bash -c "[ '$(locked xformers)' = '$(fits 2.9.1)' ] && [ '$(locked xformers pypi-cuda-2.8.0-cu128-debian12)' = '$(fits 2.8.0)' ]"
 check "lock: the dependencies nobody pinned are locked too (sympy $(locked sympy), jinja2 $(locked jinja2))" \
   bash -c "[ -n '$(locked sympy)' ] && [ -n '$(locked jinja2)' ]"
 cp manifests/pypi-cuda.lock.json "$WORK/good.lock.json"
@@ -78,6 +89,15 @@ check "a stale lock is warned about and not used" \
   bash -c "test $(rc) = 0 && grep -q 'renders unlocked' '$WORK/err' && [ ! -e '$WORK/stale/$VARIANT/requirements.lock.txt' ] && grep -q 'not hash-locked' '$WORK/stale/$VARIANT/Dockerfile'"
 run lock --check
 check "lock --check on a stale lock: exit 1 (STALE)" bash -c "test $(rc) = 1 && grep -q STALE '$WORK/out'"
+cp "$ROOT/manifests/pypi-cuda.json" manifests/
+
+# An xformers pinned for another torch is refused at render, naming the one that fits.
+sed -i 's/{"name": "xformers"}/{"name": "xformers", "version": "0.0.33.post1"}/' manifests/pypi-cuda.json
+run render --out "$WORK/mismatch"
+check "render: xformers 0.0.33.post1 (torch==2.9.0) for torch 2.9.1 is refused, naming xformers $(fits 2.9.1)" \
+  bash -c "test $(rc) = 2 && grep -q 'extensions\[0\].version: xformers 0.0.33.post1 requires torch==2.9.0' '$WORK/err' && grep -q 'xformers $(fits 2.9.1) fits torch 2.9.1' '$WORK/err' && [ ! -e '$WORK/mismatch' ]"
+run lock --check
+check "...and lock --check refuses it too (exit 2), before resolving anything" bash -c "test $(rc) = 2"
 cp "$ROOT/manifests/pypi-cuda.json" manifests/
 
 # Locking without uv, and a PyTorch-index variant whose index cannot be reached.
@@ -136,6 +156,26 @@ check "validate: CUDA runtime observed = the lock's runtime wheel ${runtime%.*}"
   bash -c "[[ '$(field TD101 observed)' == '${runtime%.*} '* ]]"
 check "validate: torch observed = the lock's $(locked torch)" bash -c "[[ '$(field TD120 observed)' == '$(locked torch)+'* ]]"
 tree_digest "$IMAGE" >"$WORK/tree0.json"
+check "validate: TD129, the installed Python set is the lock's ($(field TD129 observed), $(field TD129 expected))" \
+  test "$(field TD129 status)" = pass
+check "validate: TD125 judges every object with GPU code, xformers' with torch's, and passes for A100 and H100 ($(field TD125 observed))" \
+  test "$(field TD125 status)" = pass
+run validate "$IMAGE" --probes "$PROBES" --expect target-gpus=T4 --json="$WORK/t4.json"
+check "validate --expect target-gpus=T4: TD125 fails naming xformers/flash_attn_3/_C.so (its code starts at sm_80)" \
+  python3 -c "import json,sys; c=[c for c in json.load(open('$WORK/t4.json'))['images'][0]['checks'] if c['id']=='TD125'][0]; print(c['message'][:300]); sys.exit(0 if c['status']=='fail' and 'xformers/flash_attn_3/_C.so' in c['message'] else 1)"
+# A distribution installed after the locked layer (written by hand, no network): TD129 names it.
+cat >"$WORK/Dockerfile.added" <<EOF
+FROM $IMAGE
+USER root
+RUN d=$SITE/extra_pkg-1.0.dist-info && mkdir \$d \\
+ && printf 'Metadata-Version: 2.1\\nName: extra-pkg\\nVersion: 1.0\\n' >\$d/METADATA \\
+ && printf 'extra_pkg-1.0.dist-info/METADATA,,\\n' >\$d/RECORD
+EOF
+$DOCKER build -q --network=none -t torchdock/e2e-added -f "$WORK/Dockerfile.added" "$WORK" >/dev/null 2>"$WORK/added.err" || tail -5 "$WORK/added.err"
+run validate torchdock/e2e-added --probes "$PROBES" --json="$WORK/added.json"
+check "validate: a distribution installed after the lock fails TD129, named (not locked: extra-pkg 1.0)" \
+  python3 -c "import json,sys; c=[c for c in json.load(open('$WORK/added.json'))['images'][0]['checks'] if c['id']=='TD129'][0]; print(c['message'][:300]); sys.exit(0 if c['status']=='fail' and 'not locked: extra-pkg 1.0' in c['message'] else 1)"
+$DOCKER rmi -f torchdock/e2e-added >/dev/null 2>&1
 check "the image's pip freeze is the lock, package for package" python3 - "$WORK/tree0.json" "$VARIANT" <<'EOF'
 import json, re, sys
 freeze = json.load(open(sys.argv[1]))["freeze"]
@@ -148,36 +188,72 @@ print("differ:", missing, "not locked:", extra)
 sys.exit(1 if missing or extra else 0)
 EOF
 
-# --- reproducible: two --no-cache builds install the same Python tree --------------------------
-# Each build's image is removed once its tree is hashed, and the build cache layers that only
-# it used with it (`builder prune --filter type=regular` keeps pip's cache mount): three 7 GB
-# images at once do not fit every disk.
-ids=() built=0
-for i in 1 2; do
-  rm -f "$WORK/tree$i.json"
-  run build --no-cache "$VARIANT"
-  check "build --no-cache #$i: exit 0" test "$(rc)" = 0
-  if [ "$(rc)" = 0 ]; then
-    built=$((built + 1))
-    tree_digest "$IMAGE" >"$WORK/tree$i.json"
-    ids+=("$($DOCKER image inspect -f '{{.Id}}' "$IMAGE")")
-  else
-    tail -5 "$WORK/err"; tail -30 ".torchdock/build/$VARIANT/build.log" 2>/dev/null | sed "s/^/  log: /"
-  fi
-  $DOCKER image prune -f >/dev/null
-  $DOCKER builder prune -f --filter type=regular >/dev/null
-done
-check "two --no-cache builds: the same pip freeze, RECORD files and site-packages bytes" \
+# --- SBOM: the variant's from its lock, the image's from its files; both schema-valid -------
+run sbom "$VARIANT" -o "$WORK/variant.cdx.json"
+check "sbom VARIANT: exit 0" test "$(rc)" = 0
+run sbom "$IMAGE" --probes "$PROBES" -o "$WORK/image.cdx.json"
+check "sbom IMAGE: exit 0" test "$(rc)" = 0
+check "both SBOMs are valid CycloneDX 1.6 (the official JSON schema)" \
+  python3 "$ROOT/tests/e2e/sbom_schema_check.py" "$WORK/variant.cdx.json" "$WORK/image.cdx.json"
+check "the variant's SBOM: every locked package by its hashes, the base by digest, xformers' GPU objects" \
+  python3 - "$WORK/variant.cdx.json" "$VARIANT" <<'EOF'
+import json, sys
+bom = json.load(open(sys.argv[1]))
+lock = json.load(open("manifests/pypi-cuda.lock.json"))
+pkgs = lock["python"][sys.argv[2]]["packages"]
+comps = bom["components"]
+py = {c["name"]: c for c in comps if c.get("purl", "").startswith("pkg:pypi/")}
+bad = [n for n, p in pkgs.items() if n not in py or py[n]["version"] != p["version"]
+       or sorted("sha256:" + h["content"] for h in py[n].get("hashes", [])) != sorted(p["hashes"])]
+base = [c for c in comps if c.get("purl", "").startswith("pkg:oci/")]
+digest = lock["images"]["debian:bookworm"]["digest"]
+gpu = [c for c in comps if c["type"] == "file" and "xformers" in c["name"]]
+print(len(py), "python components,", len(bad), "differ from the lock; base:", [c["purl"] for c in base], "; gpu objects:", [c["name"] for c in gpu])
+sys.exit(0 if not bad and len(py) == len(pkgs) and base and digest.replace(":", "%3A") in base[0]["purl"] and len(gpu) == 2 else 1)
+EOF
+check "the image's SBOM: the installed distributions, torch's CUDA libraries, xformers' objects with their targets" \
+  python3 - "$WORK/image.cdx.json" "$VARIANT" <<'EOF'
+import json, sys
+bom = json.load(open(sys.argv[1]))
+lock = json.load(open("manifests/pypi-cuda.lock.json"))["python"][sys.argv[2]]["packages"]
+comps = bom["components"]
+py = {c["name"].lower().replace("_", "-"): c["version"] for c in comps if c.get("purl", "").startswith("pkg:pypi/")}
+missing = [n for n, p in lock.items() if py.get(n) != p["version"]]
+props = lambda c: {p["name"]: p["value"] for p in c.get("properties", [])}
+objs = [c for c in comps if c["type"] == "file" and "xformers/flash_attn_3/_C.so" in props(c).get("torchdock:path", "")]
+libs = [c for c in comps if "libcudnn" in c["name"]]
+print(len(py), "installed;", len(missing), "locked but not listed:", missing[:5], "; flash_attn_3 targets:", [props(c).get("torchdock:gpu-targets") for c in objs], "; cuDNN libraries:", len(libs))
+sys.exit(0 if not missing and objs and "sm_90a" in props(objs[0]).get("torchdock:gpu-targets", "") and libs else 1)
+EOF
+
+# --- reproducible: a --no-cache build installs the same Python tree as the first build -------
+# The first build's tree (tree0) was hashed above; one more build from nothing but the lock
+# (--no-cache) must give the same bytes. Its image is removed once hashed, and the build
+# cache layers only it used (`builder prune --filter type=regular` keeps pip's cache mount).
+ids=("$($DOCKER image inspect -f '{{.Id}}' "$IMAGE")") built=0
+rm -f "$WORK/tree1.json"
+run build --no-cache "$VARIANT"
+check "build --no-cache: exit 0" test "$(rc)" = 0
+if [ "$(rc)" = 0 ]; then
+  built=1
+  tree_digest "$IMAGE" >"$WORK/tree1.json"
+  ids+=("$($DOCKER image inspect -f '{{.Id}}' "$IMAGE")")
+else
+  tail -5 "$WORK/err"; tail -30 ".torchdock/build/$VARIANT/build.log" 2>/dev/null | sed "s/^/  log: /"
+fi
+$DOCKER image prune -f >/dev/null
+$DOCKER builder prune -f --filter type=regular >/dev/null
+check "two builds (the first, then --no-cache): the same pip freeze, RECORD files and site-packages bytes" \
   python3 - "$WORK" "$built" <<'EOF'
 import json, sys
-if sys.argv[2] != "2":
-    print("not compared: only", sys.argv[2], "of the 2 builds succeeded")
+if sys.argv[2] != "1":
+    print("not compared: the --no-cache build failed")
     sys.exit(1)
-a, b = (json.load(open(f"{sys.argv[1]}/tree{i}.json")) for i in (1, 2))
+a, b = (json.load(open(f"{sys.argv[1]}/tree{i}.json")) for i in (0, 1))
 print("files:", a["files"], "tree:", a["tree_sha256"][:16], b["tree_sha256"][:16])
 sys.exit(0 if a == b else 1)
 EOF
-[ "$built" = 2 ] && echo "# figure: image IDs of the two --no-cache builds: ${ids[0]:7:12} ${ids[1]:7:12} ($([ "${ids[0]}" = "${ids[1]}" ] && echo same || echo differ))"
+[ "$built" = 1 ] && echo "# figure: image IDs of the two builds: ${ids[0]:7:12} ${ids[1]:7:12} ($([ "${ids[0]}" = "${ids[1]}" ] && echo same || echo differ))"
 
 # --- index settings: a PyPI mirror behind credentials, pip failures naming their index --------
 mkdir -p "$WORK/wheels" "$WORK/cpu/manifests"

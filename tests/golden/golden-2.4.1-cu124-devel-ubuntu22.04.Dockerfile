@@ -93,6 +93,7 @@ LABEL org.opencontainers.image.title="golden-2.4.1-cu124-devel-ubuntu22.04" \
       io.torchdock.min-driver-compat="525.60.13" \
       io.torchdock.arch-list="5.0;6.0;7.0;7.5;8.0;8.6;9.0" \
       io.torchdock.target-gpus="A100,H100" \
+      io.torchdock.python-set="jax==0.4.30,jupyterlab==4.2.5,numpy==1.26.4,nvidia-cudnn-cu12==9.1.0.70,torch==2.4.1+cu124,torchvision==0.19.1+cu124" \
       io.torchdock.validate.gemm-tflops-min.bf16="300" \
       io.torchdock.validate.allreduce-busbw-min-gbps="100" \
       io.torchdock.validate.shm-min-mb="4096"

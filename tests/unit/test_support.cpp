@@ -1,7 +1,9 @@
 #include "test_support.hpp"
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "engine/files.hpp"
 #include "engine/project_loader.hpp"
 
 namespace td::test {
@@ -30,6 +32,17 @@ const ErrorSignatures& real_signatures() {
 
 RenderPlan plan_one(const std::string& manifest_text, const std::string& file) {
     return plan_render({ManifestSource{file, manifest_text, std::nullopt, std::nullopt}},
+                       real_kb());
+}
+
+RenderPlan golden_plan(bool python_lock) {
+    auto text = engine::read_text_file(source_path("tests/data/golden.json"));
+    auto lock = engine::read_text_file(source_path("tests/data/golden.lock.json"));
+    if (!text || !lock) throw std::runtime_error("tests/data/golden.json or its lock is missing");
+    auto doc = nlohmann::json::parse(lock.value());
+    if (!python_lock) doc.erase("python");
+    return plan_render({ManifestSource{"tests/data/golden.json", text.value(),
+                                       "tests/data/golden.lock.json", doc.dump()}},
                        real_kb());
 }
 

@@ -18,6 +18,10 @@ std::string source_path(const std::string& rel);
 // Plans a single manifest text; returns the plan (problems or files).
 RenderPlan plan_one(const std::string& manifest_text, const std::string& file = "manifests/t.json");
 
+// tests/data/golden.json planned with its lock file; `python_lock` false drops the lock's
+// Python set.
+RenderPlan golden_plan(bool python_lock = true);
+
 // All problem messages of a plan joined by newlines (for CHECK_THAT(..., ContainsSubstring)).
 std::string problems_text(const RenderPlan& plan);
 

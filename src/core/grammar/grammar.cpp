@@ -1,5 +1,7 @@
 #include "core/grammar/grammar.hpp"
 
+#include <algorithm>
+
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
@@ -135,6 +137,49 @@ std::string check_pip_name(std::string_view s) {
     return {};
 }
 
+std::string check_wheel_url(std::string_view s) {
+    const std::string expected =
+        "; expected an http:// or https:// address of a .whl file, like "
+        "\"https://example.org/wheels/pkg-1.0-cp311-cp311-linux_x86_64.whl\"";
+    if (s.size() > 2048) return "URL longer than 2048 characters" + expected;
+    std::string_view rest;
+    if (s.starts_with("https://"))
+        rest = s.substr(8);
+    else if (s.starts_with("http://"))
+        rest = s.substr(7);
+    else
+        return "URL " + quote_value(s) + " is not http:// or https://" + expected;
+    auto slash = rest.find('/');
+    if (slash == 0 || slash == std::string_view::npos)
+        return "URL " + quote_value(s) + " has no host or no path" + expected;
+    for (char c : rest) {
+        if (is_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '%' || c == '+' ||
+            c == '/' || c == ':' || c == '=')
+            continue;
+        return "character " + quote_value(std::string(1, c)) + " is not accepted in URL " +
+               quote_value(s) + " (no credentials, query, fragment, spaces or quotes)" + expected;
+    }
+    if (!s.ends_with(".whl")) return "URL " + quote_value(s) + " does not end in .whl" + expected;
+    return {};
+}
+
+std::string check_sha256_hex(std::string_view s) {
+    if (s.size() != 64 || !std::all_of(s.begin(), s.end(), is_hex))
+        return "SHA-256 " + quote_value(s) + " is not 64 lowercase hex digits";
+    return {};
+}
+
+std::string check_version_specifier(std::string_view s) {
+    if (s.empty() || s.size() > 200) return "empty or longer than 200 characters";
+    for (char c : s)
+        if (!is_alnum(c) && std::string_view("=<>!~*.,+ ").find(c) == std::string_view::npos)
+            return "character " + quote_value(std::string(1, c)) + " in specifier " +
+                   quote_value(s) + " (expected clauses like \"==2.9.1\" or \">=2.3,<3\")";
+    if (std::string_view("=<>!~").find(s.front()) == std::string_view::npos)
+        return "specifier " + quote_value(s) + " does not start with an operator";
+    return {};
+}
+
 std::string check_python_minor(std::string_view s) {
     auto v = Version::parse(s);
     return v && v->parts().size() == 2 && v->major() == 3 && v->str() == s
@@ -213,6 +258,17 @@ std::string check_debian_version(std::string_view s) {
         if (!is_alnum(c) && c != '.' && c != '+' && c != '~')
             return "character " + quote_value(std::string(1, c)) + " not allowed in " +
                    quote_value(s) + expected;
+    return {};
+}
+
+std::string check_apt_package(std::string_view s) {
+    if (s.find('=') != std::string_view::npos) return check_apt_requirement(s);
+    // The name rules of check_apt_requirement, checked through it with a placeholder version.
+    std::string probe = std::string(s) + "=0";
+    if (auto e = check_apt_requirement(probe); !e.empty())
+        return "bad Debian package name " + quote_value(s) +
+               "; expected NAME (locked by `torchdock lock`) or NAME=VERSION, like \"curl\" or "
+               "\"git=1:2.39.5-0+deb12u1\"";
     return {};
 }
 

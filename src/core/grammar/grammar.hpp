@@ -15,12 +15,24 @@ std::string check_pip_requirement(std::string_view s);
 std::string check_pip_name(std::string_view s);
 // PEP 440 public version, optionally with a local label ("2.4.1", "1.0rc1", "2.4.1+cu121").
 std::string check_pep440_version(std::string_view s);
+// A wheel's address for pip and uv ("name @ URL"): http:// or https://, a host, a path of
+// letters, digits and -._~%+/:=, ending in ".whl"; no credentials ('@'), query, fragment,
+// spaces or quotes; at most 2048 characters.
+std::string check_wheel_url(std::string_view s);
+// A file's SHA-256 as pip's --hash and PEP 691 write it: 64 lowercase hex digits.
+std::string check_sha256_hex(std::string_view s);
+// A PEP 440 version specifier set as Requires-Dist writes it: "==2.9.1", ">=2.3,<3";
+// clauses of an operator and a version, joined by ','. Only the characters are checked.
+std::string check_version_specifier(std::string_view s);
 // A Python minor version as manifests and locks name it: "3.N" exactly.
 std::string check_python_minor(std::string_view s);
 
 // Debian package name + exact version: "git=1:2.39.5-0+deb12u1".
 std::string check_apt_requirement(std::string_view s);
 std::string check_debian_version(std::string_view s);
+// A Debian package name alone ("curl", resolved to a version by `torchdock lock`) or with
+// its exact version ("git=1:2.39.5-0+deb12u1").
+std::string check_apt_package(std::string_view s);
 
 // Image reference: [host[:port]/]path[:tag][@sha256:<64 hex>], lowercase path.
 std::string check_image_reference(std::string_view s);

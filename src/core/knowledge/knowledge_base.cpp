@@ -408,8 +408,8 @@ std::string check_torch_fact(const std::string& path, const std::string& value) 
 }
 
 const std::vector<std::string>& KnowledgeBase::file_names() {
-    static const std::vector<std::string> names = {"cuda.json", "gpus.json", "torch.json",
-                                                   "images.json", "os.json"};
+    static const std::vector<std::string> names = {"cuda.json",   "gpus.json", "torch.json",
+                                                   "images.json", "os.json",   "extensions.json"};
     return names;
 }
 
@@ -417,8 +417,15 @@ Result<KnowledgeBase> KnowledgeBase::parse(const std::map<std::string, std::stri
     KnowledgeBase kb;
     for (const auto& name : file_names()) {
         auto it = files.find(name);
+        if (it == files.end() && name == "extensions.json") continue;  // no extension facts
         if (it == files.end())
             return Error{ErrorKind::Config, "knowledge base file " + name + " is missing"};
+        if (name == "extensions.json") {
+            auto facts = parse_extension_facts(it->second);
+            if (!facts) return facts.error();
+            kb.m_extensions = std::move(facts.value());
+            continue;
+        }
         try {
             json doc = json::parse(it->second);
             if (doc.value("schema", 0) != 1)

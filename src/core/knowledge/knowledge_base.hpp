@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/knowledge/extension_facts.hpp"
 #include "util/result.hpp"
 #include "util/version.hpp"
 
@@ -125,6 +126,9 @@ class KnowledgeBase {
     // Torch releases that publish wheel variant `variant`.
     std::vector<std::string> torch_with_variant(const std::string& variant) const;
 
+    // CUDA extension packages (data/extensions.json; none when the file was not given).
+    const ExtensionFacts& extensions() const { return m_extensions; }
+
     const std::vector<TorchRelease>& torch_releases() const { return m_torch; }
     const std::vector<CudaImageRelease>& cuda_images() const { return m_cuda_images; }
 
@@ -137,6 +141,7 @@ class KnowledgeBase {
     std::vector<PytorchImageTag> m_pytorch_images;
     std::vector<NgcRelease> m_ngc;
     std::vector<OsInfo> m_os;
+    ExtensionFacts m_extensions;
 };
 
 // The grammar the loader applies to the torch.json fact at `path` ("python.min",

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/grammar/grammar.hpp"
+#include "core/render/apt_lock.hpp"
 #include "core/render/python_lock.hpp"
 #include "core/render/render_plan.hpp"
 #include "util/strings.hpp"
@@ -39,7 +40,7 @@ constexpr const char* k_pip_secrets =
 
 bool uses_venv(const Variant& v) { return !v.system_apt.empty(); }
 bool uses_apt(const Variant& v) {
-    return uses_venv(v) || !v.manifest->apt.empty() || v.manifest->openmpi.has_value();
+    return uses_venv(v) || !v.apt.empty() || v.manifest->openmpi.has_value();
 }
 
 // "apt-get install" of `pkgs`, one per line, inside a RUN with apt cache mounts.
@@ -64,8 +65,9 @@ void pip_install(Text& out, const std::vector<std::string>& reqs,
                  const std::string& index_arg = {}) {
     out << k_pip_mounts << k_pip_secrets << " && python -m pip install" << index_arg << " \\\n";
     for (std::size_t i = 0; i < reqs.size(); ++i) {
-        // Extras brackets would be a shell glob; the grammar allows no quote inside.
-        bool glob = reqs[i].find('[') != std::string::npos;
+        // Extras brackets would be a shell glob, "name @ URL#sha256=" has spaces and a '#';
+        // the grammars allow no quote inside either.
+        bool glob = reqs[i].find_first_of("[ #") != std::string::npos;
         out << "      " << (glob ? "'" + reqs[i] + "'" : reqs[i])
             << (i + 1 < reqs.size() ? " \\\n" : "\n");
     }
@@ -192,7 +194,22 @@ void unlocked_torch_layer(Text& out, const Variant& v) {
     torch_layer(out, v);
 }
 
+// What the extensions are and what was checked of them (render/extensions.cpp), as comments.
+void extensions_comment(Text& out, const Variant& v) {
+    if (v.extensions.empty()) return;
+    out << "\n# CUDA extensions:\n";
+    for (const auto& e : v.extensions) {
+        out << "#   " << e.name << " " << comment_version(e.version)
+            << (e.url.empty() ? " from the package index" : " (a wheel by URL)") << "\n";
+        if (!e.facts_source.empty())
+            out << "#     its torch pin and GPU code were checked against "
+                << dockerfile_quote(e.facts_source) << "\n";
+        for (const auto& note : e.notes) out << "#     " << dockerfile_quote(note) << "\n";
+    }
+}
+
 void python_extras_layers(Text& out, const Variant& v) {
+    extensions_comment(out, v);
     if (v.python_lock) return locked_python_layer(out, v);
     const Manifest& m = *v.manifest;
     if (!m.pip.empty()) {
@@ -203,18 +220,51 @@ void python_extras_layers(Text& out, const Variant& v) {
         out << "\n# JupyterLab.\n";
         pip_install(out, {"jupyterlab==" + *m.jupyter});
     }
+    if (!v.extensions.empty()) {
+        out << "\n# The CUDA extensions (a wheel by URL is checked against its sha256).\n";
+        std::vector<std::string> reqs;
+        for (const auto& e : v.extensions) reqs.push_back(e.requirement);
+        pip_install(out, reqs);
+    }
 }
 
 void extras_layers(Text& out, const Variant& v) {
     const Manifest& m = *v.manifest;
-    if (!m.apt.empty()) {
+    if (v.apt_lock) {
+        out << "\n# Extra Debian packages from the manifest (" << join(v.apt, ", ")
+            << "), every package apt installs for them pinned as the lock resolved it in this "
+               "base.\n";
+        apt_install(out, apt_locked_pins(*v.apt_lock));
+    } else if (!v.apt.empty()) {
+        bool unpinned = false;
+        for (const auto& p : v.apt) unpinned = unpinned || p.find('=') == std::string::npos;
         out << "\n# Extra Debian packages from the manifest.\n";
-        apt_install(out, m.apt);
+        if (unpinned)
+            out << "# Not pinned: " << v.apt_not_locked
+                << "; `torchdock lock` resolves them in the pinned base.\n# hadolint "
+                   "ignore=DL3008\n";
+        apt_install(out, v.apt);
     }
     if (m.openmpi) {
         out << "\n# OpenMPI " << *m.openmpi << ".\n";
         apt_install(out, {"libopenmpi-dev=" + *m.openmpi, "openmpi-bin=" + *m.openmpi});
     }
+}
+
+// "certifi==2025.1.31,...,torch==2.9.1": every package of the hash-locked set (the
+// io.torchdock.python-set label that validate's TD129 compares the installed set with).
+std::string locked_set(const Variant& v) {
+    if (!v.python_lock) return {};
+    std::vector<std::string> pins;
+    for (const auto& p : v.python_lock->packages) pins.push_back(p.name + "==" + p.version);
+    return join(pins, ",");
+}
+
+// "xformers==0.0.33.post2,flash-attn==2.8.1": the io.torchdock.extensions label.
+std::string extension_pins(const Variant& v) {
+    std::vector<std::string> pins;
+    for (const auto& e : v.extensions) pins.push_back(e.name + "==" + e.version);
+    return join(pins, ",");
 }
 
 void label(Text& out, const std::string& key, const std::string& value, bool last) {
@@ -273,6 +323,8 @@ void footer(Text& out, const Variant& v) {
         {"min-driver-unconfirmed", v.min_driver_unconfirmed ? "true" : ""},
         {"arch-list", join(v.arch_list, ";")},
         {"target-gpus", join(v.target_gpus, ",")},
+        {"extensions", extension_pins(v)},
+        {"python-set", locked_set(v)},
         {"torch-reports", v.torch_reports},
     };
     // Thresholds `torchdock validate` reads back.

@@ -48,8 +48,8 @@ std::optional<PythonLockInputs> parse_inputs(JsonReader& r, const JsonValue& v,
     if (!has_keys(v, {"requirements", "python", "platform", "torch_index"})) return std::nullopt;
     std::size_t before = r.diags().count();
     PythonLockInputs in;
-    in.requirements = r.string_list(*v.find("requirements"), path + ".requirements",
-                                    grammar::check_pip_requirement);
+    in.requirements =
+        r.string_list(*v.find("requirements"), path + ".requirements", check_lock_requirement);
     auto text = [&](const char* key, std::string (*check)(std::string_view), std::string& out) {
         const JsonValue& value = *v.find(key);
         auto s = r.string(value, path + "." + key);
@@ -83,7 +83,7 @@ std::optional<ParsedPackage> parse_package(JsonReader& r, const JsonValue::Membe
                                            const std::string& path) {
     std::size_t before = r.diags().count();
     if (auto e = check_locked_name(member.key); !e.empty()) r.diags().add(member.key_pos, path, e);
-    if (!r.check_object(member.value, path, {"version", "hashes", "required_by"},
+    if (!r.check_object(member.value, path, {"version", "hashes", "required_by", "url"},
                         {"version", "hashes"}) ||
         !has_keys(member.value, {"version", "hashes"}))
         return std::nullopt;
@@ -101,6 +101,12 @@ std::optional<ParsedPackage> parse_package(JsonReader& r, const JsonValue::Membe
                        ? std::string()
                        : "hash " + quote_value(h) + " is not sha256:<64 hex digits>";
         });
+    if (const JsonValue* url = member.value.find("url")) {
+        if (auto s = r.string(*url, path + ".url")) {
+            if (auto e = grammar::check_wheel_url(*s); !e.empty()) r.error(*url, path + ".url", e);
+            p.url = *s;
+        }
+    }
     if (const JsonValue* by = member.value.find("required_by")) {
         out.has_required_by = true;
         p.required_by =
@@ -192,6 +198,57 @@ void parse_python(JsonReader& r, const JsonValue& python, std::map<std::string, 
     }
 }
 
+// "apt": variant -> {"inputs": {"base", "packages"}, "resolved": {name: version},
+// "present": {name: version}}; every name and version as a Dockerfile pin would take it.
+void parse_apt(JsonReader& r, const JsonValue& apt, std::map<std::string, AptLock>& out) {
+    if (!apt.is_object())
+        return r.error(apt, "$.apt", "expected an object of variant -> its Debian packages");
+    for (const auto& member : apt.members) {
+        auto path = member_path("$.apt", member.key);
+        if (auto e = grammar::check_variant_name(member.key); !e.empty()) {
+            r.diags().add(member.key_pos, path, e);
+            continue;
+        }
+        if (!r.check_object(member.value, path, {"inputs", "resolved", "present"},
+                            {"inputs", "resolved", "present"}) ||
+            !has_keys(member.value, {"inputs", "resolved", "present"}))
+            continue;
+        std::size_t before = r.diags().count();
+        AptLock lock;
+        const JsonValue& in = *member.value.find("inputs");
+        if (r.check_object(in, path + ".inputs", {"base", "packages"}, {"base", "packages"}) &&
+            has_keys(in, {"base", "packages"})) {
+            if (auto b = r.string(*in.find("base"), path + ".inputs.base")) {
+                if (auto e = grammar::check_image_reference(*b);
+                    !e.empty() || b->find("@sha256:") == std::string::npos)
+                    r.error(*in.find("base"), path + ".inputs.base",
+                            e.empty() ? "not a reference by digest (NAME@sha256:...)" : e);
+                lock.inputs.base = *b;
+            }
+            lock.inputs.packages = r.string_list(*in.find("packages"), path + ".inputs.packages",
+                                                 grammar::check_apt_package);
+        }
+        for (const char* key : {"resolved", "present"}) {
+            const JsonValue& map = *member.value.find(key);
+            std::string mpath = path + "." + key;
+            if (!map.is_object()) {
+                r.error(map, mpath, "expected an object of package -> version");
+                continue;
+            }
+            for (const auto& pkg : map.members) {
+                auto version = r.string(pkg.value, member_path(mpath, pkg.key));
+                if (!version) continue;
+                if (auto e = grammar::check_apt_requirement(pkg.key + "=" + *version); !e.empty()) {
+                    r.error(pkg.value, member_path(mpath, pkg.key), e);
+                    continue;
+                }
+                (std::string(key) == "resolved" ? lock.resolved : lock.present)[pkg.key] = *version;
+            }
+        }
+        if (r.diags().count() == before) out[member.key] = std::move(lock);
+    }
+}
+
 }  // namespace
 
 LockFile parse_lockfile(std::string_view text, Diagnostics& diags) {
@@ -201,10 +258,11 @@ LockFile parse_lockfile(std::string_view text, Diagnostics& diags) {
     std::map<std::string, SourcePos> positions;
     JsonReader r(diags, positions);
     const JsonValue& root = *parsed;
-    if (!r.check_object(root, "$", {"schema", "images", "python"}, {"schema", "images"}))
+    if (!r.check_object(root, "$", {"schema", "images", "python", "apt"}, {"schema", "images"}))
         return out;
     check_schema_one(r, root, "lock");
     if (const JsonValue* python = root.find("python")) parse_python(r, *python, out.python);
+    if (const JsonValue* apt = root.find("apt")) parse_apt(r, *apt, out.apt);
     if (!root.find("images")) return out;
     const JsonValue& images = *root.find("images");
     if (!images.is_object()) {
@@ -258,7 +316,8 @@ LockVerdict judge_lock(const RegistryAnswer& a, const std::optional<std::string>
 }
 
 std::string render_lockfile(const std::map<std::string, LockEntry>& entries,
-                            const std::map<std::string, PythonLock>& python) {
+                            const std::map<std::string, PythonLock>& python,
+                            const std::map<std::string, AptLock>& apt) {
     nlohmann::json images = nlohmann::json::object();
     for (const auto& [ref, e] : entries) {
         images[ref] = {{"digest", e.digest}};
@@ -271,6 +330,7 @@ std::string render_lockfile(const std::map<std::string, LockEntry>& entries,
             nlohmann::json packages = nlohmann::json::object();
             for (const auto& p : lock.packages) {
                 packages[p.name] = {{"version", p.version}, {"hashes", p.hashes}};
+                if (!p.url.empty()) packages[p.name]["url"] = p.url;
                 if (lock.graph) packages[p.name]["required_by"] = p.required_by;
             }
             locks[variant] = {{"inputs",
@@ -281,6 +341,15 @@ std::string render_lockfile(const std::map<std::string, LockEntry>& entries,
                               {"packages", packages}};
         }
         doc["python"] = locks;
+    }
+    if (!apt.empty()) {
+        nlohmann::json locks = nlohmann::json::object();
+        for (const auto& [variant, lock] : apt)
+            locks[variant] = {
+                {"inputs", {{"base", lock.inputs.base}, {"packages", lock.inputs.packages}}},
+                {"resolved", lock.resolved},
+                {"present", lock.present}};
+        doc["apt"] = locks;
     }
     return json_text(doc);
 }

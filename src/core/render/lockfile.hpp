@@ -9,6 +9,9 @@
 //                     "python": "3.11", "platform": "x86_64-manylinux_2_36", "torch_index": ""},
 //                     "packages": {"torch": {"version": "2.9.1", "hashes": ["sha256:..."],
 //                                            "required_by": ["torchvision"]}}}}}
+//          "apt": {"<variant>": {"inputs": {"base": "debian:bookworm@sha256:...",
+//                  "packages": ["curl"]}, "resolved": {"curl": "7.88.1-10+deb12u14", ...},
+//                  "present": {}}}}
 // "python" is optional (lock files written before it have none). "required_by" (the locked
 // packages that required this one, from uv's `# via` annotations; [] for a package only the
 // inputs ask for) is on every package or on none: a lock written before torchdock recorded
@@ -20,6 +23,7 @@
 #include <string_view>
 
 #include "core/json/diagnostics.hpp"
+#include "core/render/apt_lock.hpp"
 #include "core/render/matrix.hpp"
 #include "core/render/python_lock.hpp"
 
@@ -28,6 +32,7 @@ namespace td {
 struct LockFile {
     LockDigests images;
     std::map<std::string, PythonLock> python;  // variant name -> its lock
+    std::map<std::string, AptLock> apt;        // variant name -> its Debian packages
 };
 
 // Parses a lock file; problems (bad JSON, bad references or digests, a package, version or
@@ -38,7 +43,8 @@ struct LockEntry {
     std::string media_type;  // may be empty
 };
 std::string render_lockfile(const std::map<std::string, LockEntry>& images,
-                            const std::map<std::string, PythonLock>& python = {});
+                            const std::map<std::string, PythonLock>& python = {},
+                            const std::map<std::string, AptLock>& apt = {});
 
 // What the registry said about one locked reference, and what that means for the lock.
 struct RegistryAnswer {

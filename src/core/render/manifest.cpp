@@ -1,5 +1,7 @@
 #include "core/render/manifest.hpp"
 
+#include <algorithm>
+
 #include "core/grammar/grammar.hpp"
 #include "core/json/json_reader.hpp"
 #include "core/validate/waivers.hpp"
@@ -21,9 +23,10 @@ constexpr BaseKindName k_base_kinds[] = {
 };
 
 const std::vector<std::string> k_top_keys = {
-    "schema",      "name",        "description", "image",    "base",        "matrix",  "python",
-    "torchvision", "torchaudio",  "pip",         "apt",      "openmpi",     "jupyter", "user",
-    "env",         "target_gpus", "expect",      "validate", "wheel_index", "waivers"};
+    "schema",      "name",        "description", "image",       "base",   "matrix",
+    "python",      "torchvision", "torchaudio",  "pip",         "apt",    "openmpi",
+    "jupyter",     "user",        "env",         "target_gpus", "expect", "validate",
+    "wheel_index", "waivers",     "extensions"};
 const std::vector<std::string> k_matrix_keys = {"torch", "cuda", "flavor", "os", "ngc", "exclude"};
 const std::vector<std::string> k_axis_keys = {"torch", "cuda", "flavor", "os", "ngc"};
 const std::vector<std::string> k_precisions = {"fp32", "tf32", "fp16", "bf16", "fp8"};
@@ -135,14 +138,14 @@ class ManifestParser {
         bool_field(root, "torchaudio", m_m.torchaudio);
         if (auto* v = root.find("pip"))
             m_m.pip = m_r.string_list(*v, "$.pip", grammar::check_pip_requirement, true);
-        if (auto* v = root.find("apt"))
-            m_m.apt = m_r.string_list(*v, "$.apt", grammar::check_apt_requirement, true);
+        if (auto* v = root.find("apt")) parse_apt(*v);
         optional_text(root, "openmpi", m_m.openmpi, grammar::check_debian_version);
         optional_text(root, "jupyter", m_m.jupyter, grammar::check_pep440_version);
         if (auto* v = root.find("user")) parse_user(*v);
         if (auto* v = root.find("env")) parse_env(*v);
         if (auto* v = root.find("target_gpus"))
             m_m.target_gpus = m_r.string_list(*v, "$.target_gpus", check_gpu_name, true);
+        if (auto* v = root.find("extensions")) m_m.extensions = parse_extensions(m_r, *v);
         if (auto* v = root.find("expect")) parse_expect(*v);
         if (auto* v = root.find("validate")) parse_validate(*v);
         if (auto* v = root.find("waivers")) parse_waivers(*v);
@@ -240,6 +243,34 @@ class ManifestParser {
                 }
                 m_m.exclude.push_back(rule_out);
             }
+        }
+    }
+
+    // "apt": ["curl"] for every OS, or {"ubuntu22.04": [...], "ubuntu24.04": [...]} per OS of
+    // the matrix (a pin that exists in one release's archive rarely exists in another's).
+    void parse_apt(const JsonValue& v) {
+        m_r.record("$.apt", v.pos);
+        if (v.is_array()) {
+            m_m.apt = m_r.string_list(v, "$.apt", grammar::check_apt_package, true);
+            return;
+        }
+        if (!v.is_object())
+            return m_r.error(v, "$.apt",
+                             "expected a list of packages for every OS, or an object of lists "
+                             "per OS of the matrix, like {\"ubuntu22.04\": [\"curl\"]}");
+        for (const auto& member : v.members) {
+            std::string p = member_path("$.apt", member.key);
+            bool known = std::find(m_m.os.begin(), m_m.os.end(), member.key) != m_m.os.end();
+            if (!known) {
+                m_r.diags().add(
+                    member.key_pos, p,
+                    quote_value(member.key) + " is not an OS of this matrix (" +
+                        (m_m.os.empty() ? std::string("it has no os axis") : join(m_m.os, ", ")) +
+                        ")");
+                continue;
+            }
+            m_m.apt_by_os[member.key] =
+                m_r.string_list(member.value, p, grammar::check_apt_package, true);
         }
     }
 
@@ -360,6 +391,12 @@ class ManifestParser {
                       std::string("base \"") + base_kind_name(m_m.base) +
                           "\" brings its own torch; wheel_index applies to the bases that "
                           "pip-install it (nvidia-cuda, nvidia-cuda-cudnn, os-pip)");
+        if (auto* v = root.find("extensions"); v && !pip_torch && !m_m.extensions.empty())
+            m_r.error(*v, "$.extensions",
+                      std::string("base \"") + base_kind_name(m_m.base) +
+                          "\" brings its own torch, which the extensions' pins cannot be "
+                          "checked against; extensions apply to the bases that pip-install "
+                          "torch (nvidia-cuda, nvidia-cuda-cudnn, os-pip)");
         if (m_m.base == BaseKind::DebianTorch && !m_m.target_gpus.empty())
             m_r.error(*root.find("target_gpus"), "$.target_gpus",
                       "debian-torch images are CPU-only (Debian's python3-torch has no CUDA); "
@@ -385,6 +422,13 @@ const std::vector<std::string>& base_kind_names() {
         return out;
     }();
     return names;
+}
+
+std::vector<std::string> Manifest::apt_for(const std::string& os_id) const {
+    std::vector<std::string> out = apt;
+    if (auto it = apt_by_os.find(os_id); it != apt_by_os.end())
+        out.insert(out.end(), it->second.begin(), it->second.end());
+    return out;
 }
 
 SourcePos Manifest::pos_of(const std::string& path) const {

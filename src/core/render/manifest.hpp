@@ -43,6 +43,17 @@ struct ValidateThresholds {
     std::optional<int> shm_min_mb;
 };
 
+// A CUDA extension package the image carries (manifest "extensions"). From the package
+// index by default (version: exact, or absent for the release the knowledge base says fits
+// each variant's torch), or a wheel by URL whose sha256 the manifest fixes.
+struct ExtensionSpec {
+    std::string name;                     // normalized (PEP 503): "xformers", "flash-attn"
+    std::optional<std::string> version;   // index only
+    std::string wheel_url, wheel_sha256;  // a wheel by URL; both or neither
+    std::string path;                     // "$.extensions[0]" for messages
+    bool from_url() const { return !wheel_url.empty(); }
+};
+
 struct MatrixExclude {
     std::map<std::string, std::string> fields;  // axis -> value
 };
@@ -65,12 +76,17 @@ struct Manifest {
     bool torchvision = true;
     bool torchaudio = true;
     std::vector<std::string> pip;
-    std::vector<std::string> apt;
+    // Debian/Ubuntu packages: NAME=VERSION or NAME (pinned from the lock, see apt_lock.hpp).
+    std::vector<std::string> apt;                               // for every OS of the matrix
+    std::map<std::string, std::vector<std::string>> apt_by_os;  // os id -> its own
+    // The packages of one OS: the common list, then that OS's own.
+    std::vector<std::string> apt_for(const std::string& os_id) const;
     std::optional<std::string> openmpi;  // Debian version of openmpi-bin and libopenmpi-dev
     std::optional<std::string> jupyter;  // jupyterlab version
     std::optional<UserSpec> user;
     std::vector<std::pair<std::string, std::string>> env;
     std::vector<std::string> target_gpus;
+    std::vector<ExtensionSpec> extensions;
     std::optional<int> expect_cudnn_major;
     std::optional<std::string> expect_nccl;
     ValidateThresholds validate;
@@ -81,6 +97,12 @@ struct Manifest {
     std::map<std::string, SourcePos> positions;
     SourcePos pos_of(const std::string& path) const;
 };
+
+class JsonReader;
+struct JsonValue;
+// The "extensions" list (render/manifest_extensions.cpp): every item checked, problems
+// recorded in the reader's diagnostics.
+std::vector<ExtensionSpec> parse_extensions(JsonReader& r, const JsonValue& v);
 
 // Parses and validates one manifest. `file` is used in messages; `text` is its content.
 // Returns the manifest when `diags` stays empty.

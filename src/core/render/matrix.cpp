@@ -181,6 +181,11 @@ class Expander {
         }
         if (m_diags.count() != before) return false;
         check_targets(cell, v);
+        v.apt = m_m->apt_for(v.os_id);
+        if (!m_m->extensions.empty())
+            v.extensions = resolve_extensions(
+                *m_m, v.name, v.torch, v.python, v.target_gpus, m_kb,
+                [&](const std::string& path, const std::string& msg) { error(path, msg); });
         check_expectations(v);
         if (auto it = m_lock.find(v.base_ref); it != m_lock.end()) v.base_digest = it->second;
         return m_diags.count() == before;

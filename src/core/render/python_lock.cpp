@@ -17,8 +17,29 @@ namespace {
 constexpr std::size_t k_max_packages = 5000;
 constexpr std::size_t k_max_hashes = 1000;  // per package (torch has about 30 files a release)
 
-// "torch==2.9.1" -> {"torch", "2.9.1"}; extras ("pkg[extra]==1") dropped.
+// "name @ URL#sha256=HEX" -> {name, URL, HEX}; nullopt for anything else.
+struct UrlRequirement {
+    std::string name, url, sha256;
+};
+std::optional<UrlRequirement> url_requirement(std::string_view req) {
+    auto at = req.find(" @ ");
+    auto frag = req.rfind("#sha256=");
+    if (at == std::string_view::npos || frag == std::string_view::npos || frag < at) return {};
+    return UrlRequirement{std::string(req.substr(0, at)),
+                          std::string(req.substr(at + 3, frag - at - 3)),
+                          std::string(req.substr(frag + 8))};
+}
+
+// The version a wheel's file name (the last segment of its URL) says; "" when it is no wheel.
+std::string wheel_url_version(const std::string& url) {
+    auto w = pypi::parse_wheel_name(url.substr(url.rfind('/') + 1));
+    return w ? w->version : std::string();
+}
+
+// "torch==2.9.1" -> {"torch", "2.9.1"}; extras ("pkg[extra]==1") dropped; a wheel by URL
+// -> {name, ""}.
 std::pair<std::string, std::string> requirement_pin(std::string_view req) {
+    if (auto u = url_requirement(req)) return {pypi::normalize_project_name(u->name), ""};
     auto eq = req.find("==");
     std::string_view name = req.substr(0, std::min(eq, req.find('[')));
     return {pypi::normalize_project_name(name),
@@ -39,6 +60,17 @@ std::string trim(std::string_view s) {
 }
 
 }  // namespace
+
+std::string check_lock_requirement(std::string_view s) {
+    auto u = url_requirement(s);
+    if (!u) return grammar::check_pip_requirement(s);
+    if (auto e = grammar::check_pip_name(u->name); !e.empty()) return e;
+    if (auto e = grammar::check_wheel_url(u->url); !e.empty()) return e;
+    if (auto e = grammar::check_sha256_hex(u->sha256); !e.empty()) return e;
+    if (wheel_url_version(u->url).empty())
+        return "the URL of " + quote_value(s) + " does not name a wheel file";
+    return {};
+}
 
 std::string uv_platform_for_glibc(const std::string& glibc) {
     auto v = Version::parse(glibc);
@@ -84,6 +116,7 @@ LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb) {
     in.requirements = torch_requirements(v);
     in.requirements.insert(in.requirements.end(), m.pip.begin(), m.pip.end());
     if (m.jupyter) in.requirements.push_back("jupyterlab==" + *m.jupyter);
+    for (const auto& ext : v.extensions) in.requirements.push_back(ext.requirement);
     in.python = v.python;
     in.platform = platform;
     if (v.torch_source == Variant::TorchSource::PytorchIndex) in.torch_index = v.wheel_variant;
@@ -149,9 +182,24 @@ Result<std::vector<LockedPackage>> parse_uv_requirements(std::string_view text) 
             if (continued) return bad(i, "expected --hash=sha256:... after a continuation");
             if (!out.empty() && out.back().hashes.empty())
                 return bad(i - 1, "package " + out.back().name + " has no hashes");
+            if (auto at = line.find(" @ "); at != std::string::npos) {
+                // A wheel by URL, as uv writes it: "name @ URL#sha256=HEX".
+                std::string name = line.substr(0, at), url = line.substr(at + 3);
+                if (auto frag = url.find("#sha256="); frag != std::string::npos) url.resize(frag);
+                if (auto e = grammar::check_pip_name(name); !e.empty()) return bad(i, e);
+                if (auto e = grammar::check_wheel_url(url); !e.empty()) return bad(i, e);
+                std::string version = wheel_url_version(url);
+                if (grammar::check_pep440_version(version) != "")
+                    return bad(i, "the URL names no wheel with a version");
+                if (out.size() == k_max_packages) return bad(i, "too many packages");
+                out.push_back({pypi::normalize_project_name(name), version, {}, {}, url});
+                continued = continues;
+                continue;
+            }
             auto eq = line.find("==");
             if (eq == std::string::npos || line.find_first_of(" ;@") != std::string::npos)
-                return bad(i, "not a NAME==VERSION pin (markers, URLs and ranges are refused)");
+                return bad(
+                    i, "not a NAME==VERSION pin or NAME @ URL (markers and ranges are refused)");
             std::string name = line.substr(0, eq), version = line.substr(eq + 2);
             if (auto e = grammar::check_pip_name(name); !e.empty()) return bad(i, e);
             if (auto e = grammar::check_pep440_version(version); !e.empty()) return bad(i, e);
@@ -236,6 +284,17 @@ std::string check_lock_covers(const PythonLockInputs& inputs,
         auto it = by_name.find(name);
         if (it == by_name.end())
             return "the lock has no " + name + ", which its inputs ask for (" + req + ")";
+        if (auto u = url_requirement(req)) {
+            const LockedPackage& p = *it->second;
+            if (p.url != u->url)
+                return "the lock has " + name + " from " +
+                       (p.url.empty() ? std::string("an index") : quote_value(p.url)) +
+                       ", but its inputs ask for the wheel " + quote_value(u->url);
+            if (p.hashes != std::vector<std::string>{"sha256:" + u->sha256})
+                return "the lock's hashes of " + name + " are not the sha256 its inputs fix (" +
+                       u->sha256 + ")";
+            continue;
+        }
         auto want = pypi::Pep440Version::parse(pinned);
         auto have = pypi::Pep440Version::parse(it->second->version);
         if (!want || !have || !(*want == *have) || want->local() != have->local())
@@ -251,7 +310,7 @@ std::string render_requirements_file(const Variant& v, const std::string& lock_p
                       "): the whole Python set,\n# every package pinned with the hashes of its "
                       "files. Installed with pip install --require-hashes --no-deps.\n";
     for (const auto& p : lock.packages) {
-        out += p.name + "==" + p.version;
+        out += p.url.empty() ? p.name + "==" + p.version : p.name + " @ " + p.url;
         for (const auto& h : p.hashes) out += " \\\n    --hash=" + h;
         out += "\n";
     }

@@ -21,6 +21,9 @@ struct LockedPackage {
     // The locked packages that required this one (uv's `# via` lines), normalized and
     // sorted; a package the inputs ask for may have none.
     std::vector<std::string> required_by = {};
+    // A wheel by URL ("name @ URL" in uv's output; an extension's release wheel): its
+    // address, else "" for a package from an index.
+    std::string url = {};
     bool operator==(const LockedPackage&) const = default;
 };
 
@@ -41,6 +44,10 @@ struct PythonLock {
     // lock written before, which render refuses (it cannot tell a package nothing requested).
     bool graph = false;
 };
+
+// A lock input: an exact pin ("torch==2.9.1") or a wheel by URL with its sha256
+// ("flash-attn @ https://host/flash_attn-2.8.1-....whl#sha256=<64 hex>"). "" when accepted.
+std::string check_lock_requirement(std::string_view s);
 
 // The pins pip installs for torch: torch, torchvision, torchaudio, with the wheel variant's
 // local tag on the PyTorch wheel index ("torch==2.8.0+cu126"), without it from PyPI.

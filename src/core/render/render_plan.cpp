@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/json/json_reader.hpp"
+#include "core/render/apt_lock.hpp"
 #include "core/render/dockerfile.hpp"
 #include "core/render/index.hpp"
 #include "core/render/lockfile.hpp"
@@ -130,6 +131,52 @@ void attach_python_locks(const ManifestSource& src, const LockFile* lock, const 
                                         "lock`"});
 }
 
+// The inputs of a variant's apt lock: its base by digest and its packages; none when it has
+// no packages or its base is not locked by digest.
+std::optional<AptLockInputs> apt_lock_inputs(const Variant& v) {
+    if (v.apt.empty() || !v.base_digest) return std::nullopt;
+    return AptLockInputs{v.base_ref + "@" + *v.base_digest, v.apt};
+}
+
+// Gives each variant with Debian packages its apt lock when the lock file has one resolved
+// from the same base digest and packages; otherwise, when a package is unpinned, says why it
+// renders unpinned (a warning: the build installs whatever the archive has that day).
+void attach_apt_locks(const ManifestSource& src, const LockFile* lock,
+                      std::vector<Variant>& variants, std::size_t first,
+                      std::vector<Diagnostic>& warnings) {
+    for (std::size_t i = first; i < variants.size(); ++i) {
+        Variant& v = variants[i];
+        if (v.apt.empty()) continue;
+        auto inputs = apt_lock_inputs(v);
+        const AptLock* found = nullptr;
+        if (lock && inputs)
+            if (auto it = lock->apt.find(v.name);
+                it != lock->apt.end() && it->second.inputs == *inputs)
+                found = &it->second;
+        if (found) {
+            v.apt_lock = std::make_shared<const AptLock>(*found);
+            continue;
+        }
+        v.apt_not_locked =
+            !lock     ? "no lock file"
+            : !inputs ? "its base image is not locked by digest"
+            : lock->apt.count(v.name)
+                ? "the apt lock was resolved from other packages or another base digest"
+                : *src.lock_path + " has no apt lock for it";
+        bool unpinned = false;
+        for (const auto& p : v.apt) unpinned = unpinned || p.find('=') == std::string::npos;
+        if (unpinned)
+            warnings.push_back(
+                {src.path,
+                 {},
+                 "$.apt",
+                 "variant " + v.name + " installs Debian packages without a version (" +
+                     v.apt_not_locked +
+                     "): the build takes whatever the archive has; run `torchdock lock` "
+                     "to resolve them in the pinned base"});
+    }
+}
+
 }  // namespace
 
 RenderPlan plan_render(const std::vector<ManifestSource>& sources, const KnowledgeBase& kb) {
@@ -162,6 +209,8 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
                 std::vector<Diagnostic> lock_errors;
                 attach_python_locks(src, src.lock_text ? &lock : nullptr, kb, plan.variants, first,
                                     plan.warnings, lock_errors);
+                attach_apt_locks(src, src.lock_text ? &lock : nullptr, plan.variants, first,
+                                 plan.warnings);
                 plan.problems.insert(plan.problems.end(), lock_errors.begin(), lock_errors.end());
                 plan.problem_count += lock_errors.size();
             }

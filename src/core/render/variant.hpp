@@ -7,11 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "core/render/extensions.hpp"
 #include "core/render/manifest.hpp"
 
 namespace td {
 
 struct PythonLock;  // core/render/python_lock.hpp
+struct AptLock;     // core/render/apt_lock.hpp
 
 struct Variant {
     std::string name;  // "<family>-<axis values...>", unique across all manifests
@@ -50,7 +52,14 @@ struct Variant {
     std::string min_driver, min_driver_compat;
     bool min_driver_unconfirmed = false;  // the knowledge base could not confirm the floor
     std::vector<std::string> arch_list;
-    std::vector<std::string> target_gpus;  // knowledge-base model names ("H100")
+    std::vector<std::string> target_gpus;      // knowledge-base model names ("H100")
+    std::vector<VariantExtension> extensions;  // the manifest's, resolved for this variant
+    // The manifest's Debian/Ubuntu packages for this variant's OS, as written, and their
+    // versions resolved in the pinned base by `torchdock lock` when the lock file has them
+    // for exactly these packages and base digest (else why not, when any is unpinned).
+    std::vector<std::string> apt;
+    std::shared_ptr<const AptLock> apt_lock;
+    std::string apt_not_locked;
 
     // The hash-locked Python set, when the lock file has one resolved from this variant's
     // current inputs (python_lock_plan); otherwise why there is none.

@@ -85,6 +85,7 @@ const std::vector<CheckInfo> k_catalog = {
      .name = "files.intact",
      .tier = "static",
      .meaning = "every file of torch, torchvision, torchaudio, triton and the nvidia-* wheels "
+                "(of every distribution when the image carries a hash-locked set, TD129) "
                 "has the size and sha256 its RECORD gives (torchdock's static reader); an "
                 "unreadable one is named with its mode and owner",
      .evidence = {"record"},
@@ -210,6 +211,20 @@ const std::vector<CheckInfo> k_catalog = {
      .why = "unpinned CUDA wheels give undefined symbols or another cuDNN than torch expects",
      .reads = "torch's Requires-Dist and the installed distributions' versions",
      .fix = "reinstall the pinned wheel"},
+    {.id = "TD129",
+     .name = "python.locked",
+     .tier = "static",
+     .meaning = "the Python distributions installed are exactly the hash-locked set the image "
+                "was built from (its io.torchdock.python-set label, written by render from the "
+                "lock): none missing, none at another version, none added (the environment's "
+                "own pip, setuptools and wheel are named, not failed); with TD112 every file of "
+                "every distribution is then checked against its RECORD",
+     .evidence = {"record"},
+     .why = "a package installed or upgraded after the locked layer (a later RUN pip install, "
+            "a derived image) runs code nobody locked, hashed or audited",
+     .reads = "probe-record over every distribution in torch's site directories, and the "
+              "image's io.torchdock.python-set label",
+     .fix = "rebuild from the lock, or lock what was added (`torchdock lock`)"},
     {.id = "TD130",
      .name = "shm.size",
      .tier = "static",

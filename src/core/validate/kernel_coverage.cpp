@@ -29,14 +29,19 @@ tk::KernelImages images_of(const json& object) {
 
 }  // namespace
 
-std::string object_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+std::string object_name(const std::string& path) {
+    for (const char* dir : {"/site-packages/", "/dist-packages/"})
+        if (auto at = path.rfind(dir); at != std::string::npos)
+            return path.substr(at + std::string(dir).size());
+    return path.substr(path.find_last_of('/') + 1);
+}
 
 std::vector<GpuKernelVerdict> judge_kernel_audit(const json& audit,
                                                  const std::vector<KernelTarget>& targets,
                                                  const std::vector<std::string>* loaded) {
     // A CUDA library: by name, or by where NVIDIA's wheels and toolkit keep them.
     auto cuda_library = [](const std::string& path) {
-        return !cuda_library_family(object_name(path)).empty() ||
+        return !cuda_library_family(path.substr(path.find_last_of('/') + 1)).empty() ||
                path.find("-packages/nvidia/") != std::string::npos ||
                path.rfind("/usr/local/cuda", 0) == 0;
     };

@@ -50,7 +50,9 @@ std::vector<std::string> torch_archs_missing_from_binary(const nlohmann::json& a
 // One line for a GPU's verdict: the first object without an image for it, and how many more.
 std::string kernel_verdict_summary(const GpuKernelVerdict& v);
 
-// "a.so" for "/x/y/a.so".
+// How messages name an object: its path below site-packages/dist-packages
+// ("xformers/flash_attn_3/_C.so", "torch/lib/libtorch_cuda.so"), so an extension's "_C.so"
+// says whose it is; else the file name ("a.so" for "/x/y/a.so").
 std::string object_name(const std::string& path);
 
 }  // namespace td

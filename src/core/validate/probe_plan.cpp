@@ -164,4 +164,11 @@ std::vector<std::string> dynamic_probe_flags(const std::string& probe, const Pro
     return out;
 }
 
+std::vector<std::string> label_probe_flags(const std::string& probe,
+                                           const std::map<std::string, std::string>& labels) {
+    auto it = labels.find("io.torchdock.python-set");
+    if (probe == "record" && it != labels.end() && !it->second.empty()) return {"--dists=*"};
+    return {};
+}
+
 }  // namespace td

@@ -4,6 +4,7 @@
 // Pure. The torch probe runs first and finds PyTorch the way the image would run it (its
 // interpreters, torch's site directories, the CUDA libraries torch really loads); the
 // library probes then look where torch looks and ask the files torch loaded.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,5 +37,11 @@ std::string wheel_pin_for(const nlohmann::json& torch_data, const std::string& s
 std::vector<std::string> dynamic_probe_flags(const std::string& probe, const ProbeRun* torch,
                                              const ProbeRun* cuda, const KnowledgeBase& kb,
                                              const std::string& ld_preload = {});
+
+// Flags a probe gets from the image's labels: probe-record checks every distribution
+// (--dists=*) of an image that carries a hash-locked Python set (io.torchdock.python-set),
+// so TD129 sees the whole installed set and TD112 every file of it.
+std::vector<std::string> label_probe_flags(const std::string& probe,
+                                           const std::map<std::string, std::string>& labels);
 
 }  // namespace td

@@ -3,6 +3,8 @@
 // wheels installed (TD112), and whether what is installed beside torch is what torch pins
 // (TD128). Part of the static tier.
 #include <algorithm>
+#include <cctype>
+#include <map>
 
 #include "core/validate/check_context.hpp"
 #include "core/validate/probe_plan.hpp"
@@ -179,6 +181,68 @@ void files_intact(CheckContext& ctx) {
         join(fixes, "; "));
 }
 
+// PEP 503's form of a distribution name ("Jinja2" -> "jinja2", "typing_extensions" ->
+// "typing-extensions"), as the lock writes names.
+std::string pypi_name(const std::string& name) {
+    std::string out;
+    for (char c : name) {
+        bool sep = c == '-' || c == '_' || c == '.';
+        if (sep) {
+            if (out.empty() || out.back() != '-') out += '-';
+        } else {
+            out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+    }
+    return out;
+}
+
+// TD129: the installed distributions are the locked set the image's label names.
+void python_locked(CheckContext& ctx) {
+    const std::string labelled = ctx.expected("python-set");
+    if (labelled.empty())
+        return ctx.skip("TD129",
+                        "the image carries no hash-locked Python set (no "
+                        "io.torchdock.python-set label: not rendered from a lock)");
+    const json& d = ctx.data("record");
+    if (!d.contains("distributions") || !d["distributions"].is_array())
+        return ctx.skip("TD129", ctx.why_missing("record"));
+    std::map<std::string, std::string> locked, installed;
+    for (const auto& pin : split(labelled, ',')) {
+        auto eq = pin.find("==");
+        if (eq != std::string::npos) locked[pin.substr(0, eq)] = pin.substr(eq + 2);
+    }
+    for (const auto& dist : d["distributions"])
+        if (dist.is_object()) installed[pypi_name(str(dist, "name"))] = str(dist, "version");
+    std::vector<std::string> missing, moved, added, tools;
+    for (const auto& [name, version] : locked) {
+        auto it = installed.find(name);
+        if (it == installed.end())
+            missing.push_back(name + " " + version);
+        else if (it->second != version)
+            moved.push_back(name + " " + version + " -> " + it->second);
+    }
+    for (const auto& [name, version] : installed) {
+        if (locked.count(name)) continue;
+        (name == "pip" || name == "setuptools" || name == "wheel" ? tools : added)
+            .push_back(name + " " + version);
+    }
+    std::string observed = std::to_string(installed.size()) + " distributions";
+    std::string expected = std::to_string(locked.size()) + " locked";
+    std::string also = tools.empty() ? "" : " (the environment's own: " + join(tools, ", ") + ")";
+    if (missing.empty() && moved.empty() && added.empty())
+        return ctx.add("TD129", "pass", observed, expected,
+                       "every locked distribution is installed at its locked version and "
+                       "nothing else is" +
+                           also);
+    std::vector<std::string> what;
+    if (!moved.empty()) what.push_back("at another version: " + join(moved, ", "));
+    if (!added.empty()) what.push_back("not locked: " + join(added, ", "));
+    if (!missing.empty()) what.push_back("locked but not installed: " + join(missing, ", "));
+    ctx.add("TD129", "fail", observed, expected,
+            "the installed Python set is not the lock's: " + join(what, "; ") + also,
+            "rebuild the image from its lock, or lock what was added (`torchdock lock`)");
+}
+
 // The requirement NAME==VERSION of a Requires-Dist line, when it is one ("" otherwise).
 std::pair<std::string, std::string> exact_pin(const std::string& requirement) {
     std::string pin = requirement.substr(0, requirement.find(';'));
@@ -237,7 +301,8 @@ void torch_pins(CheckContext& ctx) {
 }  // namespace
 
 void judge_runtime(CheckContext& ctx) {
-    for (auto check : {python_interpreter, cuda_visible, libs_preload, files_intact, torch_pins})
+    for (auto check :
+         {python_interpreter, cuda_visible, libs_preload, files_intact, python_locked, torch_pins})
         ctx.guarded(check);
 }
 

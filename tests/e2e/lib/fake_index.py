@@ -6,6 +6,9 @@ refused, so only the .metadata route works; the others must be read with range r
 With --cuda-lib FILE, the torch wheels also hold torch/lib/libtorch_cuda.so: FILE between
 1.5 MB of pseudo-random bytes before it and 3 MB after, and answer Range requests (whole
 downloads stay refused), so `kb refresh --arch-lists` can read its fatbins.
+The xformers wheel (an extension, for `kb refresh --extensions`) holds xformers/_C.so, the
+same bytes as torch's library when --cuda-lib is given, and xformers/_helpers.so with no GPU
+code; its METADATA requires torch==2.9.1 and is read with range requests.
 With --torch-metadata FILE the torch wheels carry FILE as their METADATA; with --delay S
 every answer waits S seconds first (to overlap two kb refresh runs).
 Usage: fake_index.py DATA_DIR [--cuda-lib FILE] [--torch-metadata FILE] [--delay S] [--pep658 PROJECT ...]"""
@@ -42,6 +45,10 @@ def wheel(dist, version, tag, metadata_file):
         z.writestr(f"{dist}/__init__.py", "# padding so the member is not at offset 0\n" * 200)
         if dist == "torch" and cuda_lib is not None:
             z.writestr("torch/lib/libtorch_cuda.so", cuda_library())
+        if dist == "xformers":
+            if cuda_lib is not None:
+                z.writestr("xformers/_C.so", cuda_library())
+            z.writestr("xformers/_helpers.so", random.Random(7).randbytes(64 * 1024))
         z.writestr(f"{dist}-{version}.dist-info/METADATA", open(metadata_file if metadata_file.startswith("/") else f"{data_dir}/{metadata_file}").read())
         z.writestr(f"{dist}-{version}.dist-info/RECORD", "")
     return f"{dist}-{version}-{tag}.whl", buf.getvalue()
@@ -56,6 +63,8 @@ projects = {
                           "torchvision-0.26.0.METADATA")],
     "torchaudio": [wheel("torchaudio", "2.11.1", "py3-none-manylinux_2_28_x86_64",
                          "torchaudio-2.11.1.METADATA")],
+    "xformers": [wheel("xformers", "0.0.33.post2", "cp39-abi3-manylinux_2_28_x86_64",
+                       "xformers-0.0.33.post2.METADATA")],
 }
 files = {}
 for project, wheels in projects.items():

@@ -64,7 +64,7 @@ TEST_CASE("every problem in a file is reported in one pass") {
   "schema": 2, "name": "Bad Name", "image": "torchdock/fam", "base": "nvidia-cuda",
   "matrix": {"torch": ["2.4"], "cuda": ["cuda12"], "flavor": ["slim"], "os": ["ubuntu22.04"]},
   "pip": ["numpy==1.26; curl x|sh", "torch>=2"],
-  "apt": ["git"],
+  "apt": ["Git; rm -rf /"],
   "user": {"name": "root", "uid": 0},
   "env": {"BAD-NAME": "x", "OK": "line\nbreak"},
   "python": "2.7"
@@ -72,7 +72,7 @@ TEST_CASE("every problem in a file is reported in one pass") {
     for (const char* want :
          {"$.schema: unsupported schema 2", "$.name: bad name", "$.matrix.torch[0]",
           "$.matrix.cuda[0]", "$.matrix.flavor[0]", "$.pip[0]", "$.pip[1]: only exact pins",
-          "$.apt[0]: missing exact version", "$.user.name", "$.user.uid", "$.env[\"BAD-NAME\"]",
+          "$.apt[0]: bad Debian package name", "$.user.name", "$.user.uid", "$.env[\"BAD-NAME\"]",
           "$.env.OK: control character \"\\n\"", "$.python"})
         CHECK_THAT(e, ContainsSubstring(want));
 }

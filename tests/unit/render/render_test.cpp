@@ -11,26 +11,9 @@
 using namespace td;
 using Catch::Matchers::ContainsSubstring;
 
-namespace {
-
-// The golden manifest with its lock file; `python_lock` false drops the lock's Python set.
-RenderPlan golden_plan(bool python_lock = true) {
-    auto text = engine::read_text_file(test::source_path("tests/data/golden.json"));
-    auto lock = engine::read_text_file(test::source_path("tests/data/golden.lock.json"));
-    REQUIRE(text);
-    REQUIRE(lock);
-    auto doc = nlohmann::json::parse(lock.value());
-    if (!python_lock) doc.erase("python");
-    return plan_render({ManifestSource{"tests/data/golden.json", text.value(),
-                                       "tests/data/golden.lock.json", doc.dump()}},
-                       test::real_kb());
-}
-
-}  // namespace
-
 // Set TORCHDOCK_UPDATE_GOLDEN=1 to rewrite tests/golden/ after an intended change.
 TEST_CASE("rendered output matches the golden files byte for byte") {
-    RenderPlan plan = golden_plan();
+    RenderPlan plan = test::golden_plan();
     REQUIRE(test::problems_text(plan).empty());
     REQUIRE(plan.files.size() == 3);  // the Dockerfile, its locked requirements, the index
     bool update = std::getenv("TORCHDOCK_UPDATE_GOLDEN") != nullptr;
@@ -47,10 +30,12 @@ TEST_CASE("rendered output matches the golden files byte for byte") {
     }
 }
 
-TEST_CASE("rendering is deterministic") { CHECK(golden_plan().files == golden_plan().files); }
+TEST_CASE("rendering is deterministic") {
+    CHECK(test::golden_plan().files == test::golden_plan().files);
+}
 
 TEST_CASE("a locked base is pinned by digest with the tag kept in a comment") {
-    RenderPlan plan = golden_plan();
+    RenderPlan plan = test::golden_plan();
     const std::string& df = plan.files.at("golden-2.4.1-cu124-devel-ubuntu22.04/Dockerfile");
     CHECK_THAT(
         df, ContainsSubstring(
@@ -63,7 +48,7 @@ TEST_CASE("a locked base is pinned by digest with the tag kept in a comment") {
 
 TEST_CASE("torch is installed before the extra packages so changing them keeps the torch layer") {
     const std::string df =
-        golden_plan(false).files.at("golden-2.4.1-cu124-devel-ubuntu22.04/Dockerfile");
+        test::golden_plan(false).files.at("golden-2.4.1-cu124-devel-ubuntu22.04/Dockerfile");
     auto torch = df.find("torch==2.4.1+cu124");
     for (const char* s :
          {"torch==2.4.1+cu124", "git=1:2.34.1-1ubuntu1.11", "numpy==1.26.4", "LABEL"})

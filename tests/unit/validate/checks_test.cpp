@@ -205,6 +205,7 @@ ValidationInput healthy_gpu_image() {
                  {"torchvision", "0.19.1"},
                  {"arch-list", "8.0;9.0"},
                  {"target-gpus", "H100"},
+                 {"python-set", "torch==2.4.1+cu124"},
                  {"min-driver", "550.54.15"},
                  {"validate.gemm-tflops-min.bf16", "500"},
                  {"validate.allreduce-busbw-min-gbps", "100"}};
@@ -278,6 +279,37 @@ std::vector<std::pair<std::string, ProbeRun>> broken_runs(const std::string& nam
 }
 
 }  // namespace
+
+TEST_CASE("TD129: the installed Python set is the lock's, or each difference is named") {
+    ValidationInput in = healthy_gpu_image();
+    auto record = [&](const std::string& dists) {
+        in.probes["record"] =
+            probe("record",
+                  R"({"probe":"record","schema":1,"status":"pass","reason":"","data":
+        {"distributions":[)" +
+                      dists + R"(],"files":10,"hashed_bytes":1048576}})",
+                  0);
+        return check(evaluate(in, test::real_kb()), "TD129");
+    };
+    in.expect["python-set"] = "jinja2==3.1.6,torch==2.4.1+cu124,typing-extensions==4.15.0";
+    auto ok = record(R"({"name":"torch","version":"2.4.1+cu124","files":1,"problems":[]},
+        {"name":"Jinja2","version":"3.1.6","files":1,"problems":[]},
+        {"name":"typing_extensions","version":"4.15.0","files":1,"problems":[]},
+        {"name":"pip","version":"25.3","files":1,"problems":[]})");
+    CHECK(ok.status == "pass");
+    CHECK_THAT(ok.message, ContainsSubstring("the environment's own: pip 25.3"));
+    auto bad = record(R"({"name":"torch","version":"2.4.1+cu124","files":1,"problems":[]},
+        {"name":"Jinja2","version":"3.1.5","files":1,"problems":[]},
+        {"name":"requests","version":"2.32.3","files":1,"problems":[]})");
+    CHECK(bad.status == "fail");
+    CHECK_THAT(bad.message, ContainsSubstring("at another version: jinja2 3.1.6 -> 3.1.5"));
+    CHECK_THAT(bad.message, ContainsSubstring("not locked: requests 2.32.3"));
+    CHECK_THAT(bad.message,
+               ContainsSubstring("locked but not installed: typing-extensions 4.15.0"));
+    in.expect.erase("python-set");
+    CHECK(record(R"({"name":"torch","version":"2.4.1+cu124","files":1,"problems":[]})").status ==
+          "skip");
+}
 
 TEST_CASE("evidence rule: the healthy image passes every check of both tiers") {
     auto r = evaluate(healthy_gpu_image(), test::real_kb());

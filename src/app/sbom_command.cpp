@@ -1,0 +1,93 @@
+// `torchdock sbom VARIANT|IMAGE`: a CycloneDX 1.6 SBOM. A rendered variant's comes from its
+// lock (no network, no engine); an image's from its files, read by the probes validate uses
+// (the torch probe, probe-record over every distribution, probe-kernels).
+#include <filesystem>
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "app/console.hpp"
+#include "app/exit_codes.hpp"
+#include "app/output.hpp"
+#include "app/probe_containers.hpp"
+#include "app/version.hpp"
+#include "core/sbom/sbom_sources.hpp"
+#include "engine/container_run.hpp"
+#include "engine/docker_api.hpp"
+#include "engine/install_layout.hpp"
+#include "engine/interrupt.hpp"
+#include "engine/probe_exec.hpp"
+#include "engine/project_loader.hpp"
+#include "engine/runtime_env.hpp"
+#include "util/strings.hpp"
+
+namespace td::app {
+namespace {
+
+int write_sbom(const SbomOptions& opts, SbomInput in) {
+    in.tool_version = version_text();
+    if (auto st = emit_report(std::optional<std::string>(opts.output), cyclonedx_json(in)); !st)
+        return fail(st.error());
+    if (opts.output != "-")
+        std::cerr << "torchdock: wrote " << opts.output << " (CycloneDX 1.6, "
+                  << in.components.size() << " components)\n";
+    return k_exit_ok;
+}
+
+// A name the manifests render, or nothing: then the target is taken for an image.
+const Variant* find_variant(const std::optional<RenderPlan>& plan, const std::string& name) {
+    if (!plan) return nullptr;
+    for (const auto& v : plan->variants)
+        if (v.name == name) return &v;
+    return nullptr;
+}
+
+int image_sbom(const SbomOptions& opts, const KnowledgeBase& kb) {
+    auto api = engine::DockerApi::from_environment();
+    if (!api) return fail(api.error());
+    if (auto st = api->ping(); !st) return fail(st.error());
+    auto info = api->inspect_image(opts.target);
+    if (!info) return fail(info.error());
+    if (!info.value())
+        return fail({ErrorKind::Config, quote_value(opts.target) +
+                                            " is neither a variant the manifests render nor an "
+                                            "image the engine has (build or pull it first)"});
+    auto probes_at = engine::locate_probes_dir(opts.probes_dir);
+    if (auto st = engine::check_probes_dir(probes_at); !st) return fail(st.error());
+    remove_leftovers_of_killed_runs(api.value());
+    std::string label = engine::new_run_label();
+    const std::string& id = info.value()->id.empty() ? opts.target : info.value()->id;
+    progress("sbom " + opts.target + ": reading its files with the probes");
+    auto reading = engine::probe_image(api.value(), id, *info.value(), engine::sbom_probes(),
+                                       probes_at.path, opts.python, 0, 300, kb, label);
+    if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
+    auto in = image_sbom_input(opts.target, info.value()->id, info.value()->labels, reading.probes);
+    if (!in) return fail(in.error());
+    return write_sbom(opts, std::move(in.value()));
+}
+
+}  // namespace
+
+int run_sbom(const CommonOptions& common, const SbomOptions& opts) {
+    const std::optional<std::string> output = opts.output;
+    if (auto st = check_report_flags({{"--output", &output}}); !st) return fail(st.error());
+    auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
+    if (!kb) return fail(kb.error());
+    // A variant name has no '/', ':' or '@'; anything else is an image reference, and so is
+    // every name outside a project (no manifest directory).
+    std::error_code ec;
+    bool maybe_variant = opts.target.find_first_of("/:@") == std::string::npos &&
+                         std::filesystem::is_directory(common.manifests_dir, ec);
+    if (maybe_variant) {
+        int code = 0;
+        auto plan = plan_project(common, code, false);
+        if (!plan) return code;
+        if (const Variant* v = find_variant(plan, opts.target)) {
+            auto in = variant_sbom_input(*v, kb.value());
+            if (!in) return fail(in.error());
+            return write_sbom(opts, std::move(in.value()));
+        }
+    }
+    return image_sbom(opts, kb.value());
+}
+
+}  // namespace td::app

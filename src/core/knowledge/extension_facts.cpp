@@ -1,0 +1,194 @@
+#include "core/knowledge/extension_facts.hpp"
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+
+#include "core/grammar/grammar.hpp"
+#include "util/strings.hpp"
+
+namespace td {
+namespace {
+
+using json = nlohmann::ordered_json;
+using Check = std::string (*)(std::string_view);
+
+[[noreturn]] void refuse(const std::string& path, const std::string& why) {
+    throw std::invalid_argument(path + ": " + why);
+}
+
+const json& member(const json& obj, const std::string& key, const std::string& at) {
+    if (!obj.is_object()) refuse(at, "not an object");
+    auto it = obj.find(key);
+    if (it == obj.end()) refuse(at, "missing \"" + key + "\"");
+    return *it;
+}
+
+std::string text(const json& obj, const std::string& key, const std::string& at, Check check) {
+    const json& v = member(obj, key, at);
+    std::string path = at + "." + key;
+    if (!v.is_string()) refuse(path, "not a string");
+    std::string s = v.get<std::string>();
+    if (auto why = check(s); !why.empty()) refuse(path, quote_value(s, 120) + " refused: " + why);
+    return s;
+}
+
+const json& list(const json& obj, const std::string& key, const std::string& at) {
+    const json& v = member(obj, key, at);
+    if (!v.is_array()) refuse(at + "." + key, "not a list");
+    return v;
+}
+
+std::string check_line(std::string_view s) { return grammar::check_plain_text(s, 400); }
+std::string check_specifier_or_empty(std::string_view s) {
+    return s.empty() ? std::string() : grammar::check_version_specifier(s);
+}
+std::string check_member_path(std::string_view s) {
+    if (auto why = grammar::check_plain_text(s, 300); !why.empty()) return why;
+    if (s.empty() || s.front() == '/' || s.find("..") != std::string_view::npos ||
+        (!s.ends_with(".so") && s.find(".so.") == std::string_view::npos))
+        return "not a relative path of a shared object inside a wheel";
+    return {};
+}
+std::string check_target(std::string_view s) {
+    auto ok = [&](std::string_view prefix) {
+        if (!s.starts_with(prefix)) return false;
+        std::string_view rest = s.substr(prefix.size());
+        if (!rest.empty() && (rest.back() == 'a' || rest.back() == 'f')) rest.remove_suffix(1);
+        return !rest.empty() && rest.size() <= 4 &&
+               rest.find_first_not_of("0123456789") == std::string_view::npos;
+    };
+    return ok("sm_") || ok("compute_")
+               ? std::string()
+               : "not a fatbin target (\"sm_90\", \"sm_90a\", \"compute_90\")";
+}
+
+// A list of strings at `key`, each accepted by `check`.
+std::vector<std::string> text_list(const json& obj, const std::string& key, const std::string& at,
+                                   Check check) {
+    std::vector<std::string> out;
+    const json& items = list(obj, key, at);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        std::string path = at + "." + key + "[" + std::to_string(i) + "]";
+        if (!items[i].is_string()) refuse(path, "not a string");
+        std::string s = items[i].get<std::string>();
+        if (auto why = check(s); !why.empty()) refuse(path, quote_value(s) + ": " + why);
+        out.push_back(s);
+    }
+    return out;
+}
+
+ExtensionRelease load_release(const json& r, const std::string& at) {
+    ExtensionRelease rel;
+    rel.version = text(r, "version", at, grammar::check_pep440_version);
+    rel.wheel = text(r, "wheel", at, check_line);
+    rel.sha256 = text(r, "sha256", at, grammar::check_sha256_hex);
+    rel.requires_torch = text(r, "requires_torch", at, check_specifier_or_empty);
+    rel.source = text(r, "source", at, check_line);
+    const json& objects = list(r, "objects", at);
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+        std::string oat = at + ".objects[" + std::to_string(i) + "]";
+        ExtensionObject o;
+        o.path = text(objects[i], "path", oat, check_member_path);
+        o.targets = text_list(objects[i], "targets", oat, check_target);
+        const json& n = member(objects[i], "containers", oat);
+        if (!n.is_number_unsigned()) refuse(oat + ".containers", "not a count");
+        o.containers = n.get<std::uint64_t>();
+        rel.objects.push_back(std::move(o));
+    }
+    return rel;
+}
+
+}  // namespace
+
+const ExtensionRelease* ExtensionInfo::release(const std::string& version) const {
+    for (const auto& r : releases)
+        if (r.version == version) return &r;
+    return nullptr;
+}
+
+const ExtensionInfo* ExtensionFacts::find(const std::string& normalized_name) const {
+    for (const auto& e : extensions)
+        if (e.name == normalized_name) return &e;
+    return nullptr;
+}
+
+std::vector<std::string> ExtensionFacts::names() const {
+    std::vector<std::string> out;
+    for (const auto& e : extensions) out.push_back(e.name);
+    return out;
+}
+
+std::string extension_facts_text(const ExtensionFacts& facts) {
+    json doc;
+    doc["schema"] = 1;
+    doc["about"] =
+        "CUDA extension packages: for each release in `track`, the Linux x86_64 wheel "
+        "`torchdock kb refresh --extensions` read from the index, its Requires-Dist on torch "
+        "and the fatbin targets of each shared object in it. Written by that command; edit "
+        "`track` only.";
+    json exts = json::array();
+    for (const auto& e : facts.extensions) {
+        json je;
+        je["name"] = e.name;
+        je["index"] = e.index;
+        je["track"] = e.track;
+        json rels = json::array();
+        for (const auto& r : e.releases) {
+            json jr;
+            jr["version"] = r.version;
+            jr["wheel"] = r.wheel;
+            jr["sha256"] = r.sha256;
+            jr["requires_torch"] = r.requires_torch;
+            json objs = json::array();
+            for (const auto& o : r.objects)
+                objs.push_back(
+                    json{{"path", o.path}, {"targets", o.targets}, {"containers", o.containers}});
+            jr["objects"] = std::move(objs);
+            jr["source"] = r.source;
+            rels.push_back(std::move(jr));
+        }
+        je["releases"] = std::move(rels);
+        exts.push_back(std::move(je));
+    }
+    doc["extensions"] = std::move(exts);
+    return doc.dump(2) + "\n";
+}
+
+Result<ExtensionFacts> parse_extension_facts(const std::string& file_text) {
+    ExtensionFacts facts;
+    try {
+        json doc = json::parse(file_text);
+        if (!doc.is_object() || doc.value("schema", 0) != 1)
+            return Error{ErrorKind::Config, "extensions.json: unsupported schema (expected 1)"};
+        const json& exts = list(doc, "extensions", "$");
+        std::set<std::string> seen;
+        for (std::size_t i = 0; i < exts.size(); ++i) {
+            std::string at = "$.extensions[" + std::to_string(i) + "]";
+            ExtensionInfo info;
+            info.name = text(exts[i], "name", at, grammar::check_pip_name);
+            if (to_lower(info.name) != info.name || info.name.find('_') != std::string::npos ||
+                info.name.find('.') != std::string::npos)
+                refuse(at + ".name", quote_value(info.name) + " is not a normalized name");
+            if (!seen.insert(info.name).second)
+                refuse(at + ".name", quote_value(info.name) + " is listed twice");
+            info.index = text(exts[i], "index", at, check_line);
+            info.track = text_list(exts[i], "track", at, grammar::check_pep440_version);
+            const json& rels = list(exts[i], "releases", at);
+            for (std::size_t r = 0; r < rels.size(); ++r) {
+                info.releases.push_back(
+                    load_release(rels[r], at + ".releases[" + std::to_string(r) + "]"));
+                if (info.release(info.releases.back().version) != &info.releases.back())
+                    refuse(at + ".releases[" + std::to_string(r) + "].version",
+                           info.releases.back().version + " is listed twice");
+            }
+            facts.extensions.push_back(std::move(info));
+        }
+    } catch (const std::exception& e) {
+        return Error{ErrorKind::Config,
+                     std::string("knowledge base file extensions.json: ") + e.what()};
+    }
+    return facts;
+}
+
+}  // namespace td

@@ -1,0 +1,42 @@
+#pragma once
+// Which release of each manifest extension a variant gets, and whether it can work there,
+// decided from the knowledge base's facts (data/extensions.json) before anything is built:
+// its METADATA's pin on torch must admit the variant's torch (the refusal names the
+// release that fits), and the GPU code of its wheel must run on every target GPU (the
+// refusal names the GPU and what each shared object has). Pure.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/knowledge/knowledge_base.hpp"
+#include "core/render/manifest.hpp"
+
+namespace td {
+
+struct VariantExtension {
+    std::string name, version;  // normalized name; the release
+    // What the lock resolves and pip installs: "xformers==0.0.33.post2", or
+    // "flash-attn @ URL#sha256=HEX" for a wheel by URL.
+    std::string requirement;
+    std::string url, sha256;  // a wheel by URL
+    // The facts it was checked against ("" when the knowledge base has none: then notes say
+    // what was not checked).
+    std::string facts_source;
+    std::vector<std::string> notes;  // for the Dockerfile's comment and `list`
+};
+
+// `error(json_path, message)` is called for each refusal; the variant's torch, python and
+// target GPUs must be set. Returns what the variant installs, in manifest order.
+std::vector<VariantExtension> resolve_extensions(
+    const Manifest& m, const std::string& variant_name, const std::string& torch,
+    const std::string& python, const std::vector<std::string>& target_gpus, const KnowledgeBase& kb,
+    const std::function<void(const std::string&, const std::string&)>& error);
+
+// What one release's GPU code does on a GPU of compute capability `cc` ("9.0"): every
+// shared object with code that runs there (SASS or PTX by CUDA's rules), and those without.
+struct ExtensionGpuFit {
+    std::vector<std::string> runs, lacks;  // object paths
+};
+ExtensionGpuFit extension_gpu_fit(const ExtensionRelease& rel, const std::string& cc);
+
+}  // namespace td
