@@ -101,6 +101,10 @@ int run_kb_refresh_extensions(const std::filesystem::path& data_dir, const KbRef
 }
 
 int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
+    if (opts.extensions && opts.arch_lists)
+        return fail({ErrorKind::Usage,
+                     "--arch-lists reads torch's arch lists; --extensions already reads the GPU "
+                     "code of every object in the extension wheels: give one of them"});
     auto data_dir = engine::find_data_dir(common.data_dir);
     auto text = engine::read_text_file(data_dir / "torch.json");
     if (!text) return fail_shown(text.error());

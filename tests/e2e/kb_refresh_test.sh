@@ -115,6 +115,9 @@ d["extensions"] = [{"name": "xformers", "index": "PyPI", "track": ["0.0.33.post2
 open(sys.argv[1], "w").write(json.dumps(d, indent=2) + "\n")
 PY
   cp "$WORK/data3/extensions.json" "$WORK/ext.before"
+  run kb refresh --extensions --arch-lists --data "$WORK/data3" --index-url "$URL"
+  check "--extensions with --arch-lists is a usage error (exit 2), before any reading" \
+    bash -c "test $(rc) = 2 && grep -q 'give one of them' '$WORK/err'"
   run kb refresh --extensions --check --data "$WORK/data3" --index-url "$URL" --index-name "the test index"
   check "--extensions --check: a tracked release not read yet is a difference (exit 1), nothing written" \
     bash -c "test $(rc) = 1 && cmp -s '$WORK/data3/extensions.json' '$WORK/ext.before'"
