@@ -36,5 +36,7 @@ for image in debian-cpu:debian12 pypi-cuda:2.9.1-cu128-debian12; do
   "$TD" validate "torchdock/$image" \
     --json="validate-${image%%:*}.json" --junit="validate-${image%%:*}.xml" \
     --markdown="validate-${image%%:*}.md"
-  echo "main-job: torchdock/$image built and validated (reports in $WORK/validate-${image%%:*}.*)"
+  # The SBOM of what was built: from the image's own files (CycloneDX 1.6).
+  "$TD" sbom "torchdock/$image" -o "sbom-${image%%:*}.cdx.json"
+  echo "main-job: torchdock/$image built and validated (reports in $WORK/validate-${image%%:*}.*, SBOM sbom-${image%%:*}.cdx.json)"
 done
