@@ -228,10 +228,15 @@ EOF
 
 # --- reproducible: a --no-cache build installs the same Python tree as the first build -------
 # The first build's tree (tree0) was hashed above; one more build from nothing but the lock
-# (--no-cache) must give the same bytes. Its image is removed once hashed, and the build
+# (--no-cache) must give the same bytes. Each image is removed once hashed, and the build
 # cache layers only it used (`builder prune --filter type=regular` keeps pip's cache mount).
 ids=("$($DOCKER image inspect -f '{{.Id}}' "$IMAGE")") built=0
 rm -f "$WORK/tree1.json"
+# The first image goes before the second is built: two 8 GB images and a build's snapshot
+# at once do not fit every disk (this one ran out with 37 GB free).
+$DOCKER rmi -f "$IMAGE" >/dev/null
+$DOCKER image prune -f >/dev/null
+$DOCKER builder prune -f --filter type=regular >/dev/null
 run build --no-cache "$VARIANT"
 check "build --no-cache: exit 0" test "$(rc)" = 0
 if [ "$(rc)" = 0 ]; then

@@ -69,7 +69,7 @@ check "preflight: H100 on driver 570.124.06 is a yes (exit 0), judged on torch's
   contains "$(rc) $(cat "$WORK/out")" "0 " ": YES" "CUDA 12.8 is torch's build CUDA"
 preflight tdreal/torch:uv --driver 570.124.06 --gpu P100
 check "preflight: P100 is a no (exit 1) with the same kernel verdict as validate" \
-  contains "$(rc) $(cat "$WORK/out")" "1 " "P100 (6.0): no - kernel audit: libtorch_cuda.so has sm_70"
+  contains "$(rc) $(cat "$WORK/out")" "1 " "P100 (6.0): no - kernel audit: torch/lib/libtorch_cuda.so has sm_70"
 preflight tdreal/torch:uv --driver 570.124.06 --gpu P100 --no-kernel-audit
 check "preflight --no-kernel-audit: labels only, so unknown (exit 1) and says so" \
   contains "$(rc) $(cat "$WORK/out")" "1 " ": UNKNOWN" "not audited: --no-kernel-audit"

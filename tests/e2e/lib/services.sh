@@ -100,13 +100,19 @@ debian_rootfs_tarball() {
   echo "$tarball"
 }
 
-# A real Debian bookworm base: debootstrap (cached tarball), docker import, push.
+# A real Debian bookworm base: debootstrap (cached tarball), docker import, push. The
+# engine keeps the tag too (tests tag and push it elsewhere): pulled back when the registry
+# has it and the engine lost it (an image prune, a removed tag).
 ensure_debian_base() {
   local tarball
   local ref="$TD_REGISTRY/library/debian:bookworm"
   if curl -sf --max-time 5 -o /dev/null \
        -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
        "http://$TD_REGISTRY/v2/library/debian/manifests/bookworm"; then
+    if ! /usr/bin/docker image inspect "$ref" >/dev/null 2>&1; then
+      /usr/bin/docker pull -q "$ref" >/dev/null || return 1
+      svc_log "base $ref pulled back from the registry"
+    fi
     svc_log "base $ref already in the registry"; return 0
   fi
   tarball=$(debian_rootfs_tarball bookworm) || return 1
