@@ -41,3 +41,11 @@ TEST_CASE(
           std::vector<std::string>{"--cudart=/w/nvidia/cuda_runtime/lib/libcudart.so.12"});
     CHECK(dynamic_probe_flags("cuda", nullptr, nullptr, kb).empty());
 }
+
+TEST_CASE("probe-record checks every distribution of an image that carries a locked set") {
+    std::map<std::string, std::string> labels = {{"io.torchdock.python-set", "torch==2.9.1"}};
+    CHECK(label_probe_flags("record", labels) == std::vector<std::string>{"--dists=*"});
+    CHECK(label_probe_flags("libs", labels).empty());
+    CHECK(label_probe_flags("record", {{"io.torchdock.python-set", ""}}).empty());
+    CHECK(label_probe_flags("record", {}).empty());
+}
