@@ -106,8 +106,6 @@ int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
                      "--arch-lists reads torch's arch lists; --extensions already reads the GPU "
                      "code of every object in the extension wheels: give one of them"});
     auto data_dir = engine::find_data_dir(common.data_dir);
-    auto text = engine::read_text_file(data_dir / "torch.json");
-    if (!text) return fail_shown(text.error());
     engine::RefreshOptions ro;
     bool pip_default = opts.index_url.empty();
     if (pip_default) {
@@ -121,6 +119,8 @@ int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
                                       : std::string(pip_default ? "PyPI" : "the package index");
     if (opts.extensions)
         return run_kb_refresh_extensions(data_dir, opts, ro.index_url, ro.index_label);
+    auto text = engine::read_text_file(data_dir / "torch.json");
+    if (!text) return fail_shown(text.error());
     ro.releases = opts.releases;
     ro.jobs = opts.jobs;
     ro.on_progress = [&ro](const std::string& what) {

@@ -23,7 +23,7 @@ CORE_DOMAINS = {
     "knowledge": {"grammar"},
     "render": {"json", "knowledge", "pypi", "grammar", "validate", "kernels"},
     "build": {"json", "knowledge", "render", "grammar"},
-    "validate": {"json", "knowledge", "kernels", "grammar"},
+    "validate": {"json", "knowledge", "kernels", "grammar", "pypi"},
     "diagnose": {"json", "knowledge", "validate", "kernels"},
     # Compiled into probes/kernels too: C++17, standard library only (not even util).
     "kernels": set(),

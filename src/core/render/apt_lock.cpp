@@ -87,6 +87,12 @@ std::string apt_resolution_dockerfile(const std::string& base_from,
     return out;
 }
 
+bool has_unpinned(const std::vector<std::string>& packages) {
+    for (const auto& p : packages)
+        if (p.find('=') == std::string::npos) return true;
+    return false;
+}
+
 std::vector<std::string> apt_locked_pins(const AptLock& lock) {
     std::vector<std::string> out;
     for (const auto& [name, version] : lock.resolved) out.push_back(name + "=" + version);

@@ -42,6 +42,9 @@ inline constexpr const char* k_apt_resolution_file = "apt-resolution.txt";
 std::string apt_resolution_dockerfile(const std::string& base_from,
                                       const std::vector<std::string>& packages);
 
+// Whether any of `packages` ("curl", "git=1:2.39.5-0+deb12u2") is named without a version.
+bool has_unpinned(const std::vector<std::string>& packages);
+
 // What render installs from a lock: every resolved package as NAME=VERSION, sorted.
 std::vector<std::string> apt_locked_pins(const AptLock& lock);
 

@@ -124,6 +124,12 @@ std::vector<VariantExtension> resolve_extensions(
                 out.push_back(std::move(ext));
                 continue;
             }
+            if (!fits_torch(*rel, torch)) {
+                error(spec.path + ".wheel.url", spec.name + " " + rel->version + " requires torch" +
+                                                    rel->requires_torch + ", but variant " +
+                                                    variant + " has torch " + torch);
+                continue;
+            }
         } else {
             if (!info) {
                 error(spec.path + ".name",
@@ -166,12 +172,6 @@ std::vector<VariantExtension> resolve_extensions(
             }
             ext.version = rel->version;
             ext.requirement = spec.name + "==" + rel->version;
-        }
-        if (!fits_torch(*rel, torch)) {
-            error(spec.path + ".wheel.url", spec.name + " " + rel->version + " requires torch" +
-                                                rel->requires_torch + ", but variant " + variant +
-                                                " has torch " + torch);
-            continue;
         }
         ext.facts_source = rel->source;
         bool refused = false;

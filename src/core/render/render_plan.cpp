@@ -163,9 +163,7 @@ void attach_apt_locks(const ManifestSource& src, const LockFile* lock,
             : lock->apt.count(v.name)
                 ? "the apt lock was resolved from other packages or another base digest"
                 : *src.lock_path + " has no apt lock for it";
-        bool unpinned = false;
-        for (const auto& p : v.apt) unpinned = unpinned || p.find('=') == std::string::npos;
-        if (unpinned)
+        if (has_unpinned(v.apt))
             warnings.push_back(
                 {src.path,
                  {},

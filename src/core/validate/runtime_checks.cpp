@@ -3,9 +3,9 @@
 // wheels installed (TD112), and whether what is installed beside torch is what torch pins
 // (TD128). Part of the static tier.
 #include <algorithm>
-#include <cctype>
 #include <map>
 
+#include "core/pypi/wheel_name.hpp"
 #include "core/validate/check_context.hpp"
 #include "core/validate/probe_plan.hpp"
 #include "util/strings.hpp"
@@ -181,21 +181,6 @@ void files_intact(CheckContext& ctx) {
         join(fixes, "; "));
 }
 
-// PEP 503's form of a distribution name ("Jinja2" -> "jinja2", "typing_extensions" ->
-// "typing-extensions"), as the lock writes names.
-std::string pypi_name(const std::string& name) {
-    std::string out;
-    for (char c : name) {
-        bool sep = c == '-' || c == '_' || c == '.';
-        if (sep) {
-            if (out.empty() || out.back() != '-') out += '-';
-        } else {
-            out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        }
-    }
-    return out;
-}
-
 // TD129: the installed distributions are the locked set the image's label names.
 void python_locked(CheckContext& ctx) {
     const std::string labelled = ctx.expected("python-set");
@@ -212,7 +197,8 @@ void python_locked(CheckContext& ctx) {
         if (eq != std::string::npos) locked[pin.substr(0, eq)] = pin.substr(eq + 2);
     }
     for (const auto& dist : d["distributions"])
-        if (dist.is_object()) installed[pypi_name(str(dist, "name"))] = str(dist, "version");
+        if (dist.is_object())
+            installed[pypi::normalize_project_name(str(dist, "name"))] = str(dist, "version");
     std::vector<std::string> missing, moved, added, tools;
     for (const auto& [name, version] : locked) {
         auto it = installed.find(name);
