@@ -236,10 +236,8 @@ void extras_layers(Text& out, const Variant& v) {
                "base.\n";
         apt_install(out, apt_locked_pins(*v.apt_lock));
     } else if (!v.apt.empty()) {
-        bool unpinned = false;
-        for (const auto& p : v.apt) unpinned = unpinned || p.find('=') == std::string::npos;
         out << "\n# Extra Debian packages from the manifest.\n";
-        if (unpinned)
+        if (has_unpinned(v.apt))
             out << "# Not pinned: " << v.apt_not_locked
                 << "; `torchdock lock` resolves them in the pinned base.\n# hadolint "
                    "ignore=DL3008\n";
