@@ -25,6 +25,10 @@ namespace {
 
 int write_sbom(const SbomOptions& opts, SbomInput in) {
     in.tool_version = version_text();
+    for (const auto& [key, value] : in.subject.properties)
+        if (key == "torchdock:not-read")
+            std::cerr << "torchdock: warning: the SBOM is incomplete: " << terminal_text(value)
+                      << "\n";
     if (auto st = emit_report(std::optional<std::string>(opts.output), cyclonedx_json(in)); !st)
         return fail(st.error());
     if (opts.output != "-")

@@ -168,6 +168,20 @@ Result<SbomInput> image_sbom_input(const std::string& image_ref, const std::stri
             c.note = "GPU code read from its fatbins (probe-kernels)";
             in.components.push_back(std::move(c));
         }
+    // What could not be read is said, so a short list is never taken for a complete one.
+    std::vector<std::string> unread;
+    for (const char* name : {"torch", "kernels"}) {
+        const ProbeRun* run = probe(name);
+        if (!run)
+            unread.push_back(std::string(name) + " probe did not run");
+        else if (!run->usable())
+            unread.push_back(run->problem());
+    }
+    if (!unread.empty())
+        in.subject.properties.emplace_back(
+            "torchdock:not-read",
+            join(unread, "; ") +
+                " (the CUDA libraries torch loads or the GPU objects are missing)");
     return in;
 }
 

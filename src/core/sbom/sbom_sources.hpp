@@ -19,7 +19,8 @@ namespace td {
 Result<SbomInput> variant_sbom_input(const Variant& v, const KnowledgeBase& kb);
 
 // `probes` as validate gathers them (torch, record over every distribution, kernels).
-// Refused when probe-record gave no evidence: the installed set is then unknown.
+// Refused when probe-record gave no evidence: the installed set is then unknown. When the
+// torch probe or probe-kernels gave none, the subject's property torchdock:not-read says so.
 Result<SbomInput> image_sbom_input(const std::string& image_ref, const std::string& image_id,
                                    const std::map<std::string, std::string>& labels,
                                    const std::map<std::string, ProbeRun>& probes);

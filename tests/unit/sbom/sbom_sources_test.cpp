@@ -96,4 +96,14 @@ TEST_CASE("an image's SBOM lists what its probes read, and nothing when probe-re
     CHECK(find(in.value(), Kind::CudaLibrary, "libcudnn.so.9"));
     CHECK_FALSE(find(in.value(), Kind::GpuObject, "x.so"));
     CHECK(find(in.value(), Kind::BaseImage, "debian"));
+    for (const auto& [key, value] : in->subject.properties) CHECK(key != "torchdock:not-read");
+    // probe-kernels crashed: its objects are missing, and the SBOM says so.
+    probes["kernels"].state = ProbeRun::State::Crashed;
+    auto partial = image_sbom_input("img:1", "sha256:c", labels, probes);
+    REQUIRE(partial);
+    CHECK_FALSE(find(partial.value(), Kind::GpuObject, "_C.so"));
+    std::string not_read;
+    for (const auto& [key, value] : partial->subject.properties)
+        if (key == "torchdock:not-read") not_read = value;
+    CHECK_THAT(not_read, ContainsSubstring("probe-kernels"));
 }
