@@ -93,14 +93,16 @@ BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
         return rec;
     }
     engine::BuildRequest req;
-    if (!entry.python_lock.empty()) {
-        auto lock = engine::read_file_in_tree(ctx.opts.dockerfiles_dir, entry.python_lock);
+    for (const auto& [file, name] : {std::pair{entry.python_lock, k_requirements_lock},
+                                     std::pair{entry.build_lock, k_build_requirements_lock}}) {
+        if (file.empty()) continue;
+        auto lock = engine::read_file_in_tree(ctx.opts.dockerfiles_dir, file);
         if (!lock) {
             rec.result = BuildRecord::Result::Failed;
             rec.error = lock.error().message + " (re-run `torchdock render`)";
             return rec;
         }
-        req.context_files[k_requirements_lock] = lock.value();
+        req.context_files[name] = lock.value();
     }
     req.variant = entry.name;
     req.dockerfile_text = mirrored_dockerfile(text.value(), ctx.settings.mirrors);

@@ -178,17 +178,26 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
                                    {"failure", verdict.failure}});
         }
         PythonLockResult py = lock_python_sets(plan.variants, previous_file.python, python_run);
+        // The build stages' sets (extensions built from source), rows "<variant> (build)".
+        PythonLockResult build_py =
+            lock_python_sets(plan.variants, previous_file.build_python, python_run, true);
         if (engine::interrupted()) {
             print_error("interrupted; no lock file was changed");
             return k_exit_interrupted;
         }
-        python_rows.insert(python_rows.end(), py.rows.begin(), py.rows.end());
-        python_drifted += py.drifted;
-        python_unchecked += py.unchecked;
-        not_locked += py.not_locked;
-        conflicts += py.conflicts;
-        python_failed += py.failed;
-        file_ok = file_ok && py.conflicts == 0 && py.failed == 0;
+        for (const PythonLockResult* r : {&py, &build_py}) {
+            // A build stage's row is its variant's, with the set named: "VARIANT (build)".
+            for (auto row : r->rows) {
+                row.push_back(r == &build_py ? "build" : "python");
+                python_rows.push_back(std::move(row));
+            }
+            python_drifted += r->drifted;
+            python_unchecked += r->unchecked;
+            not_locked += r->not_locked;
+            conflicts += r->conflicts;
+            python_failed += r->failed;
+            file_ok = file_ok && r->conflicts == 0 && r->failed == 0;
+        }
         AptLockResult apt =
             lock_apt_sets(plan.variants, resolved, previous_file.apt, mirrors, opts.check);
         if (engine::interrupted()) {
@@ -202,14 +211,15 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
         file_ok = file_ok && apt.unresolved == 0;
         if (!opts.check && file_ok)
             pending[engine::lock_path_for(src.path).string()] =
-                render_lockfile(resolved, py.locks, apt.locks);
+                render_lockfile(resolved, py.locks, apt.locks, build_py.locks);
     }
     if (opts.json) {
         bool writes = !opts.check && !(conflicts || python_failed || apt_unresolved || gone ||
                                        failed || timed_out);
         nlohmann::json python_json = nlohmann::json::array();
         for (const auto& r : python_rows)
-            python_json.push_back({{"variant", r[0]}, {"packages", r[1]}, {"status", r[2]}});
+            python_json.push_back(
+                {{"variant", r[0]}, {"set", r[3]}, {"packages", r[1]}, {"status", r[2]}});
         nlohmann::json apt_json = nlohmann::json::array();
         for (const auto& r : apt_rows)
             apt_json.push_back({{"variant", r[0]}, {"packages", r[1]}, {"status", r[2]}});
@@ -234,8 +244,12 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
     // With the JSON on stdout the tables go to stderr, so stdout stays parseable.
     std::ostream& out = to_stdout(opts.json) ? std::cerr : std::cout;
     out << report::format_table({"BASE IMAGE", "DIGEST", "STATUS"}, rows);
-    if (!python_rows.empty())
-        out << "\n" << report::format_table({"VARIANT", "PYTHON PACKAGES", "STATUS"}, python_rows);
+    if (!python_rows.empty()) {
+        std::vector<std::vector<std::string>> table;
+        for (const auto& r : python_rows)
+            table.push_back({r[3] == "build" ? r[0] + " (build)" : r[0], r[1], r[2]});
+        out << "\n" << report::format_table({"VARIANT", "PYTHON PACKAGES", "STATUS"}, table);
+    }
     if (!apt_rows.empty())
         out << "\n" << report::format_table({"VARIANT", "APT PACKAGES", "STATUS"}, apt_rows);
     if (not_locked)

@@ -35,10 +35,11 @@ struct PythonLockResult {
     int failed = 0;      // uv failed otherwise
 };
 
-// Locks the Python sets of `variants` (one family), `previous` being its lock file's. A set
-// that cannot be resolved keeps its previous lock while that still fits the manifest.
+// Locks the Python sets of `variants` (one family), `previous` being its lock file's, or
+// with `build` the sets of their build stages (extensions built from source). A set that cannot be
+// resolved keeps its previous lock while that still fits the manifest.
 PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
                                   const std::map<std::string, PythonLock>& previous,
-                                  const PythonLockRun& run);
+                                  const PythonLockRun& run, bool build = false);
 
 }  // namespace td::app

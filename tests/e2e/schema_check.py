@@ -236,6 +236,16 @@ BAD = [
     ("waiver without a reason", variant("nvidia-cuda", setting("waivers", {"TD130": ""})), ("waivers", "TD130")),
     ("waiver reason with a newline", variant("nvidia-cuda", setting("waivers", {"TD130": "a\nLABEL x=y"})),
      ("waivers", "TD130")),
+    ("a source archive that is a wheel", variant("os-pip", setting("extensions", [
+        {"name": "x", "source": {"url": "https://e.org/x-1.0-py3-none-any.whl", "sha256": "a" * 64}}])),
+     ("extensions", 0, "source", "url")),
+    ("a source build with max_jobs 0", variant("os-pip", setting("extensions", [
+        {"name": "x", "source": {"url": "https://e.org/x-1.0.tar.gz", "sha256": "a" * 64, "max_jobs": 0}}])),
+     ("extensions", 0, "source", "max_jobs")),
+    ("a source build requirement with a range", variant("os-pip", setting("extensions", [
+        {"name": "x", "source": {"url": "https://e.org/x-1.0.tar.gz", "sha256": "a" * 64,
+                                 "build_requires": ["ninja>=1"]}}])),
+     ("extensions", 0, "source", "build_requires", 0)),
 ]
 
 # Unusual manifests the C++ parser accepts; the schema must not be stricter.
@@ -260,6 +270,9 @@ ACCEPT = [
     ("wheel_index pypi where torch is pip-installed", variant("os-pip", setting("wheel_index", "pypi"))),
     ("wheel_index pytorch on nvidia-cuda", variant("nvidia-cuda", setting("wheel_index", "pytorch"))),
     ("a waiver", variant("nvidia-cuda", setting("waivers", {"TD130": "jobs run with --ipc=host"}))),
+    ("an extension built from source", variant("os-pip", setting("extensions", [
+        {"name": "tdext", "source": {"url": "http://127.0.0.1:8000/tdext-0.1.0.tar.gz", "sha256": "a" * 64,
+                                     "build_requires": ["setuptools==81.0.0", "ninja==1.13.0"], "max_jobs": 4}}]))),
 ]
 
 

@@ -1,5 +1,6 @@
 #include "test_support.hpp"
 
+#include <catch2/catch_test_macros.hpp>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -50,6 +51,13 @@ std::string problems_text(const RenderPlan& plan) {
     std::string out;
     for (const auto& d : plan.problems) out += format_diagnostic(d) + "\n";
     return out;
+}
+
+std::string refusal(const std::string& manifest_text) {
+    auto plan = plan_one(manifest_text);
+    CHECK_FALSE(plan.problems.empty());
+    CHECK(plan.files.empty());
+    return problems_text(plan);
 }
 
 }  // namespace td::test

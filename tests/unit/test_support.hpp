@@ -25,4 +25,8 @@ RenderPlan golden_plan(bool python_lock = true);
 // All problem messages of a plan joined by newlines (for CHECK_THAT(..., ContainsSubstring)).
 std::string problems_text(const RenderPlan& plan);
 
+// Plans a manifest text that must be refused: checks that it has problems and renders no
+// file, and returns problems_text.
+std::string refusal(const std::string& manifest_text);
+
 }  // namespace td::test

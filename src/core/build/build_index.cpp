@@ -1,7 +1,9 @@
 #include "core/build/build_index.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 
 #include "core/grammar/grammar.hpp"
@@ -32,11 +34,15 @@ Result<std::vector<IndexEntry>> parse_build_index(const std::string& text,
             e.torch_index_dir = v.value("torch_index_dir", "");
             if (v.contains("python_lock") && v["python_lock"].is_string())
                 e.python_lock = v["python_lock"].get<std::string>();
+            if (v.contains("build_lock") && v["build_lock"].is_string())
+                e.build_lock = v["build_lock"].get<std::string>();
             // The index is an input too: refuse anything that could escape the tree or the CLI.
             if (!grammar::check_image_reference(e.reference()).empty() ||
                 !grammar::check_variant_name(e.name).empty() ||
                 e.dockerfile != e.name + "/Dockerfile" ||
                 (!e.python_lock.empty() && e.python_lock != e.name + "/requirements.lock.txt") ||
+                (!e.build_lock.empty() &&
+                 e.build_lock != e.name + "/requirements.build.lock.txt") ||
                 (e.torch_source != "pytorch-index" && e.torch_source != "pypi" &&
                  e.torch_source != "base") ||
                 (e.torch_source == "pytorch-index") == e.torch_index_dir.empty() ||
@@ -55,6 +61,7 @@ Result<std::vector<IndexEntry>> parse_build_index(const std::string& text,
 std::string rewrite_from_lines(const std::string& dockerfile,
                                const std::function<std::string(const std::string&)>& rewrite) {
     std::string out;
+    std::set<std::string> stages;  // "AS name" of earlier FROM lines: not images
     for (const auto& line : split(dockerfile, '\n')) {
         std::size_t lead = line.find_first_not_of(" \t");
         bool is_from = lead != std::string::npos && to_lower(line.substr(lead, 4)) == "from" &&
@@ -73,8 +80,16 @@ std::string rewrite_from_lines(const std::string& dockerfile,
                 std::size_t end = line.find_first_of(" \t", at);
                 std::string image =
                     line.substr(at, end == std::string::npos ? std::string::npos : end - at);
-                out += line.substr(0, at) + rewrite(image) +
-                       (end == std::string::npos ? "" : line.substr(end));
+                std::string rest = end == std::string::npos ? "" : line.substr(end);
+                out += line.substr(0, at) +
+                       (stages.count(to_lower(image)) ? image : rewrite(image)) + rest;
+                std::vector<std::string> words;
+                std::string spaced = rest;
+                std::replace(spaced.begin(), spaced.end(), '\t', ' ');
+                for (const auto& w : split(spaced, ' '))
+                    if (!w.empty()) words.push_back(w);
+                if (words.size() >= 2 && to_lower(words[0]) == "as")
+                    stages.insert(to_lower(words[1]));
             }
         } else {
             out += line;

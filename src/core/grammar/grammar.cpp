@@ -1,6 +1,7 @@
 #include "core/grammar/grammar.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "util/strings.hpp"
 #include "util/version.hpp"
@@ -137,10 +138,14 @@ std::string check_pip_name(std::string_view s) {
     return {};
 }
 
-std::string check_wheel_url(std::string_view s) {
+namespace {
+
+// An http(s) address of a file whose name ends in one of `suffixes`; `what` and `example`
+// say what would be accepted.
+std::string check_file_url(std::string_view s, std::initializer_list<std::string_view> suffixes,
+                           const std::string& what, const std::string& example) {
     const std::string expected =
-        "; expected an http:// or https:// address of a .whl file, like "
-        "\"https://example.org/wheels/pkg-1.0-cp311-cp311-linux_x86_64.whl\"";
+        "; expected an http:// or https:// address of " + what + ", like \"" + example + "\"";
     if (s.size() > 2048) return "URL longer than 2048 characters" + expected;
     std::string_view rest;
     if (s.starts_with("https://"))
@@ -159,8 +164,23 @@ std::string check_wheel_url(std::string_view s) {
         return "character " + quote_value(std::string(1, c)) + " is not accepted in URL " +
                quote_value(s) + " (no credentials, query, fragment, spaces or quotes)" + expected;
     }
-    if (!s.ends_with(".whl")) return "URL " + quote_value(s) + " does not end in .whl" + expected;
-    return {};
+    for (std::string_view suffix : suffixes)
+        if (s.ends_with(suffix) && s.size() > suffix.size() &&
+            s[s.size() - suffix.size() - 1] != '/')
+            return {};
+    return "URL " + quote_value(s) + " does not name " + what + expected;
+}
+
+}  // namespace
+
+std::string check_wheel_url(std::string_view s) {
+    return check_file_url(s, {".whl"}, "a .whl file",
+                          "https://example.org/wheels/pkg-1.0-cp311-cp311-linux_x86_64.whl");
+}
+
+std::string check_sdist_url(std::string_view s) {
+    return check_file_url(s, {".tar.gz", ".zip"}, "a source archive (.tar.gz or .zip)",
+                          "https://example.org/src/pkg-1.0.tar.gz");
 }
 
 std::string check_sha256_hex(std::string_view s) {

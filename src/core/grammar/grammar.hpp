@@ -19,6 +19,9 @@ std::string check_pep440_version(std::string_view s);
 // letters, digits and -._~%+/:=, ending in ".whl"; no credentials ('@'), query, fragment,
 // spaces or quotes; at most 2048 characters.
 std::string check_wheel_url(std::string_view s);
+// A source archive's address (an extension built from source): as check_wheel_url, ending in
+// ".tar.gz" or ".zip".
+std::string check_sdist_url(std::string_view s);
 // A file's SHA-256 as pip's --hash and PEP 691 write it: 64 lowercase hex digits.
 std::string check_sha256_hex(std::string_view s);
 // A PEP 440 version specifier set as Requires-Dist writes it: "==2.9.1", ">=2.3,<3";

@@ -99,6 +99,53 @@ ExtensionRelease load_release(const json& r, const std::string& at) {
     return rel;
 }
 
+std::string check_cuda_minor(std::string_view s) {
+    auto dot = s.find('.');
+    bool ok = dot != std::string_view::npos && dot > 0 && dot + 1 < s.size() &&
+              s.find_first_not_of("0123456789.") == std::string_view::npos &&
+              s.find('.', dot + 1) == std::string_view::npos && s.size() <= 7;
+    return ok ? std::string() : "not a CUDA major.minor (\"13.0\")";
+}
+std::string check_cuda_major(std::string_view s) {
+    return !s.empty() && s.size() <= 3 &&
+                   s.find_first_not_of("0123456789") == std::string_view::npos
+               ? std::string()
+               : "not a CUDA major (\"12\")";
+}
+std::string check_toolkit_home(std::string_view s) {
+    if (auto why = grammar::check_plain_text(s, 100); !why.empty()) return why;
+    if (s.empty() || s.front() == '/' || s.find("..") != std::string_view::npos ||
+        s.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_/") != std::string_view::npos)
+        return "not a relative directory of lowercase letters, digits, '_' and '/'";
+    return {};
+}
+
+// "pip_toolkits" and "no_pip_toolkit", both optional.
+void load_toolkits(const json& doc, ExtensionFacts& facts) {
+    if (doc.contains("pip_toolkits")) {
+        const json& tks = list(doc, "pip_toolkits", "$");
+        for (std::size_t i = 0; i < tks.size(); ++i) {
+            std::string at = "$.pip_toolkits[" + std::to_string(i) + "]";
+            PipToolkit t;
+            t.cuda = text(tks[i], "cuda", at, check_cuda_minor);
+            if (facts.toolkit(t.cuda)) refuse(at + ".cuda", t.cuda + " is listed twice");
+            t.home = text(tks[i], "home", at, check_toolkit_home);
+            t.packages = text_list(tks[i], "packages", at, grammar::check_pip_requirement);
+            t.min_cc = text(tks[i], "min_cc", at, check_cuda_minor);
+            t.source = text(tks[i], "source", at, check_line);
+            facts.toolkits.push_back(std::move(t));
+        }
+    }
+    if (doc.contains("no_pip_toolkit")) {
+        const json& none = list(doc, "no_pip_toolkit", "$");
+        for (std::size_t i = 0; i < none.size(); ++i) {
+            std::string at = "$.no_pip_toolkit[" + std::to_string(i) + "]";
+            facts.no_toolkits.push_back({text(none[i], "cuda_major", at, check_cuda_major),
+                                         text(none[i], "source", at, check_line)});
+        }
+    }
+}
+
 }  // namespace
 
 const ExtensionRelease* ExtensionInfo::release(const std::string& version) const {
@@ -110,6 +157,18 @@ const ExtensionRelease* ExtensionInfo::release(const std::string& version) const
 const ExtensionInfo* ExtensionFacts::find(const std::string& normalized_name) const {
     for (const auto& e : extensions)
         if (e.name == normalized_name) return &e;
+    return nullptr;
+}
+
+const PipToolkit* ExtensionFacts::toolkit(const std::string& cuda_major_minor) const {
+    for (const auto& t : toolkits)
+        if (t.cuda == cuda_major_minor) return &t;
+    return nullptr;
+}
+
+const NoPipToolkit* ExtensionFacts::no_toolkit(const std::string& cuda_major) const {
+    for (const auto& t : no_toolkits)
+        if (t.cuda_major == cuda_major) return &t;
     return nullptr;
 }
 
@@ -126,7 +185,9 @@ std::string extension_facts_text(const ExtensionFacts& facts) {
         "CUDA extension packages: for each release in `track`, the Linux x86_64 wheel "
         "`torchdock kb refresh --extensions` read from the index, its Requires-Dist on torch "
         "and the fatbin targets of each shared object in it. Written by that command; edit "
-        "`track` only.";
+        "`track` only. `pip_toolkits` and `no_pip_toolkit` (the CUDA toolkits pip installs for "
+        "extensions built from source) are facts written by hand, each with its source, and "
+        "kept as they are.";
     json exts = json::array();
     for (const auto& e : facts.extensions) {
         json je;
@@ -152,6 +213,22 @@ std::string extension_facts_text(const ExtensionFacts& facts) {
         exts.push_back(std::move(je));
     }
     doc["extensions"] = std::move(exts);
+    if (!facts.toolkits.empty()) {
+        json tks = json::array();
+        for (const auto& t : facts.toolkits)
+            tks.push_back(json{{"cuda", t.cuda},
+                               {"home", t.home},
+                               {"packages", t.packages},
+                               {"min_cc", t.min_cc},
+                               {"source", t.source}});
+        doc["pip_toolkits"] = std::move(tks);
+    }
+    if (!facts.no_toolkits.empty()) {
+        json none = json::array();
+        for (const auto& t : facts.no_toolkits)
+            none.push_back(json{{"cuda_major", t.cuda_major}, {"source", t.source}});
+        doc["no_pip_toolkit"] = std::move(none);
+    }
     return doc.dump(2) + "\n";
 }
 
@@ -184,6 +261,7 @@ Result<ExtensionFacts> parse_extension_facts(const std::string& file_text) {
             }
             facts.extensions.push_back(std::move(info));
         }
+        load_toolkits(doc, facts);
     } catch (const std::exception& e) {
         return Error{ErrorKind::Config,
                      std::string("knowledge base file extensions.json: ") + e.what()};

@@ -37,8 +37,28 @@ struct ExtensionInfo {
     const ExtensionRelease* release(const std::string& version) const;
 };
 
+// A CUDA toolkit pip installs from the package index, for extensions built from source: the
+// wheels with nvcc, the crt headers, NVVM and CCCL for one CUDA major.minor.
+struct PipToolkit {
+    std::string cuda;                   // "13.0": the CUDA runtime it compiles for
+    std::string home;                   // its directory under site-packages: "nvidia/cu13"
+    std::vector<std::string> packages;  // exact pins: "nvidia-cuda-nvcc==13.0.88"
+    std::string min_cc;                 // the oldest compute capability its nvcc targets
+    std::string source;
+};
+
+// A CUDA major whose toolkit wheels on the index have no nvcc (so nothing builds there).
+struct NoPipToolkit {
+    std::string cuda_major;  // "12"
+    std::string source;      // what was seen in which wheels
+};
+
 struct ExtensionFacts {
     std::vector<ExtensionInfo> extensions;
+    std::vector<PipToolkit> toolkits;       // "pip_toolkits"
+    std::vector<NoPipToolkit> no_toolkits;  // "no_pip_toolkit"
+    const PipToolkit* toolkit(const std::string& cuda_major_minor) const;
+    const NoPipToolkit* no_toolkit(const std::string& cuda_major) const;
     const ExtensionInfo* find(const std::string& normalized_name) const;
     std::vector<std::string> names() const;
 };

@@ -38,6 +38,11 @@ constexpr const char* k_pip_secrets =
     "    if [ -s /run/secrets/pip-ca ]; then export PIP_CERT=/run/secrets/pip-ca; fi \\\n"
     " && if [ -s /run/secrets/pip-netrc ]; then export NETRC=/run/secrets/pip-netrc; fi \\\n";
 
+constexpr const char* k_python_stage = "python-set";
+constexpr const char* k_build_stage = "extension-build";
+constexpr const char* k_wheel_dir = "/tmp/torchdock/wheels";
+constexpr const char* k_cuda_home = "/opt/torchdock/cuda";
+
 bool uses_venv(const Variant& v) { return !v.system_apt.empty(); }
 bool uses_apt(const Variant& v) {
     return uses_venv(v) || !v.apt.empty() || v.manifest->openmpi.has_value();
@@ -85,13 +90,17 @@ void header(Text& out, const Variant& v) {
     out << "# Rendered by torchdock from " << m.file << " (variant " << v.name << ").\n"
         << "# Do not edit: change the manifest and run `torchdock render`.\n"
         << "# Needs BuildKit (RUN --mount cache mounts): DOCKER_BUILDKIT=1 or docker buildx.\n";
+    // With extensions built from source the image is three stages: its Python set, a build
+    // stage from it, and the Python set again with the built wheels (source_build_stages).
+    const char* stage = v.source_build ? " AS " : "";
+    const char* stage_name = v.source_build ? k_python_stage : "";
     if (v.base_digest)
         out << "# base: " << v.base_ref << " (locked)\n"
             << "FROM " << v.base_ref.substr(0, v.base_ref.rfind(':')) << "@" << *v.base_digest
-            << "\n";
+            << stage << stage_name << "\n";
     else
         out << "# base: " << v.base_ref << " (not locked: `torchdock lock` pins it by digest)\n"
-            << "FROM " << v.base_ref << "\n";
+            << "FROM " << v.base_ref << stage << stage_name << "\n";
     out << "\nSHELL [\"/bin/bash\", \"-o\", \"pipefail\", \"-c\"]\n"
         << "ARG DEBIAN_FRONTEND=noninteractive\n";
     // pip reads PIP_INDEX_URL (a PyPI mirror) from the environment when it is passed.
@@ -200,7 +209,10 @@ void extensions_comment(Text& out, const Variant& v) {
     out << "\n# CUDA extensions:\n";
     for (const auto& e : v.extensions) {
         out << "#   " << e.name << " " << comment_version(e.version)
-            << (e.url.empty() ? " from the package index" : " (a wheel by URL)") << "\n";
+            << (e.from_source   ? " built from source (sha256-checked archive)"
+                : e.url.empty() ? " from the package index"
+                                : " (a wheel by URL)")
+            << "\n";
         if (!e.facts_source.empty())
             out << "#     its torch pin and GPU code were checked against "
                 << dockerfile_quote(e.facts_source) << "\n";
@@ -220,12 +232,83 @@ void python_extras_layers(Text& out, const Variant& v) {
         out << "\n# JupyterLab.\n";
         pip_install(out, {"jupyterlab==" + *m.jupyter});
     }
-    if (!v.extensions.empty()) {
+    std::vector<std::string> reqs;
+    for (const auto& e : v.extensions)
+        if (!e.from_source) reqs.push_back(e.requirement);
+    if (!reqs.empty()) {
         out << "\n# The CUDA extensions (a wheel by URL is checked against its sha256).\n";
-        std::vector<std::string> reqs;
-        for (const auto& e : v.extensions) reqs.push_back(e.requirement);
         pip_install(out, reqs);
     }
+}
+
+// The Debian packages a source build needs beside the Python set: the C++ compiler nvcc
+// drives (not pinned: hadolint DL3008 is waived for this stage only) and the headers of the
+// image's Python, at the version of its python3 when that is pinned.
+std::vector<std::string> build_stage_apt(const Variant& v) {
+    std::vector<std::string> pkgs = {"g++"};
+    for (const auto& p : v.system_apt) {
+        if (p == "python3") pkgs.push_back("python3-dev");
+        if (p.starts_with("python3=")) pkgs.push_back("python3-dev" + p.substr(7));
+    }
+    return pkgs;
+}
+
+// The build stage: FROM the Python set, with the CUDA toolkit pip installs (hash-locked with
+// the build requirements when the lock has them), each extension's wheel built from its
+// sha256-checked archive without build isolation for the target GPUs; then the Python set
+// again with the wheels installed, as the final stage.
+void source_build_stages(Text& out, const Variant& v) {
+    if (!v.source_build) return;
+    const SourceBuild& b = *v.source_build;
+    out << "\n# --- Build stage: the extensions built from source, with the CUDA " << b.cuda
+        << " toolkit from pip\n#     (" << dockerfile_quote(b.toolkit_source) << ").\n"
+        << "FROM " << k_python_stage << " AS " << k_build_stage << "\n"
+        << "ARG PIP_INDEX_URL\n"
+        << "# MAX_JOBS: parallel compile jobs (torch's cpp_extension); a build argument.\n"
+        << "ARG MAX_JOBS\n"
+        << "# hadolint ignore=DL3008\n";
+    apt_install(out, build_stage_apt(v));
+    if (v.build_lock) {
+        out << "\n# The toolkit and build requirements hash-locked in " << v.build_lock_file << ": "
+            << std::to_string(v.build_lock->packages.size()) << " packages.\n"
+            << k_pip_mounts << "    --mount=type=bind,source=" << k_build_requirements_lock
+            << ",target=/tmp/torchdock/" << k_build_requirements_lock << " \\\n"
+            << k_pip_secrets << " && python -m pip install --require-hashes --no-deps \\\n"
+            << "      -r /tmp/torchdock/" << k_build_requirements_lock << "\n";
+    } else {
+        out << "\n# The toolkit and build requirements, pinned by version but not hash-locked: "
+            << v.build_not_locked << ".\n";
+        pip_install(out, b.requirements);
+    }
+    // torch's cpp_extension takes the toolkit from CUDA_HOME (bin/nvcc, include, lib) and
+    // links -lcudart, which the runtime wheel ships only as libcudart.so.<major>.
+    const std::string major = b.cuda.substr(0, b.cuda.find('.'));
+    out << "\n# CUDA_HOME: the toolkit the wheels put under site-packages/" << b.home << ".\n"
+        << "RUN home=\"$(python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')/"
+        << b.home << "\" \\\n"
+        << " && test -x \"$home/bin/nvcc\" \\\n"
+        << " && ln -sf libcudart.so." << major << " \"$home/lib/libcudart.so\" \\\n"
+        << " && mkdir -p /opt/torchdock && ln -s \"$home\" " << k_cuda_home << "\n"
+        << "ENV CUDA_HOME=" << k_cuda_home << "\n";
+    // --no-cache-dir: pip's wheel cache keys a built wheel by the archive's URL and hash
+    // alone, so it would hand back a wheel built for other target GPUs.
+    for (const auto& e : v.extensions) {
+        if (!e.from_source) continue;
+        out << "\n# " << e.name << " " << comment_version(e.version) << " for TORCH_CUDA_ARCH_LIST "
+            << b.arch_list << ".\n"
+            << k_pip_mounts << k_pip_secrets << " && TORCH_CUDA_ARCH_LIST=\"" << b.arch_list
+            << "\" MAX_JOBS=\"${MAX_JOBS:-"
+            << (e.max_jobs ? std::to_string(*e.max_jobs) : std::string("$(nproc)")) << "}\" \\\n"
+            << "    python -m pip wheel --no-cache-dir --no-deps --no-build-isolation --wheel-dir "
+            << k_wheel_dir << " \\\n      '" << e.requirement << "'\n";
+    }
+    out << "\n# --- The image: the Python set and the wheels built above.\n"
+        << "FROM " << k_python_stage << "\n"
+        << "RUN --mount=type=bind,from=" << k_build_stage << ",source=" << k_wheel_dir
+        << ",target=" << k_wheel_dir << " \\\n"
+        << "    SOURCE_DATE_EPOCH=0 python -m pip install --no-cache-dir --no-deps --no-index \\\n "
+           "     "
+        << k_wheel_dir << "/*.whl\n";
 }
 
 void extras_layers(Text& out, const Variant& v) {
@@ -262,6 +345,15 @@ std::string locked_set(const Variant& v) {
 std::string extension_pins(const Variant& v) {
     std::vector<std::string> pins;
     for (const auto& e : v.extensions) pins.push_back(e.name + "==" + e.version);
+    return join(pins, ",");
+}
+
+// The extensions built from source (io.torchdock.built-extensions): installed beside the
+// locked set, which validate's TD129 expects.
+std::string built_extension_pins(const Variant& v) {
+    std::vector<std::string> pins;
+    for (const auto& e : v.extensions)
+        if (e.from_source) pins.push_back(e.name + "==" + e.version);
     return join(pins, ",");
 }
 
@@ -322,6 +414,7 @@ void footer(Text& out, const Variant& v) {
         {"arch-list", join(v.arch_list, ";")},
         {"target-gpus", join(v.target_gpus, ",")},
         {"extensions", extension_pins(v)},
+        {"built-extensions", built_extension_pins(v)},
         {"python-set", locked_set(v)},
         {"torch-reports", v.torch_reports},
     };
@@ -379,6 +472,7 @@ std::string render_dockerfile(const Variant& v) {
     unlocked_torch_layer(out, v);
     extras_layers(out, v);
     python_extras_layers(out, v);
+    source_build_stages(out, v);
     footer(out, v);
     return std::move(out.s);
 }

@@ -1,7 +1,9 @@
 #include "core/render/extensions.hpp"
 
 #include <algorithm>
+#include <map>
 
+#include "core/grammar/grammar.hpp"
 #include "core/kernels/kernel_judge.hpp"
 #include "core/pypi/pep440.hpp"
 #include "core/pypi/wheel_name.hpp"
@@ -59,7 +61,114 @@ std::string describe_objects(const ExtensionRelease& rel) {
     return out.empty() ? std::string("no shared object with GPU code") : join(out, "; ");
 }
 
+// The version of `file`, a source archive "NAME-VERSION.tar.gz" (or .zip) of project `name`;
+// "" when it is not one.
+std::string sdist_version(const std::string& file, const std::string& name) {
+    std::string stem;
+    for (std::string suffix : {".tar.gz", ".zip"})
+        if (file.ends_with(suffix)) stem = file.substr(0, file.size() - suffix.size());
+    auto dash = stem.rfind('-');
+    if (dash == std::string::npos || dash == 0) return {};
+    std::string version = stem.substr(dash + 1);
+    if (pypi::normalize_project_name(stem.substr(0, dash)) != name ||
+        !grammar::check_pep440_version(version).empty())
+        return {};
+    return version;
+}
+
+std::string requirement_name(const std::string& pin) {
+    return pypi::normalize_project_name(pin.substr(0, pin.find_first_of("[=")));
+}
+
 }  // namespace
+
+std::optional<SourceBuild> plan_source_build(
+    const Manifest& m, const std::string& variant, const std::string& cuda,
+    const std::string& cuda_runtime, const std::vector<std::string>& target_gpus,
+    const KnowledgeBase& kb,
+    const std::function<void(const std::string&, const std::string&)>& error) {
+    const ExtensionSpec* first = nullptr;
+    for (const auto& spec : m.extensions)
+        if (spec.from_source() && !first) first = &spec;
+    if (!first) return std::nullopt;
+    const std::string at = first->path + ".source";
+    const std::string what = first->name + " is built from source against the variant's torch";
+    if (cuda.empty()) {
+        error(at, what + ", but variant " + variant + " is CPU-only");
+        return std::nullopt;
+    }
+    const ExtensionFacts& facts = kb.extensions();
+    const PipToolkit* tk = facts.toolkit(cuda);
+    if (!tk) {
+        std::vector<std::string> known;
+        for (const auto& t : facts.toolkits) known.push_back(t.cuda);
+        std::string major = cuda.substr(0, cuda.find('.'));
+        const NoPipToolkit* none = facts.no_toolkit(major);
+        error(at, what + " with a CUDA toolkit pip installs, and variant " + variant +
+                      " has CUDA " + cuda + ": " +
+                      (none ? "the index has no nvcc for CUDA " + major + " (" + none->source + ")"
+                            : "data/extensions.json knows no pip toolkit for CUDA " + cuda) +
+                      "; it knows one for CUDA " +
+                      (known.empty() ? std::string("none") : join(known, ", ")) +
+                      ", so build it for a variant with that CUDA");
+        return std::nullopt;
+    }
+    if (cuda_runtime.empty()) {
+        error(at, what +
+                      ", and the knowledge base does not know which nvidia-cuda-runtime torch "
+                      "pins for variant " +
+                      variant +
+                      ", which the toolkit's headers must match; run `torchdock kb refresh`");
+        return std::nullopt;
+    }
+    if (target_gpus.empty()) {
+        error(at, what +
+                      " for the target GPUs (its TORCH_CUDA_ARCH_LIST), and the manifest "
+                      "names none: add \"target_gpus\"");
+        return std::nullopt;
+    }
+    SourceBuild b;
+    b.cuda = tk->cuda;
+    b.home = tk->home;
+    b.toolkit_source = tk->source;
+    b.requirements = tk->packages;
+    b.requirements.push_back("nvidia-cuda-runtime==" + cuda_runtime);
+    std::vector<std::string> ccs;
+    auto min_cc = cc_of(tk->min_cc);
+    bool ok = true;
+    for (const auto& model : target_gpus) {
+        const GpuModel* g = kb.gpu(model);
+        if (!g) continue;
+        auto cc = cc_of(g->cc);
+        if (cc && min_cc && cc->number() < min_cc->number()) {
+            error(at, what + " for target GPU " + g->model + " (" + sm_name(g->cc) +
+                          "), older than the oldest the CUDA " + tk->cuda +
+                          " toolkit compiles for (" + sm_name(tk->min_cc) + ")");
+            ok = false;
+        }
+        if (std::find(ccs.begin(), ccs.end(), g->cc) == ccs.end()) ccs.push_back(g->cc);
+    }
+    auto number = [](const std::string& cc) { return cc_of(cc) ? cc_of(cc)->number() : 0; };
+    std::sort(ccs.begin(), ccs.end(),
+              [&](const std::string& a, const std::string& b2) { return number(a) < number(b2); });
+    b.arch_list = join(ccs, ";");
+    std::map<std::string, std::string> pinned;  // build requirement name -> pin
+    for (const auto& r : b.requirements) pinned[requirement_name(r)] = r;
+    for (const auto& spec : m.extensions)
+        for (const auto& req : spec.build_requires) {
+            auto [it, fresh] = pinned.emplace(requirement_name(req), req);
+            if (fresh)
+                b.requirements.push_back(req);
+            else if (it->second != req) {
+                error(spec.path + ".source.build_requires", quote_value(req) + " contradicts " +
+                                                                quote_value(it->second) +
+                                                                " of another extension's build");
+                ok = false;
+            }
+        }
+    if (!ok) return std::nullopt;
+    return b;
+}
 
 ExtensionGpuFit extension_gpu_fit(const ExtensionRelease& rel, const std::string& cc_text) {
     ExtensionGpuFit fit;
@@ -82,6 +191,27 @@ std::vector<VariantExtension> resolve_extensions(
         VariantExtension ext;
         ext.name = spec.name;
         const ExtensionRelease* rel = nullptr;
+        if (spec.from_source()) {
+            std::string file = spec.source_url.substr(spec.source_url.rfind('/') + 1);
+            std::string version = sdist_version(file, spec.name);
+            if (version.empty()) {
+                error(spec.path + ".source.url",
+                      quote_value(file) + " is not a source archive of " + spec.name +
+                          " (NAME-VERSION.tar.gz or .zip, VERSION a PEP 440 version)");
+                continue;
+            }
+            ext.version = version;
+            ext.url = spec.source_url;
+            ext.sha256 = spec.source_sha256;
+            ext.requirement = spec.name + " @ " + spec.source_url + "#sha256=" + spec.source_sha256;
+            ext.from_source = true;
+            ext.max_jobs = spec.max_jobs;
+            ext.notes.push_back(
+                "built from source for the target GPUs; its GPU code is audited in the image "
+                "(validate's TD125)");
+            out.push_back(std::move(ext));
+            continue;
+        }
         if (spec.from_url()) {
             std::string file = spec.wheel_url.substr(spec.wheel_url.rfind('/') + 1);
             auto wheel = pypi::parse_wheel_name(file);

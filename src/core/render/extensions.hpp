@@ -5,6 +5,7 @@
 // release that fits), and the GPU code of its wheel must run on every target GPU (the
 // refusal names the GPU and what each shared object has). Pure.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,9 @@ struct VariantExtension {
     // What the lock resolves and pip installs: "xformers==0.0.33.post2", or
     // "flash-attn @ URL#sha256=HEX" for a wheel by URL.
     std::string requirement;
-    std::string url, sha256;  // a wheel by URL
+    std::string url, sha256;      // a wheel by URL, or the source archive of one built from source
+    bool from_source = false;     // built in the variant's build stage (SourceBuild)
+    std::optional<int> max_jobs;  // its MAX_JOBS default, from source
     // The facts it was checked against ("" when the knowledge base has none: then notes say
     // what was not checked).
     std::string facts_source;
@@ -30,6 +33,32 @@ struct VariantExtension {
 std::vector<VariantExtension> resolve_extensions(
     const Manifest& m, const std::string& variant_name, const std::string& torch,
     const std::string& python, const std::vector<std::string>& target_gpus, const KnowledgeBase& kb,
+    const std::function<void(const std::string&, const std::string&)>& error);
+
+// How a variant builds its extensions from source: a stage FROM its Python set where pip
+// installs a CUDA toolkit (the knowledge base's pip_toolkits for the variant's CUDA, with the
+// CUDA runtime torch pins) and the extensions' build requirements, then builds each wheel
+// without build isolation for the target GPUs; the runtime stage installs the wheels.
+struct SourceBuild {
+    std::string cuda;            // "13.0"
+    std::string home;            // the toolkit's directory under site-packages: "nvidia/cu13"
+    std::string toolkit_source;  // the facts' source
+    // What pip installs in the build stage, exact pins: the toolkit, the CUDA runtime torch
+    // pins, the extensions' build_requires. The build lock's inputs.
+    std::vector<std::string> requirements;
+    std::string arch_list;  // TORCH_CUDA_ARCH_LIST: the target GPUs' "8.0;9.0"
+};
+
+// The source build of a variant with extensions built from source; nullopt (with errors
+// reported) when it cannot work there: no CUDA, no pip toolkit for its CUDA (the knowledge
+// base says why), no target GPUs or one the toolkit cannot compile for, or two extensions
+// pinning one build requirement differently (a base that brings its own torch is refused
+// for every extension before). `cuda_runtime` is the nvidia-cuda-runtime version torch
+// pins ("" when unknown).
+std::optional<SourceBuild> plan_source_build(
+    const Manifest& m, const std::string& variant_name, const std::string& cuda,
+    const std::string& cuda_runtime, const std::vector<std::string>& target_gpus,
+    const KnowledgeBase& kb,
     const std::function<void(const std::string&, const std::string&)>& error);
 
 // What one release's GPU code does on a GPU of compute capability `cc` ("9.0"): every

@@ -48,6 +48,7 @@ std::string render_index(const std::vector<Variant>& variants) {
         else
             w.null();
         if (!v.python_not_locked.empty()) w.key("python_not_locked").value(v.python_not_locked);
+        if (v.build_lock) w.key("build_lock").value(v.name + "/" + k_build_requirements_lock);
         w.key("expect").begin_object();
         w.key("python").value(v.python).key("torch").value(v.torch);
         w.key("torchvision").value(v.torchvision).key("torchaudio").value(v.torchaudio);

@@ -118,14 +118,16 @@ std::optional<ParsedPackage> parse_package(JsonReader& r, const JsonValue::Membe
     return out;
 }
 
-void parse_python(JsonReader& r, const JsonValue& python, std::map<std::string, PythonLock>& out) {
+// "python" or "build_python" (`at` is its path): variant -> its Python lock.
+void parse_python(JsonReader& r, const JsonValue& python, const std::string& key,
+                  std::map<std::string, PythonLock>& out) {
     if (!python.is_object())
-        return r.error(python, "$.python",
+        return r.error(python, key,
                        std::string("expected an object of variant -> its Python lock "
                                    "{\"inputs\": ..., \"packages\": ...}, found ") +
                            kind_name(python.kind));
     for (const auto& member : python.members) {
-        auto path = member_path("$.python", member.key);
+        auto path = member_path(key, member.key);
         if (auto e = grammar::check_variant_name(member.key); !e.empty()) {
             r.diags().add(member.key_pos, path, e);
             continue;
@@ -258,10 +260,14 @@ LockFile parse_lockfile(std::string_view text, Diagnostics& diags) {
     std::map<std::string, SourcePos> positions;
     JsonReader r(diags, positions);
     const JsonValue& root = *parsed;
-    if (!r.check_object(root, "$", {"schema", "images", "python", "apt"}, {"schema", "images"}))
+    if (!r.check_object(root, "$", {"schema", "images", "python", "build_python", "apt"},
+                        {"schema", "images"}))
         return out;
     check_schema_one(r, root, "lock");
-    if (const JsonValue* python = root.find("python")) parse_python(r, *python, out.python);
+    if (const JsonValue* python = root.find("python"))
+        parse_python(r, *python, "$.python", out.python);
+    if (const JsonValue* build = root.find("build_python"))
+        parse_python(r, *build, "$.build_python", out.build_python);
     if (const JsonValue* apt = root.find("apt")) parse_apt(r, *apt, out.apt);
     if (!root.find("images")) return out;
     const JsonValue& images = *root.find("images");
@@ -315,33 +321,41 @@ LockVerdict judge_lock(const RegistryAnswer& a, const std::optional<std::string>
     return {"ERROR: " + a.message, false, true};
 }
 
+namespace {
+
+nlohmann::json python_locks_json(const std::map<std::string, PythonLock>& python) {
+    nlohmann::json locks = nlohmann::json::object();
+    for (const auto& [variant, lock] : python) {
+        nlohmann::json packages = nlohmann::json::object();
+        for (const auto& p : lock.packages) {
+            packages[p.name] = {{"version", p.version}, {"hashes", p.hashes}};
+            if (!p.url.empty()) packages[p.name]["url"] = p.url;
+            if (lock.graph) packages[p.name]["required_by"] = p.required_by;
+        }
+        locks[variant] = {{"inputs",
+                           {{"requirements", lock.inputs.requirements},
+                            {"python", lock.inputs.python},
+                            {"platform", lock.inputs.platform},
+                            {"torch_index", lock.inputs.torch_index}}},
+                          {"packages", packages}};
+    }
+    return locks;
+}
+
+}  // namespace
+
 std::string render_lockfile(const std::map<std::string, LockEntry>& entries,
                             const std::map<std::string, PythonLock>& python,
-                            const std::map<std::string, AptLock>& apt) {
+                            const std::map<std::string, AptLock>& apt,
+                            const std::map<std::string, PythonLock>& build_python) {
     nlohmann::json images = nlohmann::json::object();
     for (const auto& [ref, e] : entries) {
         images[ref] = {{"digest", e.digest}};
         if (!e.media_type.empty()) images[ref]["media_type"] = e.media_type;
     }
     nlohmann::json doc = {{"schema", 1}, {"images", images}};
-    if (!python.empty()) {
-        nlohmann::json locks = nlohmann::json::object();
-        for (const auto& [variant, lock] : python) {
-            nlohmann::json packages = nlohmann::json::object();
-            for (const auto& p : lock.packages) {
-                packages[p.name] = {{"version", p.version}, {"hashes", p.hashes}};
-                if (!p.url.empty()) packages[p.name]["url"] = p.url;
-                if (lock.graph) packages[p.name]["required_by"] = p.required_by;
-            }
-            locks[variant] = {{"inputs",
-                               {{"requirements", lock.inputs.requirements},
-                                {"python", lock.inputs.python},
-                                {"platform", lock.inputs.platform},
-                                {"torch_index", lock.inputs.torch_index}}},
-                              {"packages", packages}};
-        }
-        doc["python"] = locks;
-    }
+    if (!python.empty()) doc["python"] = python_locks_json(python);
+    if (!build_python.empty()) doc["build_python"] = python_locks_json(build_python);
     if (!apt.empty()) {
         nlohmann::json locks = nlohmann::json::object();
         for (const auto& [variant, lock] : apt)

@@ -9,14 +9,15 @@
 //                     "python": "3.11", "platform": "x86_64-manylinux_2_36", "torch_index": ""},
 //                     "packages": {"torch": {"version": "2.9.1", "hashes": ["sha256:..."],
 //                                            "required_by": ["torchvision"]}}}}}
+//          "build_python": {"<variant>": ... as "python": the build stage's set},
 //          "apt": {"<variant>": {"inputs": {"base": "debian:bookworm@sha256:...",
 //                  "packages": ["curl"]}, "resolved": {"curl": "7.88.1-10+deb12u14", ...},
 //                  "present": {}}}}
-// "python" is optional (lock files written before it have none). "required_by" (the locked
-// packages that required this one, from uv's `# via` annotations; [] for a package only the
-// inputs ask for) is on every package or on none: a lock written before torchdock recorded
-// the graph has none, parses (so `lock` can re-lock it) and is refused by render. With the
-// graph, a package that nothing reachable from the inputs required is refused here.
+// "python" and "build_python" are optional (lock files written before it have none). "required_by"
+// (the locked packages that required this one, from uv's `# via` annotations; [] for a package only
+// the inputs ask for) is on every package or on none: a lock written before torchdock recorded the
+// graph has none, parses (so `lock` can re-lock it) and is refused by render. With the graph, a
+// package that nothing reachable from the inputs required is refused here.
 #include <map>
 #include <optional>
 #include <string>
@@ -33,6 +34,8 @@ struct LockFile {
     LockDigests images;
     std::map<std::string, PythonLock> python;  // variant name -> its lock
     std::map<std::string, AptLock> apt;        // variant name -> its Debian packages
+    // variant name -> the Python set of its build stage (extensions built from source)
+    std::map<std::string, PythonLock> build_python;
 };
 
 // Parses a lock file; problems (bad JSON, bad references or digests, a package, version or
@@ -44,7 +47,8 @@ struct LockEntry {
 };
 std::string render_lockfile(const std::map<std::string, LockEntry>& images,
                             const std::map<std::string, PythonLock>& python = {},
-                            const std::map<std::string, AptLock>& apt = {});
+                            const std::map<std::string, AptLock>& apt = {},
+                            const std::map<std::string, PythonLock>& build_python = {});
 
 // What the registry said about one locked reference, and what that means for the lock.
 struct RegistryAnswer {

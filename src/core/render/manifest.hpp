@@ -45,13 +45,20 @@ struct ValidateThresholds {
 
 // A CUDA extension package the image carries (manifest "extensions"). From the package
 // index by default (version: exact, or absent for the release the knowledge base says fits
-// each variant's torch), or a wheel by URL whose sha256 the manifest fixes.
+// each variant's torch), a wheel by URL whose sha256 the manifest fixes, or built from a
+// source archive (URL and sha256) in a build stage with a CUDA toolkit.
 struct ExtensionSpec {
-    std::string name;                     // normalized (PEP 503): "xformers", "flash-attn"
-    std::optional<std::string> version;   // index only
-    std::string wheel_url, wheel_sha256;  // a wheel by URL; both or neither
-    std::string path;                     // "$.extensions[0]" for messages
+    std::string name;                       // normalized (PEP 503): "xformers", "flash-attn"
+    std::optional<std::string> version;     // index only
+    std::string wheel_url, wheel_sha256;    // a wheel by URL; both or neither
+    std::string source_url, source_sha256;  // a source archive; both or neither
+    // Exact pins the source build needs beside torch and the toolkit ("setuptools==80.9.0",
+    // "ninja==1.13.0"): it runs without build isolation, so nothing else is there.
+    std::vector<std::string> build_requires;
+    std::optional<int> max_jobs;  // the build's MAX_JOBS default (a build argument)
+    std::string path;             // "$.extensions[0]" for messages
     bool from_url() const { return !wheel_url.empty(); }
+    bool from_source() const { return !source_url.empty(); }
 };
 
 struct MatrixExclude {

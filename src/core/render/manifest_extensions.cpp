@@ -1,6 +1,7 @@
-// The manifest's "extensions": CUDA extension packages, each from the package index or as
-// a wheel by URL with its sha256. Every string is grammar-checked here; whether a release
-// fits a variant's torch and GPUs is decided in render/extensions.cpp.
+// The manifest's "extensions": CUDA extension packages, each from the package index, as a
+// wheel by URL with its sha256, or built from a source archive (URL and sha256). Every string is
+// grammar-checked here; whether a release fits a variant's torch and GPUs is decided in
+// render/extensions.cpp.
 #include <set>
 
 #include "core/grammar/grammar.hpp"
@@ -26,6 +27,38 @@ std::optional<std::string> checked(JsonReader& r, const JsonValue& obj, const ch
     return s;
 }
 
+// "source": {"url", "sha256", "build_requires"?, "max_jobs"?}.
+bool parse_source(JsonReader& r, const JsonValue& src, const std::string& at, ExtensionSpec& spec) {
+    if (!r.check_object(src, at, {"url", "sha256", "build_requires", "max_jobs"},
+                        {"url", "sha256"}))
+        return false;
+    auto url = checked(r, src, "url", at, grammar::check_sdist_url);
+    auto sha = checked(r, src, "sha256", at, grammar::check_sha256_hex);
+    if (!url || !sha) return false;
+    spec.source_url = *url;
+    spec.source_sha256 = *sha;
+    if (const JsonValue* b = src.find("build_requires")) {
+        std::string bat = member_path(at, "build_requires");
+        spec.build_requires = r.string_list(*b, bat, grammar::check_pip_requirement);
+        std::set<std::string> seen;
+        for (const auto& req : spec.build_requires) {
+            std::string name = pypi::normalize_project_name(req.substr(0, req.find_first_of("[=")));
+            if (name == "torch" || name.starts_with("nvidia-"))
+                r.error(*b, bat,
+                        quote_value(req) +
+                            ": torch and the CUDA toolkit's wheels come from the variant; "
+                            "build_requires lists what else the build imports (setuptools, "
+                            "ninja, ...)");
+            else if (!seen.insert(name).second)
+                r.error(*b, bat, quote_value(req) + " names " + name + " twice");
+        }
+    }
+    if (const JsonValue* j = src.find("max_jobs"))
+        if (auto n = r.integer(*j, member_path(at, "max_jobs"), 1, 256))
+            spec.max_jobs = static_cast<int>(*n);
+    return true;
+}
+
 }  // namespace
 
 std::vector<ExtensionSpec> parse_extensions(JsonReader& r, const JsonValue& v) {
@@ -42,7 +75,7 @@ std::vector<ExtensionSpec> parse_extensions(JsonReader& r, const JsonValue& v) {
         const JsonValue& item = v.items[i];
         std::string at = item_path("$.extensions", i);
         r.record(at, item.pos);
-        if (!r.check_object(item, at, {"name", "version", "wheel"}, {"name"})) continue;
+        if (!r.check_object(item, at, {"name", "version", "wheel", "source"}, {"name"})) continue;
         ExtensionSpec spec;
         spec.path = at;
         auto name = checked(r, item, "name", at, grammar::check_pip_name);
@@ -74,6 +107,18 @@ std::vector<ExtensionSpec> parse_extensions(JsonReader& r, const JsonValue& v) {
             if (!url || !sha) continue;
             spec.wheel_url = *url;
             spec.wheel_sha256 = *sha;
+        }
+        if (const JsonValue* src = item.find("source")) {
+            if (item.find("wheel")) {
+                r.error(*src, member_path(at, "source"),
+                        "an extension comes as a wheel or is built from source, not both");
+                continue;
+            }
+            if (!parse_source(r, *src, member_path(at, "source"), spec)) continue;
+            if (item.find("version"))
+                r.error(*item.find("version"), member_path(at, "version"),
+                        "a source archive has the version its file name says; leave \"version\" "
+                        "out");
         }
         out.push_back(std::move(spec));
     }

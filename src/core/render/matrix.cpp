@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/grammar/grammar.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
@@ -182,13 +183,27 @@ class Expander {
         if (m_diags.count() != before) return false;
         check_targets(cell, v);
         v.apt = m_m->apt_for(v.os_id);
-        if (!m_m->extensions.empty())
-            v.extensions = resolve_extensions(
-                *m_m, v.name, v.torch, v.python, v.target_gpus, m_kb,
-                [&](const std::string& path, const std::string& msg) { error(path, msg); });
+        if (!m_m->extensions.empty()) {
+            auto report = [&](const std::string& path, const std::string& msg) {
+                error(path, msg);
+            };
+            v.extensions =
+                resolve_extensions(*m_m, v.name, v.torch, v.python, v.target_gpus, m_kb, report);
+            v.source_build = plan_source_build(*m_m, v.name, v.cuda, pinned_cuda_runtime(v),
+                                               v.target_gpus, m_kb, report);
+        }
         check_expectations(v);
         if (auto it = m_lock.find(v.base_ref); it != m_lock.end()) v.base_digest = it->second;
         return m_diags.count() == before;
+    }
+
+    // The nvidia-cuda-runtime version the variant's torch pins, when the knowledge base has
+    // one exact version of it.
+    std::string pinned_cuda_runtime(const Variant& v) const {
+        const TorchRelease* tr = m_kb.torch(v.torch);
+        const TorchVariant* tv = tr ? tr->variant(v.wheel_variant) : nullptr;
+        if (!tv || !grammar::check_pep440_version(tv->cuda_runtime).empty()) return {};
+        return tv->cuda_runtime;
     }
 
     // Bases where torch comes from the PyTorch wheel index (or is the pytorch/pytorch image).

@@ -116,11 +116,21 @@ LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb) {
     in.requirements = torch_requirements(v);
     in.requirements.insert(in.requirements.end(), m.pip.begin(), m.pip.end());
     if (m.jupyter) in.requirements.push_back("jupyterlab==" + *m.jupyter);
-    for (const auto& ext : v.extensions) in.requirements.push_back(ext.requirement);
+    for (const auto& ext : v.extensions)
+        if (!ext.from_source) in.requirements.push_back(ext.requirement);
     in.python = v.python;
     in.platform = platform;
     if (v.torch_source == Variant::TorchSource::PytorchIndex) in.torch_index = v.wheel_variant;
     plan.inputs = std::move(in);
+    return plan;
+}
+
+LockPlan build_lock_plan(const Variant& v, const KnowledgeBase& kb) {
+    if (!v.source_build) return {};
+    LockPlan plan = python_lock_plan(v, kb);
+    if (!plan.inputs) return plan;
+    plan.inputs->requirements = v.source_build->requirements;
+    plan.inputs->torch_index.clear();  // the toolkit and build requirements come from PyPI
     return plan;
 }
 
@@ -305,10 +315,13 @@ std::string check_lock_covers(const PythonLockInputs& inputs,
 }
 
 std::string render_requirements_file(const Variant& v, const std::string& lock_path,
-                                     const PythonLock& lock) {
+                                     const PythonLock& lock, bool build) {
     std::string out = "# Rendered by torchdock from " + lock_path + " (variant " + v.name +
-                      "): the whole Python set,\n# every package pinned with the hashes of its "
-                      "files. Installed with pip install --require-hashes --no-deps.\n";
+                      (build ? "): the build stage's Python set (CUDA toolkit, build "
+                               "requirements),\n"
+                             : "): the whole Python set,\n") +
+                      "# every package pinned with the hashes of its files. Installed with pip "
+                      "install --require-hashes --no-deps.\n";
     for (const auto& p : lock.packages) {
         out += p.url.empty() ? p.name + "==" + p.version : p.name + " @ " + p.url;
         for (const auto& h : p.hashes) out += " \\\n    --hash=" + h;

@@ -65,6 +65,10 @@ struct LockPlan {
     std::string why_not;
 };
 LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb);
+// The inputs of the build stage's lock of a variant with extensions built from source (its
+// source_build's requirements, for the same Python and platform); empty without why_not
+// when the variant builds nothing from source.
+LockPlan build_lock_plan(const Variant& v, const KnowledgeBase& kb);
 
 // Parses `uv pip compile --generate-hashes` output: "name==version \" lines followed by
 // "--hash=sha256:..." lines, then uv's annotation of who required the package ("# via torch",
@@ -91,9 +95,10 @@ struct OutsideClosure {
 std::vector<OutsideClosure> check_lock_closure(const PythonLockInputs& inputs,
                                                const std::vector<LockedPackage>& packages);
 
-// The requirements file of a locked variant (requirements.lock.txt next to its Dockerfile).
+// The requirements file of a locked variant (requirements.lock.txt next to its Dockerfile),
+// or with `build` of its build stage (requirements.build.lock.txt).
 std::string render_requirements_file(const Variant& v, const std::string& lock_path,
-                                     const PythonLock& lock);
+                                     const PythonLock& lock, bool build = false);
 
 // What moved from a lock to a fresh resolution, per package.
 struct PackageChange {

@@ -61,72 +61,83 @@ void warn_unchecked_targets(const std::string& file, const Manifest& m,
     }
 }
 
-// Gives each variant its Python lock when the lock file has one resolved from the variant's
-// current inputs, and says why not otherwise. A lock resolved from other inputs (the manifest
-// changed a pin, the Python or the OS) is never used: it would install what the manifest no
-// longer says.
+// Gives each variant its Python lock (or, with `build`, its build stage's: extensions built
+// from source) when the lock file has one resolved from the variant's current inputs, and
+// says why not otherwise. A lock resolved from other inputs (the manifest changed a pin, the
+// Python or the OS) is never used: it would install what the manifest no longer says.
 // A lock that fits but records no dependency graph (written before torchdock recorded one)
 // is an error: render could not tell a package nothing requested from one uv resolved.
 void attach_python_locks(const ManifestSource& src, const LockFile* lock, const KnowledgeBase& kb,
-                         std::vector<Variant>& variants, std::size_t first,
+                         std::vector<Variant>& variants, std::size_t first, bool build,
                          std::vector<Diagnostic>& warnings, std::vector<Diagnostic>& errors) {
+    const std::string key = build ? "$.build_python" : "$.python";
+    const std::string set = build ? "build stage's Python set" : "Python set";
+    const std::map<std::string, PythonLock>* locks =
+        lock ? (build ? &lock->build_python : &lock->python) : nullptr;
     std::set<std::string> used;
     for (std::size_t i = first; i < variants.size(); ++i) {
         Variant& v = variants[i];
-        LockPlan plan = python_lock_plan(v, kb);
+        std::shared_ptr<const PythonLock>& slot = build ? v.build_lock : v.python_lock;
+        std::string& slot_file = build ? v.build_lock_file : v.python_lock_file;
+        std::string& why_not = build ? v.build_not_locked : v.python_not_locked;
+        LockPlan plan = build ? build_lock_plan(v, kb) : python_lock_plan(v, kb);
         if (!plan.inputs) {
-            v.python_not_locked = plan.why_not;
-            if (lock && lock->python.count(v.name)) {
+            why_not = plan.why_not;
+            if (locks && locks->count(v.name)) {
                 used.insert(v.name);
                 warnings.push_back({*src.lock_path,
                                     {},
-                                    member_path("$.python", v.name),
-                                    "is not used: variant " + v.name + " cannot be hash-locked (" +
-                                        plan.why_not + "); run `torchdock lock` to drop it"});
+                                    member_path(key, v.name),
+                                    "is not used: variant " + v.name +
+                                        (build ? std::string(" builds nothing from source")
+                                               : " cannot be hash-locked (" + plan.why_not + ")") +
+                                        "; run `torchdock lock` to drop it"});
             }
             continue;
         }
         const std::string run_lock = "; run `torchdock lock` (it resolves the set with uv)";
-        if (!lock) {
-            v.python_not_locked = "no lock file" + run_lock;
+        if (!locks) {
+            why_not = "no lock file" + run_lock;
             continue;
         }
-        auto it = lock->python.find(v.name);
-        if (it == lock->python.end()) {
-            v.python_not_locked = *src.lock_path + " has no Python lock for it" + run_lock;
+        auto it = locks->find(v.name);
+        if (it == locks->end()) {
+            why_not = *src.lock_path + " has no " + (build ? "build stage lock" : "Python lock") +
+                      " for it" + run_lock;
         } else if (!(it->second.inputs == *plan.inputs)) {
             used.insert(v.name);
-            v.python_not_locked = "the Python lock in " + *src.lock_path +
-                                  " was resolved from other inputs than the manifest now gives" +
-                                  run_lock;
+            why_not = std::string(build ? "the build stage lock in " : "the Python lock in ") +
+                      *src.lock_path +
+                      " was resolved from other inputs than the manifest now gives" + run_lock;
             warnings.push_back({*src.lock_path,
                                 {},
-                                member_path("$.python", v.name),
+                                member_path(key, v.name),
                                 "was resolved from other requirements, Python or platform than "
                                 "the manifest now gives; variant " +
-                                    v.name + " renders unlocked; run `torchdock lock`"});
+                                    v.name + "'s " + set +
+                                    " renders unlocked; run `torchdock lock`"});
         } else if (!it->second.graph) {
             used.insert(v.name);
             errors.push_back({*src.lock_path,
                               {},
-                              member_path("$.python", v.name),
+                              member_path(key, v.name),
                               "records no dependency graph (no \"required_by\" on its packages: "
                               "it was written by an older torchdock), so render cannot check "
                               "that every locked package was requested by variant " +
                                   v.name + "'s inputs; run `torchdock lock` to re-lock it"});
         } else {
             used.insert(v.name);
-            v.python_lock = std::make_shared<const PythonLock>(it->second);
-            v.python_lock_file = *src.lock_path;
+            slot = std::make_shared<const PythonLock>(it->second);
+            slot_file = *src.lock_path;
         }
     }
-    if (lock)
-        for (const auto& [name, l] : lock->python)
+    if (locks)
+        for (const auto& [name, l] : *locks)
             if (!used.count(name))
                 warnings.push_back({*src.lock_path,
                                     {},
-                                    member_path("$.python", name),
-                                    "locks the Python set of variant " + name +
+                                    member_path(key, name),
+                                    "locks the " + set + " of variant " + name +
                                         ", which the manifest no longer renders; run `torchdock "
                                         "lock`"});
 }
@@ -205,8 +216,9 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
                     check_lock_fit(*src.lock_path, lock.images, plan.variants, first,
                                    plan.warnings);
                 std::vector<Diagnostic> lock_errors;
-                attach_python_locks(src, src.lock_text ? &lock : nullptr, kb, plan.variants, first,
-                                    plan.warnings, lock_errors);
+                for (bool build : {false, true})
+                    attach_python_locks(src, src.lock_text ? &lock : nullptr, kb, plan.variants,
+                                        first, build, plan.warnings, lock_errors);
                 attach_apt_locks(src, src.lock_text ? &lock : nullptr, plan.variants, first,
                                  plan.warnings);
                 plan.problems.insert(plan.problems.end(), lock_errors.begin(), lock_errors.end());
@@ -241,6 +253,9 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
         if (v.python_lock)
             plan.files[v.name + "/" + k_requirements_lock] =
                 render_requirements_file(v, v.python_lock_file, *v.python_lock);
+        if (v.build_lock)
+            plan.files[v.name + "/" + k_build_requirements_lock] =
+                render_requirements_file(v, v.build_lock_file, *v.build_lock, true);
     }
     plan.files["index.json"] = render_index(plan.variants);
     return plan;

@@ -20,6 +20,8 @@ struct ManifestSource {
 
 // The hash-locked requirements file of a locked variant, next to its Dockerfile.
 inline constexpr const char* k_requirements_lock = "requirements.lock.txt";
+// The build stage's set (extensions built from source): the CUDA toolkit and build requirements.
+inline constexpr const char* k_build_requirements_lock = "requirements.build.lock.txt";
 
 struct RenderPlan {
     std::vector<Variant> variants;             // sorted by name

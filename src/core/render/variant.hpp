@@ -54,6 +54,7 @@ struct Variant {
     std::vector<std::string> arch_list;
     std::vector<std::string> target_gpus;      // knowledge-base model names ("H100")
     std::vector<VariantExtension> extensions;  // the manifest's, resolved for this variant
+    std::optional<SourceBuild> source_build;   // when an extension is built from source
     // The manifest's Debian/Ubuntu packages for this variant's OS, as written, and their
     // versions resolved in the pinned base by `torchdock lock` when the lock file has them
     // for exactly these packages and base digest (else why not, when any is unpinned).
@@ -66,6 +67,9 @@ struct Variant {
     std::shared_ptr<const PythonLock> python_lock;
     std::string python_lock_file;   // the lock file it came from
     std::string python_not_locked;  // why not: shown in the Dockerfile and by `list`
+    // The build stage's Python set (source_build's requirements), hash-locked likewise.
+    std::shared_ptr<const PythonLock> build_lock;
+    std::string build_lock_file, build_not_locked;
 };
 
 }  // namespace td

@@ -95,6 +95,20 @@ Result<SbomInput> variant_sbom_input(const Variant& v, const KnowledgeBase& kb) 
         apt("openmpi-bin=" + *m.openmpi, "OpenMPI");
     }
     for (const auto& ext : v.extensions) {
+        if (ext.from_source) {
+            // Built in the image's build stage: known by its source archive (the wheel and its
+            // GPU code exist only after the build; `sbom IMAGE` reads them).
+            SbomComponent c = component(Kind::Python, ext.name, ext.version);
+            c.hashes.push_back({"SHA-256", ext.sha256});
+            c.download_url = ext.url;
+            c.note =
+                "built from this source archive in the image's build stage for "
+                "TORCH_CUDA_ARCH_LIST " +
+                (v.source_build ? v.source_build->arch_list : std::string("?")) +
+                " (the hash is the archive's)";
+            in.components.push_back(std::move(c));
+            continue;
+        }
         const ExtensionInfo* info = kb.extensions().find(ext.name);
         const ExtensionRelease* rel = info ? info->release(ext.version) : nullptr;
         if (!rel || ext.facts_source.empty()) continue;

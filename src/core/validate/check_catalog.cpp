@@ -217,8 +217,10 @@ const std::vector<CheckInfo> k_catalog = {
      .meaning = "the Python distributions installed are exactly the hash-locked set the image "
                 "was built from (its io.torchdock.python-set label, written by render from the "
                 "lock): none missing, none at another version, none added (the environment's "
-                "own pip, setuptools and wheel are named, not failed); with TD112 every file of "
-                "every distribution is then checked against its RECORD",
+                "own pip, setuptools and wheel are named, not failed; the extensions built from "
+                "source in its build stage, its io.torchdock.built-extensions label, belong "
+                "beside the set); with TD112 every file of every distribution is then checked "
+                "against its RECORD",
      .evidence = {"record"},
      .why = "a package installed or upgraded after the locked layer (a later RUN pip install, "
             "a derived image) runs code nobody locked, hashed or audited",

@@ -55,3 +55,28 @@ TEST_CASE("damaged extension facts are refused naming the JSON path") {
     CHECK_THAT(refusal(text, "\"name\": \"xformers\"", "\"name\": \"XFormers\""),
                ContainsSubstring("not a normalized name"));
 }
+
+TEST_CASE("the pip toolkits load, round-trip, and damaged ones are refused by JSON path") {
+    auto facts = parse_extension_facts(real_text());
+    REQUIRE(facts);
+    const PipToolkit* tk = facts->toolkit("13.0");
+    REQUIRE(tk);
+    CHECK(tk->home == "nvidia/cu13");
+    CHECK(tk->min_cc == "7.5");
+    CHECK(tk->packages.front() == "nvidia-cuda-nvcc==13.0.88");
+    CHECK_THAT(tk->source, ContainsSubstring("PyPI cuda-toolkit 13.0.2"));
+    CHECK(facts->toolkit("12.8") == nullptr);
+    REQUIRE(facts->no_toolkit("12"));
+    CHECK_THAT(facts->no_toolkit("12")->source, ContainsSubstring("no bin/nvcc"));
+    CHECK(extension_facts_text(facts.value()) == real_text());
+
+    const std::string text = real_text();
+    CHECK_THAT(refusal(text, "\"home\": \"nvidia/cu13\"", "\"home\": \"../../etc\""),
+               ContainsSubstring("$.pip_toolkits[0].home"));
+    CHECK_THAT(refusal(text, "\"cuda\": \"13.0\"", "\"cuda\": \"13\""),
+               ContainsSubstring("$.pip_toolkits[0].cuda"));
+    CHECK_THAT(refusal(text, "\"nvidia-cuda-nvcc==13.0.88\"", "\"nvidia-cuda-nvcc>=13\""),
+               ContainsSubstring("$.pip_toolkits[0].packages[0]"));
+    CHECK_THAT(refusal(text, "\"cuda_major\": \"12\"", "\"cuda_major\": \"12.8\""),
+               ContainsSubstring("$.no_pip_toolkit[0].cuda_major"));
+}

@@ -23,13 +23,6 @@ std::string manifest(const std::string& extensions, const std::string& torch = R
            gpus + R"(, "extensions": )" + extensions + "}";
 }
 
-std::string refusal(const std::string& text) {
-    auto plan = test::plan_one(text);
-    CHECK_FALSE(plan.problems.empty());
-    CHECK(plan.files.empty());
-    return test::problems_text(plan);
-}
-
 const std::string k_sha = std::string(64, 'e');
 
 }  // namespace
@@ -54,14 +47,14 @@ TEST_CASE("an extension without a version gets the release that fits each varian
 }
 
 TEST_CASE("an extension pinned for another torch is refused, naming the release that fits") {
-    auto e = refusal(manifest(R"([{"name": "xformers", "version": "0.0.33.post1"}])"));
+    auto e = test::refusal(manifest(R"([{"name": "xformers", "version": "0.0.33.post1"}])"));
     CHECK_THAT(e, ContainsSubstring("$.extensions[0].version: xformers 0.0.33.post1 requires "
                                     "torch==2.9.0"));
     CHECK_THAT(e, ContainsSubstring("has torch 2.9.1; xformers 0.0.33.post2 fits torch 2.9.1"));
 }
 
 TEST_CASE("an extension whose GPU code does not run on a target GPU is refused, naming both") {
-    auto e = refusal(manifest(R"([{"name": "xformers"}])", R"("2.9.1")", R"(["V100"])"));
+    auto e = test::refusal(manifest(R"([{"name": "xformers"}])", R"("2.9.1")", R"(["V100"])"));
     CHECK_THAT(e, ContainsSubstring("xformers 0.0.33.post2 has no GPU code that runs on target "
                                     "GPU V100 (sm_70)"));
     CHECK_THAT(e, ContainsSubstring("xformers/_C.so has sm_75 sm_80 compute_80 sm_90a"));
@@ -83,49 +76,49 @@ TEST_CASE("GPU fit of a release follows CUDA's rules per object") {
 }
 
 TEST_CASE("an extension the knowledge base does not know is refused with how to add it") {
-    auto e = refusal(manifest(R"([{"name": "flash_attn"}])"));
+    auto e = test::refusal(manifest(R"([{"name": "flash_attn"}])"));
     CHECK_THAT(e,
                ContainsSubstring("$.extensions[0].name: flash-attn is not in the knowledge base"));
     CHECK_THAT(e, ContainsSubstring("kb refresh --extensions"));
-    e = refusal(manifest(R"([{"name": "xformers", "version": "0.0.1"}])"));
+    e = test::refusal(manifest(R"([{"name": "xformers", "version": "0.0.1"}])"));
     CHECK_THAT(e, ContainsSubstring("xformers 0.0.1 is not in the knowledge base; it knows "
                                     "0.0.32.post2 (torch==2.8.0)"));
 }
 
 TEST_CASE("malformed extension entries are refused with their JSON path") {
-    CHECK_THAT(refusal(manifest(R"({"name": "xformers"})")),
+    CHECK_THAT(test::refusal(manifest(R"({"name": "xformers"})")),
                ContainsSubstring("$.extensions: expected an array"));
-    CHECK_THAT(refusal(manifest(R"([{"name": "xformers; rm -rf /"}])")),
+    CHECK_THAT(test::refusal(manifest(R"([{"name": "xformers; rm -rf /"}])")),
                ContainsSubstring("$.extensions[0].name"));
-    CHECK_THAT(refusal(manifest(R"([{"name": "xformers"}, {"name": "XFormers"}])")),
+    CHECK_THAT(test::refusal(manifest(R"([{"name": "xformers"}, {"name": "XFormers"}])")),
                ContainsSubstring("$.extensions[1].name: \"XFormers\" is listed twice"));
-    CHECK_THAT(refusal(manifest(R"([{"name": "torch"}])")),
+    CHECK_THAT(test::refusal(manifest(R"([{"name": "torch"}])")),
                ContainsSubstring("torch is the variant's own"));
-    CHECK_THAT(refusal(manifest(R"([{"name": "xformers", "version": ">=0.0.30"}])")),
+    CHECK_THAT(test::refusal(manifest(R"([{"name": "xformers", "version": ">=0.0.30"}])")),
                ContainsSubstring("$.extensions[0].version"));
-    CHECK_THAT(refusal(manifest(R"([{"name": "xformers", "version": "0.0.33+cu128"}])")),
+    CHECK_THAT(test::refusal(manifest(R"([{"name": "xformers", "version": "0.0.33+cu128"}])")),
                ContainsSubstring("a local version"));
-    CHECK_THAT(refusal(manifest(R"([{"name": "xformers", "from": "git"}])")),
+    CHECK_THAT(test::refusal(manifest(R"([{"name": "xformers", "from": "git"}])")),
                ContainsSubstring("$.extensions[0]"));
     std::string url = "https://example.org/w/flash_attn-2.8.1-cp311-cp311-linux_x86_64.whl";
-    CHECK_THAT(refusal(manifest(R"([{"name": "flash-attn", "wheel": {"url": ")" + url +
-                                R"(?x=1", "sha256": ")" + k_sha + R"("}}])")),
+    CHECK_THAT(test::refusal(manifest(R"([{"name": "flash-attn", "wheel": {"url": ")" + url +
+                                      R"(?x=1", "sha256": ")" + k_sha + R"("}}])")),
                ContainsSubstring("$.extensions[0].wheel.url"));
-    CHECK_THAT(refusal(manifest(R"([{"name": "flash-attn", "wheel": {"url": ")" + url +
-                                R"(", "sha256": "abc"}}])")),
+    CHECK_THAT(test::refusal(manifest(R"([{"name": "flash-attn", "wheel": {"url": ")" + url +
+                                      R"(", "sha256": "abc"}}])")),
                ContainsSubstring("$.extensions[0].wheel.sha256: SHA-256 \"abc\" is not 64"));
-    CHECK_THAT(refusal(manifest(
+    CHECK_THAT(test::refusal(manifest(
                    R"([{"name": "flash-attn", "wheel": {"url": "file:///tmp/x.whl", "sha256": ")" +
                    k_sha + R"("}}])")),
                ContainsSubstring("is not http:// or https://"));
     // The wheel must be the named project's, for this Python, on Linux x86_64.
     CHECK_THAT(
-        refusal(manifest(
+        test::refusal(manifest(
             R"([{"name": "flash-attn", "wheel": {"url": "https://example.org/w/other-1.0-py3-none-any.whl", "sha256": ")" +
             k_sha + R"("}}])")),
         ContainsSubstring("is of \"other\", not flash-attn"));
     CHECK_THAT(
-        refusal(manifest(
+        test::refusal(manifest(
             R"([{"name": "flash-attn", "wheel": {"url": "https://example.org/w/flash_attn-2.8.1-cp312-cp312-linux_x86_64.whl", "sha256": ")" +
             k_sha + R"("}}])")),
         ContainsSubstring(
