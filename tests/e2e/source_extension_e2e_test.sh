@@ -71,7 +71,7 @@ check "render: torch 2.9.1 (CUDA 12.8) is refused: the index has no nvcc for CUD
 manifest 2.11.0 cu130 '["V100", "A100"]'
 run render --out "$WORK/v100"
 check "render: a V100 target is refused: the CUDA 13.0 toolkit compiles from sm_75 (exit 2)" \
-  bash -c "test $(rc) = 2 && grep -q 'target GPU V100 (sm_70), older than the oldest the CUDA 13.0 toolkit compiles for (sm_75)' '$WORK/err'"
+  bash -c "test $(rc) = 2 && grep -q 'target GPU V100 (sm_70), which the CUDA 13.0 toolkit does not compile for (it compiles for sm_75 sm_80' '$WORK/err'"
 
 # --- lock: the build stage's set beside the Python set ----------------------------------------
 manifest 2.11.0 cu130 '["A100", "H100"]'

@@ -131,7 +131,6 @@ void load_toolkits(const json& doc, ExtensionFacts& facts) {
             if (facts.toolkit(t.cuda)) refuse(at + ".cuda", t.cuda + " is listed twice");
             t.home = text(tks[i], "home", at, check_toolkit_home);
             t.packages = text_list(tks[i], "packages", at, grammar::check_pip_requirement);
-            t.min_cc = text(tks[i], "min_cc", at, check_cuda_minor);
             t.source = text(tks[i], "source", at, check_line);
             facts.toolkits.push_back(std::move(t));
         }
@@ -219,7 +218,6 @@ std::string extension_facts_text(const ExtensionFacts& facts) {
             tks.push_back(json{{"cuda", t.cuda},
                                {"home", t.home},
                                {"packages", t.packages},
-                               {"min_cc", t.min_cc},
                                {"source", t.source}});
         doc["pip_toolkits"] = std::move(tks);
     }

@@ -43,7 +43,6 @@ struct PipToolkit {
     std::string cuda;                   // "13.0": the CUDA runtime it compiles for
     std::string home;                   // its directory under site-packages: "nvidia/cu13"
     std::vector<std::string> packages;  // exact pins: "nvidia-cuda-nvcc==13.0.88"
-    std::string min_cc;                 // the oldest compute capability its nvcc targets
     std::string source;
 };
 

@@ -253,43 +253,53 @@ std::vector<std::string> build_stage_apt(const Variant& v) {
     return pkgs;
 }
 
-// The build stage: FROM the Python set, with the CUDA toolkit pip installs (hash-locked with
-// the build requirements when the lock has them), each extension's wheel built from its
-// sha256-checked archive without build isolation for the target GPUs; then the Python set
-// again with the wheels installed, as the final stage.
+// The build stage: FROM the Python set, with the CUDA toolkit (the base image's on a devel
+// nvidia/cuda base; else the one pip installs, hash-locked with the build requirements when
+// the lock has them), each extension's wheel built from its sha256-checked archive without
+// build isolation for the target GPUs; then the Python set again with the wheels installed,
+// as the final stage.
 void source_build_stages(Text& out, const Variant& v) {
     if (!v.source_build) return;
     const SourceBuild& b = *v.source_build;
+    const bool pip_toolkit = !b.home.empty();
     out << "\n# --- Build stage: the extensions built from source, with the CUDA " << b.cuda
-        << " toolkit from pip\n#     (" << dockerfile_quote(b.toolkit_source) << ").\n"
+        << " toolkit " << (pip_toolkit ? "from pip" : "of the base image") << "\n#     ("
+        << dockerfile_quote(b.toolkit_source) << ").\n"
         << "FROM " << k_python_stage << " AS " << k_build_stage << "\n"
         << "ARG PIP_INDEX_URL\n"
         << "# MAX_JOBS: parallel compile jobs (torch's cpp_extension); a build argument.\n"
         << "ARG MAX_JOBS\n"
         << "# hadolint ignore=DL3008\n";
     apt_install(out, build_stage_apt(v));
+    const std::string what =
+        pip_toolkit ? "The toolkit and build requirements" : "The build requirements";
     if (v.build_lock) {
-        out << "\n# The toolkit and build requirements hash-locked in " << v.build_lock_file << ": "
+        out << "\n# " << what << " hash-locked in " << v.build_lock_file << ": "
             << std::to_string(v.build_lock->packages.size()) << " packages.\n"
             << k_pip_mounts << "    --mount=type=bind,source=" << k_build_requirements_lock
             << ",target=/tmp/torchdock/" << k_build_requirements_lock << " \\\n"
             << k_pip_secrets << " && python -m pip install --require-hashes --no-deps \\\n"
             << "      -r /tmp/torchdock/" << k_build_requirements_lock << "\n";
-    } else {
-        out << "\n# The toolkit and build requirements, pinned by version but not hash-locked: "
-            << v.build_not_locked << ".\n";
+    } else if (!b.requirements.empty()) {
+        out << "\n# " << what << ", pinned by version but not hash-locked: " << v.build_not_locked
+            << ".\n";
         pip_install(out, b.requirements);
     }
-    // torch's cpp_extension takes the toolkit from CUDA_HOME (bin/nvcc, include, lib) and
-    // links -lcudart, which the runtime wheel ships only as libcudart.so.<major>.
-    const std::string major = b.cuda.substr(0, b.cuda.find('.'));
-    out << "\n# CUDA_HOME: the toolkit the wheels put under site-packages/" << b.home << ".\n"
-        << "RUN home=\"$(python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')/"
-        << b.home << "\" \\\n"
-        << " && test -x \"$home/bin/nvcc\" \\\n"
-        << " && ln -sf libcudart.so." << major << " \"$home/lib/libcudart.so\" \\\n"
-        << " && mkdir -p /opt/torchdock && ln -s \"$home\" " << k_cuda_home << "\n"
-        << "ENV CUDA_HOME=" << k_cuda_home << "\n";
+    if (pip_toolkit) {
+        // torch's cpp_extension takes the toolkit from CUDA_HOME (bin/nvcc, include, lib) and
+        // links -lcudart, which the runtime wheel ships only as libcudart.so.<major>.
+        const std::string major = b.cuda.substr(0, b.cuda.find('.'));
+        out << "\n# CUDA_HOME: the toolkit the wheels put under site-packages/" << b.home << ".\n"
+            << "RUN home=\"$(python -c 'import sysconfig; "
+               "print(sysconfig.get_paths()[\"purelib\"])')/"
+            << b.home << "\" \\\n"
+            << " && test -x \"$home/bin/nvcc\" \\\n"
+            << " && ln -sf libcudart.so." << major << " \"$home/lib/libcudart.so\" \\\n"
+            << " && mkdir -p /opt/torchdock && ln -s \"$home\" " << k_cuda_home << "\n"
+            << "ENV CUDA_HOME=" << k_cuda_home << "\n";
+    } else {
+        out << "\nENV CUDA_HOME=" << k_base_cuda_home << "\n";
+    }
     // --no-cache-dir: pip's wheel cache keys a built wheel by the archive's URL and hash
     // alone, so it would hand back a wheel built for other target GPUs.
     for (const auto& e : v.extensions) {
@@ -306,9 +316,8 @@ void source_build_stages(Text& out, const Variant& v) {
         << "FROM " << k_python_stage << "\n"
         << "RUN --mount=type=bind,from=" << k_build_stage << ",source=" << k_wheel_dir
         << ",target=" << k_wheel_dir << " \\\n"
-        << "    SOURCE_DATE_EPOCH=0 python -m pip install --no-cache-dir --no-deps --no-index \\\n "
-           "     "
-        << k_wheel_dir << "/*.whl\n";
+        << "    SOURCE_DATE_EPOCH=0 python -m pip install --no-cache-dir --no-deps --no-index \\\n"
+        << "      " << k_wheel_dir << "/*.whl\n";
 }
 
 void extras_layers(Text& out, const Variant& v) {

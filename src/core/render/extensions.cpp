@@ -7,6 +7,7 @@
 #include "core/kernels/kernel_judge.hpp"
 #include "core/pypi/pep440.hpp"
 #include "core/pypi/wheel_name.hpp"
+#include "core/render/variant.hpp"
 #include "util/strings.hpp"
 
 namespace td {
@@ -82,83 +83,114 @@ std::string requirement_name(const std::string& pin) {
 
 }  // namespace
 
-std::optional<SourceBuild> plan_source_build(
-    const Manifest& m, const std::string& variant, const std::string& cuda,
-    const std::string& cuda_runtime, const std::vector<std::string>& target_gpus,
-    const KnowledgeBase& kb,
+namespace {
+
+// The toolkit a source build compiles with: the base image's own when it is a devel
+// nvidia/cuda image, else the one pip installs for the variant's CUDA (the knowledge
+// base's pip_toolkits); nullopt with the refusal reported when there is none.
+std::optional<SourceBuild> source_toolkit(
+    const Variant& v, const std::string& cuda_runtime, const KnowledgeBase& kb,
+    const std::string& at, const std::string& what,
     const std::function<void(const std::string&, const std::string&)>& error) {
-    const ExtensionSpec* first = nullptr;
-    for (const auto& spec : m.extensions)
-        if (spec.from_source() && !first) first = &spec;
-    if (!first) return std::nullopt;
-    const std::string at = first->path + ".source";
-    const std::string what = first->name + " is built from source against the variant's torch";
-    if (cuda.empty()) {
-        error(at, what + ", but variant " + variant + " is CPU-only");
-        return std::nullopt;
+    const BaseKind base = v.manifest->base;
+    SourceBuild b;
+    if ((base == BaseKind::NvidiaCuda || base == BaseKind::NvidiaCudaCudnn) &&
+        v.flavor == "devel") {
+        b.cuda = v.cuda;
+        b.toolkit_source = "the base image " + v.base_ref + " (its devel flavor: nvcc in " +
+                           k_base_cuda_home + ")";
+        return b;
     }
     const ExtensionFacts& facts = kb.extensions();
-    const PipToolkit* tk = facts.toolkit(cuda);
+    const PipToolkit* tk = facts.toolkit(v.cuda);
     if (!tk) {
         std::vector<std::string> known;
         for (const auto& t : facts.toolkits) known.push_back(t.cuda);
-        std::string major = cuda.substr(0, cuda.find('.'));
+        std::string major = v.cuda.substr(0, v.cuda.find('.'));
         const NoPipToolkit* none = facts.no_toolkit(major);
-        error(at, what + " with a CUDA toolkit pip installs, and variant " + variant +
-                      " has CUDA " + cuda + ": " +
+        error(at, what + " with a CUDA toolkit pip installs, and variant " + v.name + " has CUDA " +
+                      v.cuda + ": " +
                       (none ? "the index has no nvcc for CUDA " + major + " (" + none->source + ")"
-                            : "data/extensions.json knows no pip toolkit for CUDA " + cuda) +
+                            : "data/extensions.json knows no pip toolkit for CUDA " + v.cuda) +
                       "; it knows one for CUDA " +
                       (known.empty() ? std::string("none") : join(known, ", ")) +
-                      ", so build it for a variant with that CUDA");
+                      ", so build it for a variant with that CUDA, or on base nvidia-cuda with "
+                      "flavor devel (the image's own nvcc)");
         return std::nullopt;
     }
     if (cuda_runtime.empty()) {
         error(at, what +
                       ", and the knowledge base does not know which nvidia-cuda-runtime torch "
                       "pins for variant " +
-                      variant +
+                      v.name +
                       ", which the toolkit's headers must match; run `torchdock kb refresh`");
         return std::nullopt;
     }
-    if (target_gpus.empty()) {
-        error(at, what +
-                      " for the target GPUs (its TORCH_CUDA_ARCH_LIST), and the manifest "
-                      "names none: add \"target_gpus\"");
-        return std::nullopt;
-    }
-    SourceBuild b;
     b.cuda = tk->cuda;
     b.home = tk->home;
     b.toolkit_source = tk->source;
     b.requirements = tk->packages;
     b.requirements.push_back("nvidia-cuda-runtime==" + cuda_runtime);
+    return b;
+}
+
+}  // namespace
+
+std::optional<SourceBuild> plan_source_build(
+    const Variant& v, const std::string& cuda_runtime, const KnowledgeBase& kb,
+    const std::function<void(const std::string&, const std::string&)>& error) {
+    const Manifest& m = *v.manifest;
+    const ExtensionSpec* first = nullptr;
+    for (const auto& spec : m.extensions)
+        if (spec.from_source() && !first) first = &spec;
+    if (!first) return std::nullopt;
+    const std::string at = first->path + ".source";
+    const std::string what = first->name + " is built from source against the variant's torch";
+    if (v.cuda.empty()) {
+        error(at, what + ", but variant " + v.name + " is CPU-only");
+        return std::nullopt;
+    }
+    if (v.target_gpus.empty()) {
+        error(at, what +
+                      " for the target GPUs (its TORCH_CUDA_ARCH_LIST), and the manifest "
+                      "names none: add \"target_gpus\"");
+        return std::nullopt;
+    }
+    auto b = source_toolkit(v, cuda_runtime, kb, at, what, error);
+    if (!b) return std::nullopt;
+    // nvcc must compile for each target GPU's exact architecture (data/cuda.json).
+    const CudaMinor* toolkit = kb.cuda(b->cuda);
     std::vector<std::string> ccs;
-    auto min_cc = cc_of(tk->min_cc);
     bool ok = true;
-    for (const auto& model : target_gpus) {
+    for (const auto& model : v.target_gpus) {
         const GpuModel* g = kb.gpu(model);
-        if (!g) continue;
-        auto cc = cc_of(g->cc);
-        if (cc && min_cc && cc->number() < min_cc->number()) {
+        auto cc = g ? cc_of(g->cc) : std::nullopt;
+        if (!cc) continue;
+        if (!toolkit ||
+            std::find(toolkit->sm.begin(), toolkit->sm.end(), cc->number()) == toolkit->sm.end()) {
+            std::vector<std::string> sms;
+            if (toolkit)
+                for (int sm : toolkit->sm) sms.push_back("sm_" + std::to_string(sm));
             error(at, what + " for target GPU " + g->model + " (" + sm_name(g->cc) +
-                          "), older than the oldest the CUDA " + tk->cuda +
-                          " toolkit compiles for (" + sm_name(tk->min_cc) + ")");
+                          "), which the CUDA " + b->cuda + " toolkit does not compile for (" +
+                          (sms.empty() ? std::string("data/cuda.json does not list its targets")
+                                       : "it compiles for " + join(sms, " ")) +
+                          ")");
             ok = false;
         }
         if (std::find(ccs.begin(), ccs.end(), g->cc) == ccs.end()) ccs.push_back(g->cc);
     }
     auto number = [](const std::string& cc) { return cc_of(cc) ? cc_of(cc)->number() : 0; };
     std::sort(ccs.begin(), ccs.end(),
-              [&](const std::string& a, const std::string& b2) { return number(a) < number(b2); });
-    b.arch_list = join(ccs, ";");
+              [&](const std::string& a, const std::string& c) { return number(a) < number(c); });
+    b->arch_list = join(ccs, ";");
     std::map<std::string, std::string> pinned;  // build requirement name -> pin
-    for (const auto& r : b.requirements) pinned[requirement_name(r)] = r;
+    for (const auto& r : b->requirements) pinned[requirement_name(r)] = r;
     for (const auto& spec : m.extensions)
         for (const auto& req : spec.build_requires) {
             auto [it, fresh] = pinned.emplace(requirement_name(req), req);
             if (fresh)
-                b.requirements.push_back(req);
+                b->requirements.push_back(req);
             else if (it->second != req) {
                 error(spec.path + ".source.build_requires", quote_value(req) + " contradicts " +
                                                                 quote_value(it->second) +

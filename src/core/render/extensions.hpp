@@ -35,30 +35,35 @@ std::vector<VariantExtension> resolve_extensions(
     const std::string& python, const std::vector<std::string>& target_gpus, const KnowledgeBase& kb,
     const std::function<void(const std::string&, const std::string&)>& error);
 
-// How a variant builds its extensions from source: a stage FROM its Python set where pip
-// installs a CUDA toolkit (the knowledge base's pip_toolkits for the variant's CUDA, with the
-// CUDA runtime torch pins) and the extensions' build requirements, then builds each wheel
-// without build isolation for the target GPUs; the runtime stage installs the wheels.
+// How a variant builds its extensions from source: a stage FROM its Python set with a CUDA
+// toolkit (the base image's own on a devel nvidia/cuda base, else the one pip installs: the
+// knowledge base's pip_toolkits for the variant's CUDA, with the CUDA runtime torch pins) and
+// the extensions' build requirements, then each wheel built without build isolation for the
+// target GPUs; the runtime stage installs the wheels.
 struct SourceBuild {
-    std::string cuda;            // "13.0"
-    std::string home;            // the toolkit's directory under site-packages: "nvidia/cu13"
-    std::string toolkit_source;  // the facts' source
-    // What pip installs in the build stage, exact pins: the toolkit, the CUDA runtime torch
-    // pins, the extensions' build_requires. The build lock's inputs.
+    std::string cuda;  // "13.0"
+    // The pip toolkit's directory under site-packages ("nvidia/cu13"); "" for the base
+    // image's toolkit in k_base_cuda_home.
+    std::string home;
+    std::string toolkit_source;  // the facts' source, or which base image
+    // What pip installs in the build stage, exact pins: the pip toolkit with the CUDA runtime
+    // torch pins, and the extensions' build_requires. The build lock's inputs (none: no lock).
     std::vector<std::string> requirements;
     std::string arch_list;  // TORCH_CUDA_ARCH_LIST: the target GPUs' "8.0;9.0"
 };
+inline constexpr const char* k_base_cuda_home = "/usr/local/cuda";
 
-// The source build of a variant with extensions built from source; nullopt (with errors
-// reported) when it cannot work there: no CUDA, no pip toolkit for its CUDA (the knowledge
-// base says why), no target GPUs or one the toolkit cannot compile for, or two extensions
-// pinning one build requirement differently (a base that brings its own torch is refused
-// for every extension before). `cuda_runtime` is the nvidia-cuda-runtime version torch
-// pins ("" when unknown).
+struct Variant;  // core/render/variant.hpp
+
+// The source build of a variant (its manifest, CUDA, flavor, target GPUs and name set) with
+// extensions built from source; nullopt (with errors reported) when it cannot work there: no
+// CUDA, no toolkit (not a devel nvidia/cuda base, and no pip toolkit for its CUDA: the
+// knowledge base says why), no target GPUs or one its nvcc does not compile for
+// (data/cuda.json), or two extensions pinning one build requirement differently (a base
+// that brings its own torch is refused for every extension before). `cuda_runtime` is the
+// nvidia-cuda-runtime version torch pins ("" when unknown).
 std::optional<SourceBuild> plan_source_build(
-    const Manifest& m, const std::string& variant_name, const std::string& cuda,
-    const std::string& cuda_runtime, const std::vector<std::string>& target_gpus,
-    const KnowledgeBase& kb,
+    const Variant& v, const std::string& cuda_runtime, const KnowledgeBase& kb,
     const std::function<void(const std::string&, const std::string&)>& error);
 
 // What one release's GPU code does on a GPU of compute capability `cc` ("9.0"): every

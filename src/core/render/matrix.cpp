@@ -189,8 +189,7 @@ class Expander {
             };
             v.extensions =
                 resolve_extensions(*m_m, v.name, v.torch, v.python, v.target_gpus, m_kb, report);
-            v.source_build = plan_source_build(*m_m, v.name, v.cuda, pinned_cuda_runtime(v),
-                                               v.target_gpus, m_kb, report);
+            v.source_build = plan_source_build(v, pinned_cuda_runtime(v), m_kb, report);
         }
         check_expectations(v);
         if (auto it = m_lock.find(v.base_ref); it != m_lock.end()) v.base_digest = it->second;

@@ -126,7 +126,7 @@ LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb) {
 }
 
 LockPlan build_lock_plan(const Variant& v, const KnowledgeBase& kb) {
-    if (!v.source_build) return {};
+    if (!v.source_build || v.source_build->requirements.empty()) return {};
     LockPlan plan = python_lock_plan(v, kb);
     if (!plan.inputs) return plan;
     plan.inputs->requirements = v.source_build->requirements;

@@ -67,7 +67,7 @@ struct LockPlan {
 LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb);
 // The inputs of the build stage's lock of a variant with extensions built from source (its
 // source_build's requirements, for the same Python and platform); empty without why_not
-// when the variant builds nothing from source.
+// when the variant builds nothing from source or its build stage installs nothing with pip.
 LockPlan build_lock_plan(const Variant& v, const KnowledgeBase& kb);
 
 // Parses `uv pip compile --generate-hashes` output: "name==version \" lines followed by

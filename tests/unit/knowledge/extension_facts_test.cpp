@@ -62,7 +62,6 @@ TEST_CASE("the pip toolkits load, round-trip, and damaged ones are refused by JS
     const PipToolkit* tk = facts->toolkit("13.0");
     REQUIRE(tk);
     CHECK(tk->home == "nvidia/cu13");
-    CHECK(tk->min_cc == "7.5");
     CHECK(tk->packages.front() == "nvidia-cuda-nvcc==13.0.88");
     CHECK_THAT(tk->source, ContainsSubstring("PyPI cuda-toolkit 13.0.2"));
     CHECK(facts->toolkit("12.8") == nullptr);

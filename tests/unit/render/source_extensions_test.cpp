@@ -103,8 +103,8 @@ TEST_CASE("a source extension is refused where no toolkit can build it, saying w
     CHECK_THAT(test::refusal(manifest(source(), "[]")), ContainsSubstring("add \"target_gpus\""));
     // A GPU the CUDA 13.0 toolkit no longer compiles for.
     CHECK_THAT(test::refusal(manifest(source(), R"(["V100"])")),
-               ContainsSubstring("target GPU V100 (sm_70), older than the oldest the CUDA 13.0 "
-                                 "toolkit compiles for (sm_75)"));
+               ContainsSubstring("target GPU V100 (sm_70), which the CUDA 13.0 toolkit does not "
+                                 "compile for (it compiles for sm_75 sm_80"));
     // A base that brings its own torch (refused for every extension).
     std::string ngc = R"({"schema": 1, "name": "n", "image": "t/n", "base": "ngc",
       "matrix": {"ngc": ["25.01"]}, "target_gpus": ["H100"], "extensions": )" +
@@ -212,4 +212,39 @@ TEST_CASE("a mirror rewrites images in FROM lines, never a stage named earlier")
     CHECK(out ==
           "FROM m/debian:bookworm AS python-set\nRUN true\nFROM python-set AS build\n"
           "FROM Python-Set\nFROM m/ubuntu:24.04\n");
+}
+
+TEST_CASE("on a devel nvidia/cuda base the image's own nvcc builds, for CUDA 12 too") {
+    auto cuda_base = [](const std::string& flavor, const std::string& extra) {
+        return R"({"schema": 1, "name": "dv", "image": "t/dv", "base": "nvidia-cuda",
+          "matrix": {"torch": ["2.9.1"], "cuda": ["cu128"], "flavor": [")" +
+               flavor + R"("], "os": ["ubuntu24.04"]},
+          "target_gpus": ["H100", "RTX 4090"], "extensions": )" +
+               source(extra) + "}";
+    };
+    auto plan = test::plan_one(cuda_base("devel", ""));
+    REQUIRE(test::problems_text(plan).empty());
+    const Variant& v = plan.variants.at(0);
+    REQUIRE(v.source_build);
+    CHECK(v.source_build->home.empty());
+    CHECK(v.source_build->cuda == "12.8");
+    CHECK(v.source_build->arch_list == "8.9;9.0");
+    CHECK(v.source_build->requirements.empty());
+    // Nothing for pip to install in the build stage: no build lock to ask for.
+    CHECK_FALSE(build_lock_plan(v, test::real_kb()).inputs);
+    const auto& d = plan.files.at(v.name + "/Dockerfile");
+    CHECK_THAT(d, ContainsSubstring("toolkit of the base image"));
+    CHECK_THAT(d, ContainsSubstring("\nENV CUDA_HOME=/usr/local/cuda\n"));
+    CHECK(d.find("nvidia-cuda-nvcc") == std::string::npos);
+    CHECK(d.find("libcudart.so") == std::string::npos);
+    CHECK_THAT(d, ContainsSubstring("TORCH_CUDA_ARCH_LIST=\"8.9;9.0\""));
+    // Its build requirements are installed (and locked) there.
+    auto with_reqs = test::plan_one(cuda_base("devel", R"(, "build_requires": ["ninja==1.13.0"])"));
+    REQUIRE(test::problems_text(with_reqs).empty());
+    auto in = build_lock_plan(with_reqs.variants.at(0), test::real_kb()).inputs;
+    REQUIRE(in);
+    CHECK(in->requirements == std::vector<std::string>{"ninja==1.13.0"});
+    // The runtime flavor has no nvcc, and PyPI none for CUDA 12: refused, naming the way out.
+    CHECK_THAT(test::refusal(cuda_base("runtime", "")),
+               ContainsSubstring("or on base nvidia-cuda with flavor devel"));
 }
