@@ -40,11 +40,10 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
     for (const auto& v : variants) {
         if (engine::interrupted()) break;
         LockPlan plan = build ? build_lock_plan(v, run.kb) : python_lock_plan(v, run.kb);
-        const std::string& row = v.name;
         if (!plan.inputs) {
             // Nothing of its own to lock: say so only where pip installs something.
             if (build ? !plan.why_not.empty() : v.pip_installs_anything())
-                out.rows.push_back({row, "-", "not hash-locked: " + plan.why_not});
+                out.rows.push_back({v.name, "-", "not hash-locked: " + plan.why_not});
             continue;
         }
         auto prev = previous.find(v.name);
@@ -74,21 +73,21 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
                 if (run.check) {
                     if (!old) {
                         ++out.drifted;
-                        out.rows.push_back({row, count, "NOT LOCKED"});
+                        out.rows.push_back({v.name, count, "NOT LOCKED"});
                     } else if (!old_fits) {
                         ++out.drifted;
-                        out.rows.push_back({row, count,
+                        out.rows.push_back({v.name, count,
                                             "STALE: locked from other inputs than the manifest "
                                             "now gives"});
                     } else if (auto d = diff_locked_packages(old->packages, fresh.packages);
                                !d.empty()) {
                         ++out.drifted;
-                        out.rows.push_back({row, count, "MOVED: " + changes_text(d, run)});
+                        out.rows.push_back({v.name, count, "MOVED: " + changes_text(d, run)});
                     } else if (!old->graph) {
                         ++out.drifted;
-                        out.rows.push_back({row, count, k_no_graph});
+                        out.rows.push_back({v.name, count, k_no_graph});
                     } else {
-                        out.rows.push_back({row, count, "ok"});
+                        out.rows.push_back({v.name, count, "ok"});
                     }
                     if (old) out.locks[v.name] = *old;
                     break;
@@ -102,33 +101,33 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
                 } else if (old) {
                     status = "locked (the manifest changed since the last lock)";
                 }
-                out.rows.push_back({row, count, status});
+                out.rows.push_back({v.name, count, status});
                 out.locks[v.name] = std::move(fresh);
                 break;
             }
             case engine::UvAnswer::Kind::Unreachable:
                 if (run.check) {
                     ++out.unchecked;
-                    out.rows.push_back({row, "-", "NOT CHECKED: " + a.message});
+                    out.rows.push_back({v.name, "-", "NOT CHECKED: " + a.message});
                     if (old) out.locks[v.name] = *old;
                 } else if (old_fits) {
                     out.locks[v.name] = *old;
                     out.rows.push_back(
-                        {row, std::to_string(old->packages.size()),
+                        {v.name, std::to_string(old->packages.size()),
                          "kept the previous lock, not re-resolved: " + a.message +
                              (old->graph ? "" : std::string(" (") + k_no_graph_kept + ")")});
                 } else {
                     ++out.not_locked;
-                    out.rows.push_back({row, "-", "NOT FULLY LOCKED: " + a.message});
+                    out.rows.push_back({v.name, "-", "NOT FULLY LOCKED: " + a.message});
                 }
                 break;
             case engine::UvAnswer::Kind::Conflict:
                 ++out.conflicts;
-                out.rows.push_back({row, "-", "ERROR (no solution): " + a.message});
+                out.rows.push_back({v.name, "-", "ERROR (no solution): " + a.message});
                 break;
             case engine::UvAnswer::Kind::Failed:
                 ++out.failed;
-                out.rows.push_back({row, "-", "ERROR: " + a.message});
+                out.rows.push_back({v.name, "-", "ERROR: " + a.message});
                 break;
         }
     }

@@ -81,10 +81,6 @@ std::string requirement_name(const std::string& pin) {
     return pypi::normalize_project_name(pin.substr(0, pin.find_first_of("[=")));
 }
 
-}  // namespace
-
-namespace {
-
 // The toolkit a source build compiles with: the base image's own when it is a devel
 // nvidia/cuda image, else the one pip installs for the variant's CUDA (the knowledge
 // base's pip_toolkits); nullopt with the refusal reported when there is none.
@@ -96,7 +92,9 @@ std::optional<SourceBuild> source_toolkit(
     SourceBuild b;
     if ((base == BaseKind::NvidiaCuda || base == BaseKind::NvidiaCudaCudnn) &&
         v.flavor == "devel") {
-        b.cuda = v.cuda;
+        // The image's CUDA ("12.8.1" -> "12.8"), which is the wheel's on these bases.
+        const auto parts = split(v.base_cuda, '.');
+        b.cuda = parts.size() >= 2 ? parts[0] + "." + parts[1] : v.cuda;
         b.toolkit_source = "the base image " + v.base_ref + " (its devel flavor: nvcc in " +
                            k_base_cuda_home + ")";
         return b;
