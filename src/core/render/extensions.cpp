@@ -7,6 +7,7 @@
 #include "core/kernels/kernel_judge.hpp"
 #include "core/pypi/pep440.hpp"
 #include "core/pypi/wheel_name.hpp"
+#include "core/render/python_lock.hpp"
 #include "core/render/variant.hpp"
 #include "util/strings.hpp"
 
@@ -75,10 +76,6 @@ std::string sdist_version(const std::string& file, const std::string& name) {
         !grammar::check_pep440_version(version).empty())
         return {};
     return version;
-}
-
-std::string requirement_name(const std::string& pin) {
-    return pypi::normalize_project_name(pin.substr(0, pin.find_first_of("[=")));
 }
 
 // The toolkit a source build compiles with: the base image's own when it is a devel
@@ -183,10 +180,10 @@ std::optional<SourceBuild> plan_source_build(
               [&](const std::string& a, const std::string& c) { return number(a) < number(c); });
     b->arch_list = join(ccs, ";");
     std::map<std::string, std::string> pinned;  // build requirement name -> pin
-    for (const auto& r : b->requirements) pinned[requirement_name(r)] = r;
+    for (const auto& r : b->requirements) pinned[requirement_pin(r).first] = r;
     for (const auto& spec : m.extensions)
         for (const auto& req : spec.build_requires) {
-            auto [it, fresh] = pinned.emplace(requirement_name(req), req);
+            auto [it, fresh] = pinned.emplace(requirement_pin(req).first, req);
             if (fresh)
                 b->requirements.push_back(req);
             else if (it->second != req) {

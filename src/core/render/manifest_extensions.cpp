@@ -8,6 +8,7 @@
 #include "core/json/json_reader.hpp"
 #include "core/pypi/wheel_name.hpp"
 #include "core/render/manifest.hpp"
+#include "core/render/python_lock.hpp"
 #include "util/strings.hpp"
 
 namespace td {
@@ -42,7 +43,7 @@ bool parse_source(JsonReader& r, const JsonValue& src, const std::string& at, Ex
         spec.build_requires = r.string_list(*b, bat, grammar::check_pip_requirement);
         std::set<std::string> seen;
         for (const auto& req : spec.build_requires) {
-            std::string name = pypi::normalize_project_name(req.substr(0, req.find_first_of("[=")));
+            std::string name = requirement_pin(req).first;
             if (name == "torch" || name.starts_with("nvidia-"))
                 r.error(*b, bat,
                         quote_value(req) +

@@ -36,16 +36,6 @@ std::string wheel_url_version(const std::string& url) {
     return w ? w->version : std::string();
 }
 
-// "torch==2.9.1" -> {"torch", "2.9.1"}; extras ("pkg[extra]==1") dropped; a wheel by URL
-// -> {name, ""}.
-std::pair<std::string, std::string> requirement_pin(std::string_view req) {
-    if (auto u = url_requirement(req)) return {pypi::normalize_project_name(u->name), ""};
-    auto eq = req.find("==");
-    std::string_view name = req.substr(0, std::min(eq, req.find('[')));
-    return {pypi::normalize_project_name(name),
-            eq == std::string_view::npos ? std::string() : std::string(req.substr(eq + 2))};
-}
-
 bool is_sha256_hash(std::string_view h) {
     if (!h.starts_with("sha256:") || h.size() != 7 + 64) return false;
     return std::all_of(h.begin() + 7, h.end(),
@@ -60,6 +50,14 @@ std::string trim(std::string_view s) {
 }
 
 }  // namespace
+
+std::pair<std::string, std::string> requirement_pin(std::string_view req) {
+    if (auto u = url_requirement(req)) return {pypi::normalize_project_name(u->name), ""};
+    auto eq = req.find("==");
+    std::string_view name = req.substr(0, std::min(eq, req.find('[')));
+    return {pypi::normalize_project_name(name),
+            eq == std::string_view::npos ? std::string() : std::string(req.substr(eq + 2))};
+}
 
 std::string check_lock_requirement(std::string_view s) {
     auto u = url_requirement(s);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/knowledge/knowledge_base.hpp"
@@ -44,6 +45,10 @@ struct PythonLock {
     // lock written before, which render refuses (it cannot tell a package nothing requested).
     bool graph = false;
 };
+
+// "torch==2.9.1" -> {"torch", "2.9.1"}: the normalized name and the pinned version; extras
+// ("pkg[extra]==1") dropped; a wheel or archive by URL ("name @ URL") -> {name, ""}.
+std::pair<std::string, std::string> requirement_pin(std::string_view req);
 
 // A lock input: an exact pin ("torch==2.9.1") or a wheel by URL with its sha256
 // ("flash-attn @ https://host/flash_attn-2.8.1-....whl#sha256=<64 hex>"). "" when accepted.
