@@ -131,6 +131,7 @@ void load_toolkits(const json& doc, ExtensionFacts& facts) {
             if (facts.toolkit(t.cuda)) refuse(at + ".cuda", t.cuda + " is listed twice");
             t.home = text(tks[i], "home", at, check_toolkit_home);
             t.packages = text_list(tks[i], "packages", at, grammar::check_pip_requirement);
+            t.runtime_package = text(tks[i], "runtime_package", at, grammar::check_pip_name);
             t.source = text(tks[i], "source", at, check_line);
             facts.toolkits.push_back(std::move(t));
         }
@@ -218,6 +219,7 @@ std::string extension_facts_text(const ExtensionFacts& facts) {
             tks.push_back(json{{"cuda", t.cuda},
                                {"home", t.home},
                                {"packages", t.packages},
+                               {"runtime_package", t.runtime_package},
                                {"source", t.source}});
         doc["pip_toolkits"] = std::move(tks);
     }

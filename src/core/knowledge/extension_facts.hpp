@@ -43,6 +43,8 @@ struct PipToolkit {
     std::string cuda;                   // "13.0": the CUDA runtime it compiles for
     std::string home;                   // its directory under site-packages: "nvidia/cu13"
     std::vector<std::string> packages;  // exact pins: "nvidia-cuda-nvcc==13.0.88"
+    // The CUDA runtime's package, pinned at the version torch pins: "nvidia-cuda-runtime".
+    std::string runtime_package;
     std::string source;
 };
 

@@ -287,14 +287,13 @@ void source_build_stages(Text& out, const Variant& v) {
     }
     if (pip_toolkit) {
         // torch's cpp_extension takes the toolkit from CUDA_HOME (bin/nvcc, include, lib) and
-        // links -lcudart, which the runtime wheel ships only as libcudart.so.<major>.
-        const std::string major = b.cuda.substr(0, b.cuda.find('.'));
+        // links -lcudart, which the runtime wheel ships only by its soname.
         out << "\n# CUDA_HOME: the toolkit the wheels put under site-packages/" << b.home << ".\n"
             << "RUN home=\"$(python -c 'import sysconfig; "
                "print(sysconfig.get_paths()[\"purelib\"])')/"
             << b.home << "\" \\\n"
             << " && test -x \"$home/bin/nvcc\" \\\n"
-            << " && ln -sf libcudart.so." << major << " \"$home/lib/libcudart.so\" \\\n"
+            << " && ln -sf " << b.cudart_soname << " \"$home/lib/libcudart.so\" \\\n"
             << " && mkdir -p /opt/torchdock && ln -s \"$home\" " << k_cuda_home << "\n"
             << "ENV CUDA_HOME=" << k_cuda_home << "\n";
     } else {

@@ -82,8 +82,7 @@ std::string sdist_version(const std::string& file, const std::string& name) {
 // nvidia/cuda image, else the one pip installs for the variant's CUDA (the knowledge
 // base's pip_toolkits); nullopt with the refusal reported when there is none.
 std::optional<SourceBuild> source_toolkit(
-    const Variant& v, const std::string& cuda_runtime, const KnowledgeBase& kb,
-    const std::string& at, const std::string& what,
+    const Variant& v, const KnowledgeBase& kb, const std::string& at, const std::string& what,
     const std::function<void(const std::string&, const std::string&)>& error) {
     const BaseKind base = v.manifest->base;
     SourceBuild b;
@@ -113,6 +112,12 @@ std::optional<SourceBuild> source_toolkit(
                       "flavor devel (the image's own nvcc)");
         return std::nullopt;
     }
+    // The CUDA runtime torch pins (one exact version in torch.json), which the toolkit's
+    // headers must match and pip must not replace.
+    const TorchRelease* tr = kb.torch(v.torch);
+    const TorchVariant* tv = tr ? tr->variant(v.wheel_variant) : nullptr;
+    const std::string cuda_runtime =
+        tv && grammar::check_pep440_version(tv->cuda_runtime).empty() ? tv->cuda_runtime : "";
     if (cuda_runtime.empty()) {
         error(at, what +
                       ", and the knowledge base does not know which nvidia-cuda-runtime torch "
@@ -125,14 +130,14 @@ std::optional<SourceBuild> source_toolkit(
     b.home = tk->home;
     b.toolkit_source = tk->source;
     b.requirements = tk->packages;
-    b.requirements.push_back("nvidia-cuda-runtime==" + cuda_runtime);
+    b.requirements.push_back(tk->runtime_package + "==" + cuda_runtime);
     return b;
 }
 
 }  // namespace
 
 std::optional<SourceBuild> plan_source_build(
-    const Variant& v, const std::string& cuda_runtime, const KnowledgeBase& kb,
+    const Variant& v, const KnowledgeBase& kb,
     const std::function<void(const std::string&, const std::string&)>& error) {
     const Manifest& m = *v.manifest;
     const ExtensionSpec* first = nullptr;
@@ -151,10 +156,11 @@ std::optional<SourceBuild> plan_source_build(
                       "names none: add \"target_gpus\"");
         return std::nullopt;
     }
-    auto b = source_toolkit(v, cuda_runtime, kb, at, what, error);
+    auto b = source_toolkit(v, kb, at, what, error);
     if (!b) return std::nullopt;
     // nvcc must compile for each target GPU's exact architecture (data/cuda.json).
     const CudaMinor* toolkit = kb.cuda(b->cuda);
+    if (toolkit) b->cudart_soname = toolkit->cudart_soname;
     std::vector<std::string> ccs;
     bool ok = true;
     for (const auto& model : v.target_gpus) {

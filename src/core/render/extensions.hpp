@@ -49,7 +49,8 @@ struct SourceBuild {
     // What pip installs in the build stage, exact pins: the pip toolkit with the CUDA runtime
     // torch pins, and the extensions' build_requires. The build lock's inputs (none: no lock).
     std::vector<std::string> requirements;
-    std::string arch_list;  // TORCH_CUDA_ARCH_LIST: the target GPUs' "8.0;9.0"
+    std::string arch_list;      // TORCH_CUDA_ARCH_LIST: the target GPUs' "8.0;9.0"
+    std::string cudart_soname;  // its CUDA's (data/cuda.json): "libcudart.so.13"
 };
 inline constexpr const char* k_base_cuda_home = "/usr/local/cuda";
 
@@ -60,10 +61,10 @@ struct Variant;  // core/render/variant.hpp
 // CUDA, no toolkit (not a devel nvidia/cuda base, and no pip toolkit for its CUDA: the
 // knowledge base says why), no target GPUs or one its nvcc does not compile for
 // (data/cuda.json), or two extensions pinning one build requirement differently (a base
-// that brings its own torch is refused for every extension before). `cuda_runtime` is the
-// nvidia-cuda-runtime version torch pins ("" when unknown).
+// that brings its own torch is refused for every extension before), or the CUDA runtime
+// torch pins not known for a pip toolkit's headers to match.
 std::optional<SourceBuild> plan_source_build(
-    const Variant& v, const std::string& cuda_runtime, const KnowledgeBase& kb,
+    const Variant& v, const KnowledgeBase& kb,
     const std::function<void(const std::string&, const std::string&)>& error);
 
 // What one release's GPU code does on a GPU of compute capability `cc` ("9.0"): every

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <set>
 
-#include "core/grammar/grammar.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
@@ -189,20 +188,11 @@ class Expander {
             };
             v.extensions =
                 resolve_extensions(*m_m, v.name, v.torch, v.python, v.target_gpus, m_kb, report);
-            v.source_build = plan_source_build(v, pinned_cuda_runtime(v), m_kb, report);
+            v.source_build = plan_source_build(v, m_kb, report);
         }
         check_expectations(v);
         if (auto it = m_lock.find(v.base_ref); it != m_lock.end()) v.base_digest = it->second;
         return m_diags.count() == before;
-    }
-
-    // The nvidia-cuda-runtime version the variant's torch pins, when the knowledge base has
-    // one exact version of it.
-    std::string pinned_cuda_runtime(const Variant& v) const {
-        const TorchRelease* tr = m_kb.torch(v.torch);
-        const TorchVariant* tv = tr ? tr->variant(v.wheel_variant) : nullptr;
-        if (!tv || !grammar::check_pep440_version(tv->cuda_runtime).empty()) return {};
-        return tv->cuda_runtime;
     }
 
     // Bases where torch comes from the PyTorch wheel index (or is the pytorch/pytorch image).
