@@ -96,8 +96,16 @@ inline int answer_version_request(const std::string& request) {
 
 // Asks `path` (a library of `family`: cudart, cublas, cublasLt, cudnn, nccl) for its version
 // in a child process that has at most `timeout_ms` milliseconds.
+// Set when the files belong to another machine (--machine): this machine cannot load them,
+// so no child is started and every version is unknown, with this reason.
+inline std::string& foreign_files_reason() {
+    static std::string reason;
+    return reason;
+}
+
 inline ContentVersion content_version(const std::string& family, const std::string& path,
                                       int timeout_ms = 5000) {
+    if (!foreign_files_reason().empty()) return {"", foreign_files_reason()};
     int fds[2];
     if (::pipe(fds) != 0) return {"", std::string("pipe: ") + std::strerror(errno)};
     std::fflush(stdout);

@@ -16,14 +16,6 @@
 
 namespace libsprobe {
 
-#if defined(__x86_64__)
-constexpr std::uint16_t kMachine = EM_X86_64;
-#elif defined(__aarch64__)
-constexpr std::uint16_t kMachine = EM_AARCH64;
-#else
-#error "probe-libs knows x86_64 and aarch64"
-#endif
-
 struct ElfInfo {
     bool opened = false;      // the file could be opened and read
     bool compatible = false;  // ELF64, little endian, this machine, ET_DYN or ET_EXEC
@@ -98,7 +90,8 @@ inline std::vector<std::string> split_path_list(const std::string& s) {
 
 }  // namespace detail
 
-inline ElfInfo read_elf(const std::string& path) {
+// `machine`: the e_machine the loader being played accepts (target.hpp).
+inline ElfInfo read_elf(const std::string& path, std::uint16_t machine) {
     ElfInfo info;
     detail::File f(path);
     if (!f.ok()) {
@@ -128,8 +121,9 @@ inline ElfInfo read_elf(const std::string& path) {
         info.why = "truncated ELF header";
         return info;
     }
-    if (eh.e_machine != kMachine) {
-        info.why = "ELF machine " + std::to_string(eh.e_machine) + " is not this machine's";
+    if (eh.e_machine != machine) {
+        info.why = "ELF machine " + std::to_string(eh.e_machine) + " is not the loader's (" +
+                   std::to_string(machine) + ")";
         return info;
     }
     if (eh.e_type != ET_DYN && eh.e_type != ET_EXEC) {

@@ -20,14 +20,6 @@
 
 namespace libsprobe {
 
-// Entry flags ld.so accepts here: FLAG_ELF_LIBC6 (0x0003) | the architecture's
-// FLAG_*_LIB64 (x86-64 0x0300, AArch64 0x0a00).
-#if defined(__x86_64__)
-constexpr std::int32_t kCacheFlags = 0x0303;
-#elif defined(__aarch64__)
-constexpr std::int32_t kCacheFlags = 0x0a03;
-#endif
-
 struct CacheEntry {
     std::string key;    // the soname, e.g. "libz.so.1"
     std::string value;  // the path, e.g. "/lib/x86_64-linux-gnu/libz.so.1"
@@ -102,11 +94,12 @@ class LdCache {
     }
 
     // The path ld.so takes from the cache for `name`: the first entry with this key and
-    // this architecture's flags, preferring the baseline (hwcap 0) over glibc-hwcaps ones.
-    const CacheEntry* lookup(const std::string& name) const {
+    // the architecture's flags (`flags`, target.hpp), preferring the baseline (hwcap 0) over
+    // glibc-hwcaps ones.
+    const CacheEntry* lookup(const std::string& name, std::int32_t flags) const {
         const CacheEntry* any = nullptr;
         for (const auto& e : m_entries) {
-            if (e.key != name || e.flags != kCacheFlags) continue;
+            if (e.key != name || e.flags != flags) continue;
             if (e.hwcap == 0) return &e;
             if (!any) any = &e;
         }

@@ -30,6 +30,7 @@
 
 #include "elf.hpp"
 #include "ldcache.hpp"
+#include "target.hpp"
 
 namespace libsprobe {
 
@@ -40,6 +41,8 @@ struct Env {
     std::vector<std::string> hwcaps;  // glibc-hwcaps subdirectories this CPU can use, best first
     std::string lib_dst;              // what $LIB expands to
     std::string platform;             // what $PLATFORM expands to
+    std::uint16_t machine = 0;        // the ELF e_machine this loader maps (target.hpp)
+    std::int32_t cache_flags = 0;     // its ld.so.cache entry flags
     LdCache cache;
 };
 
@@ -116,7 +119,7 @@ class Resolver {
     const ElfInfo& elf(const std::string& path) {
         auto it = m_elf.find(path);
         if (it != m_elf.end()) return it->second;
-        return m_elf.emplace(path, read_elf(path)).first->second;
+        return m_elf.emplace(path, read_elf(path, m_env.machine)).first->second;
     }
 
     // A loadable object at `path`: a regular file (after links) that is an ELF of ours.
@@ -225,7 +228,7 @@ class Resolver {
             return f;
         bool nodeflib = need && need->nodeflib;
         if (m_env.cache.ok()) {
-            if (const CacheEntry* e = m_env.cache.lookup(name)) {
+            if (const CacheEntry* e = m_env.cache.lookup(name, m_env.cache_flags)) {
                 if (!(nodeflib && in_default_dir(e->value)) && loadable(e->value))
                     return Found{e->value, "ld.so.cache"};
             }

@@ -36,30 +36,6 @@ using probe::libs::ContentVersion;
 
 namespace {
 
-#if defined(__x86_64__)
-const char* const kDefaultDirs[] = {"/lib/x86_64-linux-gnu",
-                                    "/usr/lib/x86_64-linux-gnu",
-                                    "/lib64",
-                                    "/usr/lib64",
-                                    "/lib",
-                                    "/usr/lib"};
-const char* const kRtld = "ld-linux-x86-64.so.2";
-const char* const kRtldPath = "/lib64/ld-linux-x86-64.so.2";
-const char* const kMultiarch = "x86_64-linux-gnu";
-const char* const kPlatform = "x86_64";
-#elif defined(__aarch64__)
-const char* const kDefaultDirs[] = {"/lib/aarch64-linux-gnu",
-                                    "/usr/lib/aarch64-linux-gnu",
-                                    "/lib64",
-                                    "/usr/lib64",
-                                    "/lib",
-                                    "/usr/lib"};
-const char* const kRtld = "ld-linux-aarch64.so.1";
-const char* const kRtldPath = "/lib/ld-linux-aarch64.so.1";
-const char* const kMultiarch = "aarch64-linux-gnu";
-const char* const kPlatform = "aarch64";
-#endif
-
 // CUDA libraries that are roots when the loader's search finds them.
 const char* const kRootPatterns[] = {"libcudart.so.*", "libcublas.so.*",  "libcublasLt.so.*",
                                      "libcudnn.so.*",  "libcudnn_*.so.*", "libnccl.so.2"};
@@ -112,8 +88,8 @@ struct Report {
 // cannot hide another root's missing one.
 // `preloaded`: the LD_PRELOAD objects, in the link map before the root (ld.so maps them
 // first, so a DT_NEEDED name they carry as soname is theirs, whatever RPATH says).
-void walk(Resolver& res, const Root& root, int max_depth, const std::vector<Node>& preloaded,
-          Report& rep) {
+void walk(Resolver& res, const Target& target, const Root& root, int max_depth,
+          const std::vector<Node>& preloaded, Report& rep) {
     std::vector<Node> nodes;
     Node first;
     first.path = root.path;
@@ -151,9 +127,10 @@ void walk(Resolver& res, const Root& root, int max_depth, const std::vector<Node
                 rep.add_library(name, pre->path, "LD_PRELOAD", needer_path);
                 continue;
             }
-            if (name == kRtld) {  // the loader itself: always loaded already, never searched
-                rep.add_library(name, res.loadable(kRtldPath) ? kRtldPath : "", "rtld",
-                                needer_path);
+            if (name == target.rtld) {  // the loader itself: always loaded, never searched
+                rep.add_library(name,
+                                res.loadable(target.rtld_path) ? target.rtld_path : std::string(),
+                                "rtld", needer_path);
                 continue;
             }
             auto found = res.search(name, nodes, static_cast<int>(i));
@@ -212,6 +189,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> extra_roots, extra_sites, preload_names;
     int max_depth = 64;
     std::string cache_path = "/etc/ld.so.cache";
+    const Target* target = &native_target();
     for (const auto& [key, value] : flags) {
         if (key == "roots") {
             for (const auto& r : split_any(value, ",", false)) extra_roots.push_back(r);
@@ -228,6 +206,11 @@ int main(int argc, char** argv) {
             max_depth = d;
         } else if (key == "ld-so-cache") {
             cache_path = value;
+        } else if (key == "machine") {
+            target = target_named(value);
+            if (!target)
+                return finish(probe::kError, "bad --machine=" + value + " (x86_64 or aarch64)",
+                              Json::object());
         } else if (key == "preload") {
             // LD_PRELOAD's value as the image sets it (torchdock clears the variable for this
             // probe, so a preloaded library cannot answer for it): ' ' or ':' separated.
@@ -237,11 +220,11 @@ int main(int argc, char** argv) {
                           "unexpected argument " + value + " (flags are --name=value)",
                           Json::object());
         } else {
-            return finish(
-                probe::kError,
-                "bad flag --" + key +
-                    " (flags: --roots, --max-depth, --site-dirs, --ld-so-cache, --preload)",
-                Json::object());
+            return finish(probe::kError,
+                          "bad flag --" + key +
+                              " (flags: --roots, --max-depth, --site-dirs, --ld-so-cache, "
+                              "--preload, --machine)",
+                          Json::object());
         }
     }
 
@@ -251,11 +234,16 @@ int main(int argc, char** argv) {
         env.ld_library_path =
             split_any(llp, ":;", true);  // an empty element is the current directory
     }
-    for (const char* d : kDefaultDirs) env.default_dirs.push_back(d);
-    env.hwcaps = supported_hwcaps();
-    env.lib_dst =
-        is_dir(std::string("/lib/") + kMultiarch) ? std::string("lib/") + kMultiarch : "lib64";
-    env.platform = kPlatform;
+    if (target != &native_target())
+        probe::libs::foreign_files_reason() =
+            "not asked: " + target->name + " objects cannot be loaded on this machine";
+    env.default_dirs = target->default_dirs;
+    // glibc-hwcaps levels are the CPU's: only when the loader played is this machine's.
+    if (target == &native_target()) env.hwcaps = supported_hwcaps();
+    env.lib_dst = is_dir("/lib/" + target->multiarch) ? "lib/" + target->multiarch : "lib64";
+    env.platform = target->platform;
+    env.machine = target->machine;
+    env.cache_flags = target->cache_flags;
     env.cache.load(cache_path);
     Resolver res(env);
 
@@ -309,7 +297,7 @@ int main(int argc, char** argv) {
         for (const auto& n : list_dir(d))
             if (is_root_name(n)) names.insert(n);
     for (const auto& e : env.cache.entries())
-        if (e.flags == kCacheFlags && is_root_name(e.key)) names.insert(e.key);
+        if (e.flags == target->cache_flags && is_root_name(e.key)) names.insert(e.key);
     for (const auto& d : env.default_dirs)
         for (const auto& n : list_dir(d))
             if (is_root_name(n)) names.insert(n);
@@ -361,7 +349,7 @@ int main(int argc, char** argv) {
     Report rep;
     for (const auto& r : roots) {
         if (!res.elf(r.path).compatible) continue;  // e.g. a 32-bit copy: ld.so would skip it too
-        walk(res, r, max_depth, preloaded, rep);
+        walk(res, *target, r, max_depth, preloaded, rep);
     }
 
     // ---- duplicates ----
@@ -369,7 +357,7 @@ int main(int argc, char** argv) {
     for (const auto& d : env.ld_library_path) dups.scan_dir(d);
     for (const auto& d : env.default_dirs) dups.scan_dir(d);
     for (const auto& e : env.cache.entries())
-        if (e.flags == kCacheFlags && !family_of(e.key).empty()) dups.consider(e.value);
+        if (e.flags == target->cache_flags && !family_of(e.key).empty()) dups.consider(e.value);
     for (const auto& d : pip_dirs) dups.scan_dir(d);
     for (const auto& d : torch_dirs) dups.scan_dir(d);
     for (const auto& n : preloaded)
@@ -401,6 +389,7 @@ int main(int argc, char** argv) {
             Json::object({{"soname", u.soname}, {"needed_by", u.needed_by}, {"root", u.root}}));
     Json dup = dups.json();
     Json data = Json::object();
+    data.set("machine", target->name);
     data.set("search", search_json(env));
     data.set("hwcaps", Json::array_of(env.hwcaps));
     data.set("site_dirs", Json::array_of(sites));

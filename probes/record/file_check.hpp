@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "platform_facts.hpp"
 #include "sha256.hpp"
 
 namespace record {
@@ -138,6 +139,7 @@ struct HashOutcome {
     std::string digest;  // urlsafe base64 of the sha256; empty on a read error
     std::string error;
     long long bytes = 0;  // bytes read
+    std::string elf;      // platform_facts elf_identity of the first bytes; "" when not ELF
 };
 
 // sha256 of one file, read sequentially through one buffer.
@@ -160,6 +162,7 @@ inline HashOutcome hash_file(const std::string& path, Sha256BlockFn blocks,
             return out;
         }
         if (n == 0) break;
+        if (offset == 0) out.elf = elf_identity(buffer.data(), static_cast<std::size_t>(n));
         h.update(buffer.data(), static_cast<std::size_t>(n));
         offset += n;
     }

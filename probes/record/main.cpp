@@ -3,8 +3,11 @@
 // Debian packages: every file with a sha256 in RECORD must be there, be a regular file this
 // user can read, have the recorded size and the recorded hash. A static executable: nothing
 // of the image (libc, loader, LD_PRELOAD) takes part. See README.md beside this file.
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +20,7 @@
 
 #include "dist_info.hpp"
 #include "file_check.hpp"
+#include "platform_facts.hpp"
 #include "probe.hpp"
 #include "record_csv.hpp"
 #include "report.hpp"
@@ -29,15 +33,54 @@ namespace {
 
 const char kUsage[] =
     "probe-record takes --site-dirs=A,B (required), --dists=PATTERNS, --threads=N, "
-    "--sha-impl=auto|portable";
+    "--sha-impl=auto|portable, --text=DIST:PATH,...";
 const char kDefaultDists[] = "torch,torchvision,torchaudio,triton,nvidia-*";
 constexpr std::size_t kMaxListedProblems = 50;
+constexpr std::size_t kMaxTextBytes = 8192;
 
 struct Distribution {
     DistInfo info;
     long long files = 0, bytes = 0, unchecked = 0;
     std::vector<Problem> problems;
+    std::vector<std::string> tags;  // WHEEL Tag: lines
+    ElfCensus elf;
+    Json texts = Json::object();  // --text files of this distribution: path -> text | null
 };
+
+// --text=torch:torch/version.py,...: (normalised distribution name, path below its site dir).
+bool parse_texts(const std::string& flag, std::vector<std::pair<std::string, std::string>>* out,
+                 std::string* why) {
+    for (const std::string& item : probe::split(flag, ',', false)) {
+        const std::size_t colon = item.find(':');
+        std::string file;
+        if (colon == std::string::npos || colon == 0 ||
+            !record_file_path("/", item.substr(colon + 1), &file) || file == "/") {
+            *why = "--text=" + item.substr(0, 200) + ": DIST:PATH, a path below the site dir";
+            return false;
+        }
+        out->push_back({normalize_name(item.substr(0, colon)), item.substr(colon + 1)});
+    }
+    return true;
+}
+
+// The first kMaxTextBytes of `site`/`rel`, as JSON text; null when it cannot be read.
+Json small_text(const std::string& site, const std::string& rel) {
+    std::string file, text, error;
+    if (!record_file_path(site, rel, &file)) return Json();
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return Json();
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return Json();
+    }
+    text.resize(kMaxTextBytes);
+    const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+    ::close(fd);
+    if (n < 0) return Json();
+    text.resize(static_cast<std::size_t>(n));
+    return Json(text);
+}
 
 unsigned default_threads() {
     cpu_set_t set;
@@ -117,7 +160,7 @@ int run(int argc, char** argv) {
         return probe::finish("record", probe::kError, why, data);
     };
     const std::string unknown =
-        probe::unknown_flag(flags, {"site-dirs", "dists", "threads", "sha-impl"}, kUsage);
+        probe::unknown_flag(flags, {"site-dirs", "dists", "threads", "sha-impl", "text"}, kUsage);
     if (!unknown.empty()) return error(unknown);
     const std::vector<std::string> site_dirs = probe::split(flags["site-dirs"], ',', false);
     data.set("site_dirs", Json::array_of(site_dirs));
@@ -138,6 +181,8 @@ int run(int argc, char** argv) {
     const std::string impl_flag = flags.count("sha-impl") ? flags["sha-impl"] : "auto";
     if (impl_flag != "auto" && impl_flag != "portable")
         return error("--sha-impl=" + impl_flag.substr(0, 40) + ": auto or portable");
+    std::vector<std::pair<std::string, std::string>> texts;
+    if (flags.count("text") && !parse_texts(flags["text"], &texts, &why)) return error(why);
     const char* sha_impl = "portable";
     const Sha256BlockFn blocks = sha256_select(impl_flag == "portable", &sha_impl);
 
@@ -160,7 +205,11 @@ int run(int argc, char** argv) {
                 patterns.begin(), patterns.end(),
                 [&](const NamePattern& p) { return p.matches(name) || p.matches(info.dir_name); });
             if (!wanted || !seen.insert(real_path(info.dir)).second) continue;
-            dists.push_back(Distribution{info, 0, 0, 0, {}});
+            Distribution d{info, 0, 0, 0, {}, wheel_tags(info.dir), {}, Json::object()};
+            for (const auto& [dist, rel] : texts)
+                if (dist == name || dist == info.dir_name)
+                    d.texts.set(rel.c_str(), small_text(site_real, rel));
+            dists.push_back(std::move(d));
             dist_sites.push_back(site_real);
         }
     }
@@ -186,6 +235,7 @@ int run(int argc, char** argv) {
         const FileEntry& f = to_hash[i];
         const HashOutcome& h = hashed[i];
         hashed_bytes += h.bytes;
+        if (h.error.empty()) dists[f.dist].elf.add(h.elf, f.line, f.rel);
         Problem p;
         p.dist = f.dist;
         p.line = f.line;
@@ -240,6 +290,13 @@ int run(int argc, char** argv) {
         o.set("unchecked", d.unchecked);
         o.set("problems", problems);
         o.set("problems_total", static_cast<long long>(n));
+        o.set("tags", Json::array_of(d.tags));
+        Json elf = Json::object();
+        for (const auto& [identity, c] : d.elf.by_identity)
+            elf.set(identity.c_str(),
+                    Json::object({{"count", Json(c.count)}, {"first", Json(c.first)}}));
+        o.set("elf", elf);
+        if (!texts.empty()) o.set("texts", d.texts);
         dist_json.push(o);
     }
     data = Json::object({{"site_dirs", Json::array_of(site_dirs)}});

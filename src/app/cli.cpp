@@ -136,6 +136,10 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
         ->capture_default_str();
     c.validate_cmd->add_flag("--require-gpu", validate.require_gpu,
                              "a missing GPU is an error (exit 3)");
+    c.validate_cmd->add_flag("--files-only", validate.files_only,
+                             "read the image's files only, run none of its code (the tier an "
+                             "image of another architecture gets when the engine cannot "
+                             "emulate it)");
     add_report_flag(c.validate_cmd, "--json", validate.json, "the results as JSON");
     add_report_flag(c.validate_cmd, "--junit", validate.junit, "the results as JUnit XML");
     add_report_flag(c.validate_cmd, "--markdown", validate.markdown, "a Markdown summary");

@@ -62,6 +62,7 @@ struct ValidateOptions {
     std::vector<std::string> images;
     std::string gpus = "auto";  // auto | all | none | N
     bool require_gpu = false;
+    bool files_only = false;  // --files-only: the files-only tier (core/validate/platform)
     std::optional<std::string> json, junit, markdown, sarif;  // report flags
     std::vector<std::string> expect;                          // key=value
     std::optional<std::string> probes_dir;                    // default: engine/install_layout.hpp

@@ -13,6 +13,7 @@
 #include "app/settings.hpp"
 #include "core/diagnose/explain.hpp"
 #include "core/validate/checks.hpp"
+#include "core/validate/platform.hpp"
 #include "core/validate/probe_plan.hpp"
 #include "core/validate/waivers.hpp"
 #include "engine/container_run.hpp"
@@ -64,14 +65,14 @@ Status check_flags(const ValidateOptions& opts, int& gpu_count) {
 }
 
 // Whether the engine can give GPUs to containers; `reason` says why not.
-bool gpu_tier_available(const engine::DockerApi& api, const ValidateOptions& opts, int gpu_count,
-                        std::string& reason) {
+bool gpu_tier_available(const Result<engine::EngineInfo>& engine, const ValidateOptions& opts,
+                        int gpu_count, std::string& reason) {
     if (gpu_count == 0) {
         reason = "--gpus " + opts.gpus;
         return false;
     }
-    auto runtimes = api.runtimes();
-    if (runtimes && std::find(runtimes->begin(), runtimes->end(), "nvidia") != runtimes->end())
+    if (engine && std::find(engine->runtimes.begin(), engine->runtimes.end(), "nvidia") !=
+                      engine->runtimes.end())
         return true;
     reason =
         "the engine has no NVIDIA runtime (nvidia-container-toolkit), so no GPU can be given to a "
@@ -86,6 +87,7 @@ struct Run {
     const engine::DockerApi& api;
     const std::map<std::string, std::string>& overrides;
     fs::path probes_dir;
+    std::string engine_arch;  // GET /info Architecture ("x86_64"); "" when unknown
     bool gpu_tier = false;
     int gpus = 0;
     std::string gpu_reason;
@@ -130,22 +132,33 @@ void validate_one(Run& run, report::ImageValidation& v) {
     in.expect = gather_expectations(v.image, info.value()->labels, info.value()->env, run.kb,
                                     run.overrides);
     v.expectations_source = in.expect.count("source") ? in.expect["source"] : "none found";
-    in.gpu_tier = run.gpu_tier;
-    in.gpu_skip_reason = run.gpu_reason;
+    in.platform = info.value()->platform();
+    const std::string image_machine = elf_machine_of(info.value()->architecture);
+    in.files_only_reason =
+        files_only_reason(info.value()->architecture, run.engine_arch, run.opts.files_only,
+                          engine::host_emulates(image_machine));
+    const bool files_only = !in.files_only_reason.empty();
+    v.platform = in.platform;
+    v.tier = files_only ? "files-only: " + in.files_only_reason : "";
+    in.gpu_tier = run.gpu_tier && !files_only;
+    in.gpu_skip_reason = files_only ? "files only" : run.gpu_reason;
     std::vector<engine::ProbeSpec> specs;
-    for (auto& p : engine::validation_probes(run.gpu_tier)) {
+    for (auto& p :
+         files_only ? engine::files_only_probes() : engine::validation_probes(run.gpu_tier)) {
         for (auto& flag : label_probe_flags(p.name, info.value()->labels))
             p.args.push_back(std::move(flag));
-        if (!p.gpu_only || run.gpu_tier) specs.push_back(std::move(p));
+        if (!p.gpu_only || in.gpu_tier) specs.push_back(std::move(p));
     }
     // The image as `docker run IMAGE python` runs it: its entrypoint's environment, the
     // python its PATH resolves to (engine/runtime_env).
     // Every container runs the image ID resolved here: a tag moved meanwhile changes nothing.
     const std::string& id = info.value()->id.empty() ? v.image : info.value()->id;
-    auto reading =
-        engine::probe_image(run.api, id, *info.value(), std::move(specs), run.probes_dir,
-                            run.opts.python, run.gpu_tier ? run.gpus : 0,
-                            static_cast<int>(run.opts.probe_timeout_s), run.kb, run.run_label);
+    // The files-only tier's probes read an image of any architecture: they are this host's
+    // static programs, and the kernel runs them whatever the image's own files are.
+    auto reading = engine::probe_image(
+        run.api, id, *info.value(), std::move(specs), run.probes_dir, run.opts.python,
+        in.gpu_tier ? run.gpus : 0, static_cast<int>(run.opts.probe_timeout_s), run.kb,
+        run.run_label, files_only ? std::optional<std::string>(image_machine) : std::nullopt);
     in.probes = std::move(reading.probes);
     in.runtime = std::move(reading.plan);
     in.entrypoint = std::move(reading.entrypoint);
@@ -214,9 +227,19 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     remove_leftovers_of_killed_runs(api.value());
 
     std::string gpu_reason;
-    bool gpu_tier = gpu_tier_available(api.value(), opts, gpu_count, gpu_reason);
-    Run run{opts,       kb.value(), signatures.value(), api.value(), overrides.value(),
-            probes_dir, gpu_tier,   gpu_count,          gpu_reason,  engine::new_run_label()};
+    auto engine_info = api->info();
+    bool gpu_tier = gpu_tier_available(engine_info, opts, gpu_count, gpu_reason);
+    Run run{opts,
+            kb.value(),
+            signatures.value(),
+            api.value(),
+            overrides.value(),
+            probes_dir,
+            engine_info ? engine_info->architecture : std::string(),
+            gpu_tier,
+            gpu_count,
+            gpu_reason,
+            engine::new_run_label()};
     run.waivers = std::move(waivers.value());
     if (!run.gpu_tier && opts.require_gpu) {
         print_error("--require-gpu: " + run.gpu_reason);

@@ -116,15 +116,17 @@ Result<EngineVersion> DockerApi::version() const {
     }
 }
 
-Result<std::vector<std::string>> DockerApi::runtimes() const {
+Result<EngineInfo> DockerApi::info() const {
     auto r = call("GET", "/info");
     if (!r) return r.error();
     if (r->status != 200) return api_error(r.value(), "info");
-    std::vector<std::string> out;
+    EngineInfo out;
     try {
         auto j = json::parse(r->body);
         if (j.contains("Runtimes") && j["Runtimes"].is_object())
-            for (const auto& [name, value] : j["Runtimes"].items()) out.push_back(name);
+            for (const auto& [name, value] : j["Runtimes"].items()) out.runtimes.push_back(name);
+        if (j.contains("Architecture") && j["Architecture"].is_string())
+            out.architecture = j["Architecture"].get<std::string>();
     } catch (const json::exception& e) {
         return Error{ErrorKind::Environment, std::string("info: unreadable answer: ") + e.what()};
     }
@@ -169,10 +171,23 @@ Result<std::optional<ImageInfo>> DockerApi::inspect_image(const std::string& ref
         if (config.is_object() && config.contains("User") && config["User"].is_string())
             info.user = config["User"].get<std::string>();
         info.layers = strings(j.value("RootFS", json::object()), "Layers");
+        auto text = [&](const char* key) {
+            return j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
+                                                         : std::string();
+        };
+        info.os = text("Os");
+        info.architecture = text("Architecture");
+        info.variant = text("Variant");
         return std::optional<ImageInfo>(info);
     } catch (const json::exception& e) {
         return Error{ErrorKind::Environment, "inspect " + ref + ": unreadable answer: " + e.what()};
     }
+}
+
+std::string ImageInfo::platform() const {
+    if (architecture.empty()) return {};
+    return (os.empty() ? std::string("linux") : os) + "/" + architecture +
+           (variant.empty() ? "" : "/" + variant);
 }
 
 Status DockerApi::remove_image(const std::string& ref) const {

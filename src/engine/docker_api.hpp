@@ -22,10 +22,21 @@ struct ImageInfo {
     std::map<std::string, std::string> labels;
     std::vector<std::string> env;
     std::vector<std::string> repo_tags;
-    std::vector<std::string> entrypoint;  // Config.Entrypoint; empty when the image sets none
-    std::vector<std::string> cmd;         // Config.Cmd
-    std::string user;                     // Config.User ("" = root)
-    std::vector<std::string> layers;      // RootFS.Layers: the diff IDs, bottom first
+    std::vector<std::string> entrypoint;    // Config.Entrypoint; empty when the image sets none
+    std::vector<std::string> cmd;           // Config.Cmd
+    std::string user;                       // Config.User ("" = root)
+    std::vector<std::string> layers;        // RootFS.Layers: the diff IDs, bottom first
+    std::string os, architecture, variant;  // "linux", "arm64", "v8" ("" when not recorded)
+    // "linux/arm64" ("linux/arm64/v8" with a variant); "" when the image records no
+    // architecture.
+    std::string platform() const;
+};
+
+// What GET /info says of the engine: its runtimes ("runc", "nvidia") and the architecture of
+// the host it runs on ("x86_64", "aarch64": uname's name).
+struct EngineInfo {
+    std::vector<std::string> runtimes;
+    std::string architecture;
 };
 
 struct ContainerSpec {
@@ -66,8 +77,8 @@ class DockerApi {
     // nothing listening; ErrorKind::Environment.
     Status ping() const;
     Result<EngineVersion> version() const;
-    // Names of the OCI runtimes the engine offers ("runc", "nvidia", ...).
-    Result<std::vector<std::string>> runtimes() const;
+    // The OCI runtimes the engine offers ("runc", "nvidia", ...) and its host's architecture.
+    Result<EngineInfo> info() const;
     // Whether the engine has a network of that name ("bridge": dockerd started with
     // --bridge=none has none, and a build's RUN steps then need the host's network).
     Result<bool> has_network(const std::string& name) const;

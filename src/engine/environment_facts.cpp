@@ -65,6 +65,17 @@ EnvironmentFacts host_facts() {
     return f;
 }
 
+bool host_emulates(const std::string& elf_machine) {
+    if (elf_machine.empty() || elf_machine.find('/') != std::string::npos) return false;
+    const fs::path dir = "/proc/sys/fs/binfmt_misc";
+    auto first_line = [](const fs::path& p) {
+        auto text = read_text_file(p, 1 << 16);
+        return text ? text.value().substr(0, text.value().find('\n')) : std::string();
+    };
+    return first_line(dir / "status") == "enabled" &&
+           first_line(dir / ("qemu-" + elf_machine)) == "enabled";
+}
+
 Result<EnvironmentFacts> image_facts(const DockerApi& api, const std::string& image,
                                      const std::string& run_label) {
     auto info = api.inspect_image(image);

@@ -15,6 +15,12 @@ EnvironmentFacts host_facts();
 Result<long long> shm_bytes_in_image(const DockerApi& api, const std::string& image,
                                      const std::string& run_label);
 
+// Whether this host's kernel runs `elf_machine` ("aarch64") binaries through an emulator:
+// binfmt_misc is enabled and has an enabled qemu-<machine> handler (Debian's
+// qemu-user-static with binfmt-support registers them). Says nothing of an engine on
+// another host.
+bool host_emulates(const std::string& elf_machine);
+
 Result<EnvironmentFacts> image_facts(const DockerApi& api, const std::string& image,
                                      const std::string& run_label);
 

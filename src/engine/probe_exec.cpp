@@ -39,6 +39,11 @@ ProbeSpec torch_facts_probe() {
 }
 }  // namespace
 
+std::vector<ProbeSpec> files_only_probes() {
+    return {probe_spec("libs", "probe-libs"), probe_spec("record", "probe-record"),
+            probe_spec("kernels", "probe-kernels")};
+}
+
 std::vector<ProbeSpec> sbom_probes() {
     return {torch_facts_probe(), probe_spec("record", "probe-record", {"--dists=*"}),
             probe_spec("kernels", "probe-kernels")};
@@ -70,8 +75,9 @@ std::map<std::string, ProbeRun> run_probes(
     };
     // The flags a probe gets from what ran before it; false: it has nothing to run on.
     auto prepare = [&](ProbeSpec& p) {
-        for (auto& flag :
-             dynamic_probe_flags(p.name, find("torch"), find("cuda"), kb, plan.ld_preload))
+        for (auto& flag : !plan.files_only ? dynamic_probe_flags(p.name, find("torch"),
+                                                                 find("cuda"), kb, plan.ld_preload)
+                                           : files_only_probe_flags(p.name, plan))
             p.args.push_back(std::move(flag));
         // probe-record checks the site directories torch's python imports from; without
         // any (no python), there is nothing to check and it is not run.

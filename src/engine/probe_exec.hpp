@@ -49,6 +49,9 @@ inline ProbeSpec probe_spec(std::string name, std::string file, std::vector<std:
 // The probes `validate` runs, in order (the torch probe first: the others look where torch
 // looks); `doctor` runs the same with lighter flags.
 std::vector<ProbeSpec> validation_probes(bool gpu_tier);
+// The files-only tier's: the static programs that only read files (probe-env runs first, from
+// engine/runtime_env), so an image of another architecture is read without running its code.
+std::vector<ProbeSpec> files_only_probes();
 std::vector<ProbeSpec> doctor_probes();
 // What `preflight` runs in an image: the torch probe (facts only) and the kernel audit.
 std::vector<ProbeSpec> kernel_audit_probes();

@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "core/validate/probe_plan.hpp"
 #include "engine/file_probe_cache.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/probe_exec.hpp"
@@ -34,7 +35,8 @@ std::string entrypoint_file(const std::vector<std::string>& ep) {
 RuntimeReading read_runtime(const DockerApi& api, const std::string& image, const ImageInfo& info,
                             const std::filesystem::path& probes_dir,
                             const std::optional<std::string>& python_override,
-                            const std::string& run_label) {
+                            const std::string& run_label,
+                            const std::optional<std::string>& files_only) {
     RuntimeReading out;
     std::string nonce = new_nonce();
     ProbeSpec direct = probe_spec("env", "probe-env", {"--nonce=" + nonce});
@@ -47,7 +49,7 @@ RuntimeReading read_runtime(const DockerApi& api, const std::string& image, cons
         head = d.data["head"].value("text", "");
     out.entrypoint = classify_entrypoint(info.entrypoint, head);
     const ProbeRun* wrapped = nullptr;
-    if (out.entrypoint.kind == EntrypointVerdict::Kind::Wrapper) {
+    if (out.entrypoint.kind == EntrypointVerdict::Kind::Wrapper && !files_only) {
         ProbeSpec through = probe_spec("env", "probe-env", {"--nonce=" + nonce});
         through.keep_entrypoint = true;
         out.probes["env_entrypoint"] =
@@ -55,14 +57,25 @@ RuntimeReading read_runtime(const DockerApi& api, const std::string& image, cons
         wrapped = &out.probes["env_entrypoint"];
     }
     out.plan = plan_runtime(info.env, out.entrypoint, &d, wrapped, nonce, python_override);
+    if (files_only) {
+        out.plan.files_only = true;
+        out.plan.files_only_machine = *files_only;
+        out.plan.files_only_site_dirs = site_dirs_by_name_of(out.plan, &d);
+        if (out.entrypoint.kind == EntrypointVerdict::Kind::Wrapper)
+            out.plan.notes.push_back(
+                "the wrapper ENTRYPOINT was not run (files only): the "
+                "environment is the image's configured one");
+    }
     return out;
 }
 
 RuntimeReading probe_image(const DockerApi& api, const std::string& image, const ImageInfo& info,
                            std::vector<ProbeSpec> specs, const std::filesystem::path& probes_dir,
                            const std::optional<std::string>& python_override, int gpus,
-                           int timeout_s, const KnowledgeBase& kb, const std::string& run_label) {
-    RuntimeReading out = read_runtime(api, image, info, probes_dir, python_override, run_label);
+                           int timeout_s, const KnowledgeBase& kb, const std::string& run_label,
+                           const std::optional<std::string>& files_only) {
+    RuntimeReading out =
+        read_runtime(api, image, info, probes_dir, python_override, run_label, files_only);
     if (interrupted()) return out;
     auto runs = run_probes(std::move(specs), out.plan, kb, [&](const ProbeSpec& p) {
         if (!reads_files_only(p.name))

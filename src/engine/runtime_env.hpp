@@ -22,10 +22,14 @@ struct RuntimeReading {
     std::map<std::string, ProbeRun> probes;  // "env", and "env_entrypoint" for a wrapper
 };
 
+// `files_only` set (to the image's ELF machine, "" when unknown): the files-only tier
+// (core/validate/platform): a wrapper ENTRYPOINT is not run (it is the image's code), and the
+// plan gets the machine and the import directories read from names.
 RuntimeReading read_runtime(const DockerApi& api, const std::string& image, const ImageInfo& info,
                             const std::filesystem::path& probes_dir,
                             const std::optional<std::string>& python_override,
-                            const std::string& run_label);
+                            const std::string& run_label,
+                            const std::optional<std::string>& files_only = std::nullopt);
 
 struct ProbeSpec;
 
@@ -35,6 +39,7 @@ struct ProbeSpec;
 RuntimeReading probe_image(const DockerApi& api, const std::string& image, const ImageInfo& info,
                            std::vector<ProbeSpec> specs, const std::filesystem::path& probes_dir,
                            const std::optional<std::string>& python_override, int gpus,
-                           int timeout_s, const KnowledgeBase& kb, const std::string& run_label);
+                           int timeout_s, const KnowledgeBase& kb, const std::string& run_label,
+                           const std::optional<std::string>& files_only = std::nullopt);
 
 }  // namespace td::engine

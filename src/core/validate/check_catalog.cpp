@@ -245,6 +245,33 @@ const std::vector<CheckInfo> k_catalog = {
      .why = "a variable baked into the image hides the GPUs from every job",
      .reads = "the image's environment (probe-env)",
      .fix = "remove the variable from the image"},
+    {.id = "TD132",
+     .name = "platform.objects",
+     .tier = "static",
+     .meaning = "every distribution probe-record reads was built for the image's platform: "
+                "its wheel tags (WHEEL Tag:, NVIDIA's sbsa read as aarch64) and the ELF machine "
+                "and class of every file it installed",
+     .evidence = {"record"},
+     .why = "an x86_64 wheel copied into an arm64 image installs, and fails only when the "
+            "loader skips its objects on the node",
+     .reads = "probe-record: each dist-info's WHEEL and the first bytes of every file its "
+              "RECORD lists, against the image's platform (the engine's image inspect)",
+     .fix = "install the wheels for the image's platform"},
+    {.id = "TD133",
+     .name = "torch.build_files",
+     .tier = "static",
+     .meaning = "torch/version.py says what the running torch reports; where torch was not "
+                "run (the files-only tier) or does not import, it says the labelled torch version "
+                "and a build for the labelled CUDA major, and a CUDA build's libtorch_cuda.so "
+                "carries GPU code",
+     .evidence = {"record"},
+     .why = "a CPU-only wheel behind CUDA labels (a linux/arm64 torch from an index that has "
+            "no CUDA build of that release) is found before the image reaches a GPU node; "
+            "files that disagree with the running torch mean the other file checks judged "
+            "another copy",
+     .reads = "torch/version.py (what torch.__version__ and torch.version.cuda report) read "
+              "by probe-record, and probe-kernels' audit of libtorch_cuda.so",
+     .fix = "install the torch wheel built for the labelled CUDA on this platform"},
     {.id = "TD140",
      .name = "gpu.available",
      .tier = "gpu",

@@ -76,9 +76,10 @@ std::pair<std::string, std::string> wheel_of_loaded(const CheckContext& ctx,
                                                     const std::string& family);
 
 void judge_static_tier(CheckContext& ctx);
-void judge_torch(CheckContext& ctx);    // TD118-TD124, part of the static tier
-void judge_kernels(CheckContext& ctx);  // TD125-TD126, part of the static tier
-void judge_runtime(CheckContext& ctx);  // TD112, TD113, TD127, TD128, TD131
+void judge_torch(CheckContext& ctx);     // TD118-TD124, part of the static tier
+void judge_kernels(CheckContext& ctx);   // TD125-TD126, part of the static tier
+void judge_platform(CheckContext& ctx);  // TD132-TD133, part of the static tier
+void judge_runtime(CheckContext& ctx);   // TD112, TD113, TD127, TD128, TD131
 void judge_gpu_tier(CheckContext& ctx);
 
 }  // namespace td::validate_detail

@@ -122,6 +122,31 @@ void CheckContext::add(const std::string& id, const std::string& status,
 
 }  // namespace validate_detail
 
+namespace {
+
+// The probes of the files-only tier: programs that only read the image's files.
+bool reads_files(const std::string& probe) {
+    return probe == "env" || probe == "libs" || probe == "record" || probe == "kernels";
+}
+
+// In the files-only tier, a check that rests on a probe that runs the image's code (torch, the
+// CUDA libraries, the GPU) is skipped with the tier's reason, whatever it said without it.
+void skip_what_needs_running(std::vector<CheckResult>& results, const ValidationInput& in) {
+    if (in.files_only_reason.empty()) return;
+    for (auto& r : results) {
+        const CheckInfo& info = check_info(r.id);
+        bool needs_running =
+            info.tier == "gpu" || std::any_of(info.evidence.begin(), info.evidence.end(),
+                                              [](const std::string& p) { return !reads_files(p); });
+        if (!needs_running) continue;
+        r.status = "skip";
+        r.observed = r.expected = r.fix = "";
+        r.message = "files-only tier: rests on probes that run the image's code";
+    }
+}
+
+}  // namespace
+
 std::vector<CheckResult> evaluate(const ValidationInput& input, const KnowledgeBase& kb) {
     validate_detail::CheckContext ctx(input, kb);
     validate_detail::judge_static_tier(ctx);
@@ -142,6 +167,7 @@ std::vector<CheckResult> evaluate(const ValidationInput& input, const KnowledgeB
         r.fix = "report this image's probe output (validate --json) to torchdock";
         results.push_back(std::move(r));
     }
+    skip_what_needs_running(results, input);
     apply_evidence_rule(results, input);
     return results;
 }

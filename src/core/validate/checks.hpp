@@ -37,9 +37,14 @@ struct ValidationInput {
     std::map<std::string, ProbeRun> probes;  // by probe name; absent: not attempted
     bool gpu_tier = false;                   // GPUs were given to the probes
     std::string gpu_skip_reason;             // why not, when not
-    std::optional<long long> shm_bytes;      // /dev/shm size a default `docker run` gives
-    std::string shm_error;                   // why shm_bytes is unknown
-    ErrorAdvisor advise;                     // optional
+    // The image's platform as the engine records it ("linux/arm64"); "" when it says none.
+    std::string platform;
+    // Not empty: the files-only tier only (core/validate/platform files_only_reason), and why;
+    // the checks whose evidence needs the image's code to run are skipped with it.
+    std::string files_only_reason;
+    std::optional<long long> shm_bytes;  // /dev/shm size a default `docker run` gives
+    std::string shm_error;               // why shm_bytes is unknown
+    ErrorAdvisor advise;                 // optional
 };
 
 struct CheckResult {

@@ -60,8 +60,16 @@ void kernel_targets_check(CheckContext& ctx) {
     std::vector<std::string> problems, names;
     for (const auto& u : unknown)
         problems.push_back(u + ": not in data/gpus.json, so its compute capability is unknown");
-    // Judged: torch, extensions, and the CUDA libraries torch really loads (when torch imports).
-    for (const auto& v : judge_kernels_for_torch(audit, ctx.data("torch"), targets)) {
+    // Judged: torch, extensions, and the CUDA libraries torch really loads (when torch imports);
+    // in the files-only tier, the ones probe-libs resolves for torch and the CUDA roots.
+    std::vector<std::string> linked = libraries_resolved(ctx.data("libs"));
+    const bool by_linking = !ctx.input().files_only_reason.empty() && !linked.empty();
+    auto verdicts = by_linking ? judge_kernel_audit(audit, targets, &linked)
+                               : judge_kernels_for_torch(audit, ctx.data("torch"), targets);
+    if (by_linking)
+        observed += " (CUDA libraries: the " + std::to_string(linked.size()) +
+                    " that probe-libs resolves for torch)";
+    for (const auto& v : verdicts) {
         names.push_back(v.gpu);
         if (!v.runs()) problems.push_back(kernel_verdict_summary(v));
     }

@@ -119,6 +119,20 @@ std::vector<std::string> torch_archs_missing_from_binary(const json& audit, cons
     return missing;
 }
 
+std::vector<std::string> libraries_resolved(const json& libs) {
+    std::vector<std::string> out;
+    if (!libs.is_object()) return out;
+    for (const char* key : {"roots", "libraries"})
+        for (const auto& l : libs.value(key, json::array())) {
+            std::string path = l.is_object() && l.contains("path") && l["path"].is_string()
+                                   ? l["path"].get<std::string>()
+                                   : std::string();
+            if (!path.empty() && std::find(out.begin(), out.end(), path) == out.end())
+                out.push_back(path);
+        }
+    return out;
+}
+
 std::string kernel_verdict_summary(const GpuKernelVerdict& v) {
     if (v.runs()) return {};
     return v.failing.front() + (v.failing.size() > 1

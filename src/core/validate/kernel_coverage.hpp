@@ -50,6 +50,11 @@ std::vector<std::string> torch_archs_missing_from_binary(const nlohmann::json& a
 // One line for a GPU's verdict: the first object without an image for it, and how many more.
 std::string kernel_verdict_summary(const GpuKernelVerdict& v);
 
+// The paths probe-libs resolved (its data's "libraries" and "roots"): what torch and the CUDA
+// roots link, DT_NEEDED by DT_NEEDED. The files-only tier's stand-in for the libraries torch
+// loads, when torch cannot be run.
+std::vector<std::string> libraries_resolved(const nlohmann::json& libs);
+
 // How messages name an object: its path below site-packages/dist-packages
 // ("xformers/flash_attn_3/_C.so", "torch/lib/libtorch_cuda.so"), so an extension's "_C.so"
 // says whose it is; else the file name ("a.so" for "/x/y/a.so").

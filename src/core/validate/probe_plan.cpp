@@ -2,10 +2,14 @@
 
 #include <algorithm>
 
+#include "core/validate/platform.hpp"
 #include "util/strings.hpp"
 
 namespace td {
 namespace {
+
+// torch/version.py, read by probe-record for TD133 (what torch.version.cuda reports).
+const char* const k_torch_version_text = "torch:torch/version.py";
 
 using nlohmann::json;
 
@@ -135,6 +139,7 @@ std::vector<std::string> dynamic_probe_flags(const std::string& probe, const Pro
             std::string flag = list_flag("site-dirs", torch->data.value("site_dirs", json()));
             if (!flag.empty()) out.push_back(flag);
         }
+        if (probe == "record") out.push_back(std::string("--text=") + k_torch_version_text);
         if (probe == "libs" && !ld_preload.empty() && is_valid_utf8(ld_preload) &&
             ld_preload.find_first_of("\n\r") == std::string::npos)
             out.push_back("--preload=" + ld_preload);
@@ -162,6 +167,31 @@ std::vector<std::string> dynamic_probe_flags(const std::string& probe, const Pro
         if (auto peak = gemm_peak_flag(cuda, kb)) out.push_back(*peak);
     }
     return out;
+}
+
+std::vector<std::string> files_only_probe_flags(const std::string& probe, const RuntimePlan& plan) {
+    std::vector<std::string> out;
+    if (probe == "libs" || probe == "record" || probe == "kernels") {
+        std::string flag =
+            list_flag(probe == "kernels" ? "paths" : "site-dirs", json(plan.files_only_site_dirs));
+        if (!flag.empty()) out.push_back(flag);
+    }
+    if (probe == "libs" && !plan.files_only_machine.empty())
+        out.push_back("--machine=" + plan.files_only_machine);
+    if (probe == "record") out.push_back(std::string("--text=") + k_torch_version_text);
+    return out;
+}
+
+std::vector<std::string> site_dirs_by_name_of(const RuntimePlan& plan, const ProbeRun* env) {
+    if (plan.candidates.empty()) return {};
+    const std::string& path = plan.candidates.front();
+    std::string real = path;
+    if (env && env->usable())
+        for (const auto& i : env->data.value("interpreters", json::array()))
+            if (i.is_object() && i.value("path", "") == path && i.contains("realpath") &&
+                i["realpath"].is_string())
+                real = i["realpath"].get<std::string>();
+    return files_only_site_dirs(path, real, plan.environment);
 }
 
 std::vector<std::string> label_probe_flags(const std::string& probe,

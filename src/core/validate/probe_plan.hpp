@@ -11,6 +11,7 @@
 
 #include "core/knowledge/knowledge_base.hpp"
 #include "core/validate/probe_run.hpp"
+#include "core/validate/runtime_env.hpp"
 
 namespace td {
 
@@ -37,6 +38,17 @@ std::string wheel_pin_for(const nlohmann::json& torch_data, const std::string& s
 std::vector<std::string> dynamic_probe_flags(const std::string& probe, const ProbeRun* torch,
                                              const ProbeRun* cuda, const KnowledgeBase& kb,
                                              const std::string& ld_preload = {});
+
+// The files-only tier's flags, with no torch probe to learn from (`plan`'s static fields):
+//   libs:   --site-dirs=<files_only_site_dirs> --machine=<files_only_machine>
+//   record: --site-dirs=<the same> --text=torch:torch/version.py
+//   kernels: --paths=<the same>
+std::vector<std::string> files_only_probe_flags(const std::string& probe, const RuntimePlan& plan);
+
+// The directories the interpreter `docker run IMAGE python` runs would import from, read from
+// names only: the plan's first candidate, its realpath as probe-env (`env`) found it, and the
+// process's environment (core/validate/platform files_only_site_dirs). Empty without a python.
+std::vector<std::string> site_dirs_by_name_of(const RuntimePlan& plan, const ProbeRun* env);
 
 // Flags a probe gets from the image's labels: probe-record checks every distribution
 // (--dists=*) of an image that carries a hash-locked Python set (io.torchdock.python-set),

@@ -49,6 +49,12 @@ struct RuntimePlan {
     // "VIRTUAL_ENV=/opt/venv28 is set but `python` runs /opt/conda/bin/python".
     std::vector<std::string> stale;
     std::vector<std::string> notes;  // the entrypoint, when it is a program or did not answer
+    // The files-only tier only (files are read, no code of the image runs): the ELF machine of
+    // the image's platform ("aarch64") and the directories its python would import from, read
+    // from names (core/validate/platform files_only_site_dirs). Empty in the full tier.
+    bool files_only = false;
+    std::string files_only_machine;  // "" when the image's platform names no known machine
+    std::vector<std::string> files_only_site_dirs;
 };
 
 // `direct`: probe-env with the entrypoint removed (nullptr when not run); `wrapped`: probe-env

@@ -361,8 +361,9 @@ void shm_size(CheckContext& ctx) {
 }  // namespace
 
 void judge_static_tier(CheckContext& ctx) {
-    for (auto check : {cuda_runtime, cudnn_version, cudnn_cuda_major, nccl_version, libs_resolved,
-                       libs_duplicates, judge_torch, judge_kernels, judge_runtime, shm_size})
+    for (auto check :
+         {cuda_runtime, cudnn_version, cudnn_cuda_major, nccl_version, libs_resolved,
+          libs_duplicates, judge_torch, judge_kernels, judge_platform, judge_runtime, shm_size})
         ctx.guarded(check);
 }
 

@@ -100,6 +100,31 @@ debian_rootfs_tarball() {
   echo "$tarball"
 }
 
+# debian_arm64_files_tarball SUITE PACKAGES: prints the path of an arm64 Debian SUITE root file
+# system (minbase plus PACKAGES, comma-separated) as a tarball in $TORCHDOCK_CACHE, made once
+# on this x86 host without running arm64 code: `debootstrap --foreign` fetches and unpacks
+# the required packages, and every other package it fetched is unpacked with `dpkg-deb -x`
+# (what the second stage would install; maintainer scripts are not run, so there is no
+# ld.so.cache). Status 1 with debootstrap's last lines when it fails.
+debian_arm64_files_tarball() {
+  local suite=$1 packages=$2
+  local tarball="$TORCHDOCK_CACHE/debian-$suite-arm64-files.tar" log="$TORCHDOCK_CACHE/debootstrap-$suite-arm64.log"
+  if [ ! -s "$tarball" ]; then
+    svc_log "debootstrap --foreign --arch=arm64 $suite (about a minute)"
+    local root="$TORCHDOCK_CACHE/rootfs-$suite-arm64.$$"
+    rm -rf "$root"
+    mkdir -p "$TORCHDOCK_CACHE"
+    debootstrap --foreign --arch=arm64 --variant=minbase --include="$packages" "$suite" "$root" >"$log" 2>&1 \
+      || { svc_log "debootstrap $suite arm64 failed:"; tail -5 "$log" >&2; rm -rf "$root"; return 1; }
+    local deb
+    for deb in "$root"/var/cache/apt/archives/*.deb; do dpkg-deb -x "$deb" "$root" || return 1; done
+    rm -rf "$root/debootstrap" "$root"/var/cache/apt/archives/*.deb
+    tar -C "$root" -cf "$tarball.$$.tmp" . && mv "$tarball.$$.tmp" "$tarball"
+    rm -rf "$root"
+  fi
+  echo "$tarball"
+}
+
 # A real Debian bookworm base: debootstrap (cached tarball), docker import, push. The
 # engine keeps the tag too (tests tag and push it elsewhere): pulled back when the registry
 # has it and the engine lost it (an image prune, a removed tag).

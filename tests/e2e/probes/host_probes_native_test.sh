@@ -158,6 +158,21 @@ check "probe-libs --roots (missing soname): named in unresolved" js missing \
 check "probe-libs --roots (missing soname): reason names it and who needs it" js missing \
   "j['reason'] == 'libtdmissing.so.7 needed by ' + env['FX'] + '/missing/libtdroot.so cannot be found'"
 
+# 1b. The same root read with another machine's loader (--machine, the static tier of an
+# arm64 image): this host's object is skipped as ld.so would skip it, nothing is resolved
+# through this host's directories, and no version is asked by loading.
+other=aarch64; [ "$(uname -m)" = aarch64 ] && other=x86_64
+LD_LIBRARY_PATH=$CUDA/lib64 run foreign probe-libs --machine=$other --roots="$F/missing/libtdroot.so"
+check "probe-libs --machine=$other (a $(uname -m) root): an error naming the machine" js foreign \
+  "j['status'] == 'error' and 'is not the loader' in j['reason']"
+LD_LIBRARY_PATH=$CUDA/lib64 run foreign2 probe-libs --machine=$other
+check "probe-libs --machine=$other: reports the machine and the $other default directories" js foreign2 \
+  "d['machine'] == '$other' and d['hwcaps'] == [] and \
+   any(s.get('kind') == 'default' and '/lib/$other-linux-gnu' in s.get('dirs', []) for s in d['search'])"
+run badmachine probe-libs --machine=sparc
+check "probe-libs --machine=sparc: error, names what is accepted" js badmachine \
+  "j['status'] == 'error' and 'x86_64 or aarch64' in j['reason']"
+
 # 2. Two copies of a fake libcudnn.so.9 in two LD_LIBRARY_PATH dirs.
 echo 'int cudnnGetVersion(void) { return 90100; }' >"$F/a/c.c"
 cc -Wl,-soname,libcudnn.so.9 -o "$F/a/libcudnn.so.9" "$F/a/c.c"

@@ -179,6 +179,36 @@ else
 fi
 rm -rf "${SITE:?}/$U"
 
+# ---- platform facts: wheel tags, ELF machines, --text -------------------------------------
+# WHEEL Tag: lines, the ELF machine and class of every file (one of this host's, one arm64
+# header written here byte by byte: e_machine 183 at offset 18), and torch/version.py.
+PLAT=$WORK/plat
+mkdir -p "$PLAT/torch/lib" "$PLAT/torch-2.11.0.dist-info"
+printf 'Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0\n' >"$PLAT/torch-2.11.0.dist-info/METADATA"
+printf 'Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-manylinux_2_28_aarch64\nTag:  cp311-cp311-linux_aarch64 \n' >"$PLAT/torch-2.11.0.dist-info/WHEEL"
+cp /bin/true "$PLAT/torch/lib/libhost.so"
+cp /bin/true "$PLAT/torch/lib/libhost2.so"
+printf '\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x00\xb7\x00\x01\x00\x00\x00' >"$PLAT/torch/lib/libarm.so"
+printf "__version__ = '2.11.0+cu130'\ncuda: Optional[str] = '13.0'\n" >"$PLAT/torch/version.py"
+: >"$PLAT/torch-2.11.0.dist-info/RECORD"
+for f in torch/lib/libhost.so torch/lib/libarm.so torch/lib/libhost2.so torch/version.py; do
+  printf '%s,sha256=%s,%s\n' "$f" "$(sha256sum "$PLAT/$f" | cut -d' ' -f1 | b64)" "$(stat -c %s "$PLAT/$f")" >>"$PLAT/torch-2.11.0.dist-info/RECORD"
+done
+host=$(uname -m)
+probe plat --site-dirs="$PLAT" --text=torch:torch/version.py,torch:torch/missing.py
+check "platform: the WHEEL tags, in order, trimmed" js plat \
+  "dist('torch')['tags'] == ['cp311-cp311-manylinux_2_28_aarch64', 'cp311-cp311-linux_aarch64']"
+check "platform: ELF objects counted per machine and class, the first in RECORD order" js plat \
+  "dist('torch')['elf'] == {'$host/64': {'count': 2, 'first': 'torch/lib/libhost.so'}, 'aarch64/64': {'count': 1, 'first': 'torch/lib/libarm.so'}}"
+check "platform: --text gives the file's text, null for one that is not there" js plat \
+  "dist('torch')['texts'] == {'torch/version.py': \"__version__ = '2.11.0+cu130'\\ncuda: Optional[str] = '13.0'\\n\", 'torch/missing.py': None}"
+check "platform: a distribution without WHEEL has no tags; --text absent: no texts" js clean \
+  "dist('torch')['tags'] == [] and 'texts' not in dist('torch')"
+probe text_abs --site-dirs="$PLAT" --text=torch:/etc/passwd
+check "--text with an absolute path is an error" js text_abs "j['status'] == 'error' and '--text=torch:/etc/passwd' in j['reason']"
+probe text_up --site-dirs="$PLAT" --text=torch:../../../../etc/passwd
+check "--text that leaves / is an error" js text_up "j['status'] == 'error'"
+
 # ---- limits -------------------------------------------------------------------------------
 L=nvidia_many-1.dist-info
 mkdist $L nvidia-many 1

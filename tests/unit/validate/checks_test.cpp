@@ -246,8 +246,12 @@ ValidationInput healthy_gpu_image() {
               0);
     in.probes["record"] =
         probe("record", R"({"probe":"record","schema":1,"status":"pass","reason":"","data":
-        {"distributions":[{"name":"torch","version":"2.4.1+cu124","files":10,"problems":[]}],"files":10,"hashed_bytes":1048576}})",
+        {"distributions":[{"name":"torch","version":"2.4.1+cu124","files":10,"problems":[],
+          "tags":["cp311-cp311-manylinux_2_28_x86_64"],"elf":{"x86_64/64":{"count":3,"first":"torch/lib/libc10.so"}},
+          "texts":{"torch/version.py":"__version__ = '2.4.1+cu124'\ncuda: Optional[str] = '12.4'\nhip: Optional[str] = None\n"}}],
+         "files":10,"hashed_bytes":1048576}})",
               0);
+    in.platform = "linux/amd64";
     in.probes["env"] = probe("env", R"({"probe":"env","schema":1,"status":"pass","reason":"","data":
         {"nonce":"n","env":{"PATH":"/opt/venv/bin:/usr/bin"},"python":{"python":{"path":"/opt/venv/bin/python","realpath":"/usr/bin/python3.11"},"python3":null},"interpreters":[]}})",
                              0);

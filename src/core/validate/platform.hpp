@@ -1,0 +1,53 @@
+#pragma once
+// The platform an image is built for, and what torchdock can learn of it without running its
+// code (the files-only tier): an arm64 image on an x86 engine with no emulation, or `validate
+// --files-only`. Pure: names in, decisions out.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace td {
+
+// The OCI architecture name ("amd64", "arm64") of an OCI, Go or uname name ("x86_64",
+// "aarch64", "arm64"); other names lowercased as given, "" for "".
+std::string oci_arch(const std::string& name);
+
+// The ELF machine name probe-libs and probe-record use for an OCI architecture ("x86_64" for
+// amd64, "aarch64" for arm64); "" when torchdock does not know the machine.
+std::string elf_machine_of(const std::string& arch);
+
+// The machine a wheel's tag is built for ("cp311-cp311-manylinux_2_28_aarch64": "aarch64";
+// NVIDIA's "manylinux2014_sbsa": "aarch64"; "x86_64", "i686", "ppc64le", "s390x" as named);
+// "" for a pure wheel ("any"); "macos" or "windows" for those; nullopt when the tag has no
+// platform part (not three '-'-separated parts).
+std::optional<std::string> wheel_tag_machine(const std::string& tag);
+
+// Whether validate reads the image's files only (the files-only tier) and why, in a sentence:
+// `forced` is
+// --files-only; otherwise an image for another architecture than the engine's that the engine
+// cannot emulate (`emulated`: the engine host runs that architecture's binaries, e.g. through
+// qemu-user's binfmt handler). "" when the image's code can run.
+std::string files_only_reason(const std::string& image_arch, const std::string& engine_arch,
+                              bool forced, bool emulated);
+
+// The directories CPython's site module would put on sys.path for the interpreter at `path`
+// (as PATH reaches it) that really is `realpath`, read from names alone: PYTHONPATH, a venv's
+// site-packages (the interpreter's grandparent directory), the prefix's
+// lib/pythonX.Y/site-packages and lib64/..., Debian's dist-packages for /usr, the user site
+// under HOME. X.Y comes from the interpreter's file name ("python3.11"); when no name says it,
+// every minor from 3.8 to 3.14 is listed (a directory that is not there is skipped by the
+// probes). `environment`: "NAME=value" of the process.
+std::vector<std::string> files_only_site_dirs(const std::string& path, const std::string& realpath,
+                                              const std::vector<std::string>& environment);
+
+// What torch/version.py says (it is what torch.__version__ and torch.version.cuda report).
+struct TorchVersionFile {
+    std::string version;  // "2.11.0+cu130"
+    std::string cuda;     // "13.0"; "" for None (a CPU build)
+    std::string hip;      // "" for None
+    bool read = false;    // a __version__ assignment was found
+};
+TorchVersionFile parse_torch_version_py(const std::string& text);
+
+}  // namespace td

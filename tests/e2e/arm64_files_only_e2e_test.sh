@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# End to end: a genuine arm64 PyTorch image validated on this x86 machine without running its
+# code. The image is made here: an arm64 Debian bookworm root from debootstrap (unpacked on
+# this host, services.sh debian_arm64_files_tarball) and torch 2.11.0's real linux/aarch64
+# wheels from PyPI (its CUDA 13.0 build and the nvidia-* wheels it pins), installed for that
+# platform by uv; the layers are loaded into the engine as a linux/arm64 image
+# (lib/docker_archive.py: what a registry pull gives, no BuildKit cache, no emulation).
+# validate sees an arm64 image on an amd64 engine with no qemu handler and runs the files-only
+# tier: probe-libs plays the aarch64 loader, probe-record reads wheel tags, ELF machines and
+# torch/version.py, probe-kernels audits the fatbins. The healthy image passes; planted
+# breakages fail naming what is wrong: the x86_64 nvidia-nccl-cu13 wheel over the aarch64
+# one, torch 2.10.0's CPU-only aarch64 wheel behind CUDA labels, bitsandbytes 0.47.0 (no
+# sm_100 code in its CUDA 11.8-12.6 libraries) for a GB200 target, and AWS g5g's T4G (sm_75)
+# for torch 2.11.0's own libtorch_cuda.so.
+# Usage: arm64_files_only_e2e_test.sh TORCHDOCK PROBES_DIR
+set -uo pipefail
+TD=$(realpath "$1")
+PROBES=$(realpath "$2")
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+source "$ROOT/tests/e2e/lib/services.sh"
+WORK=$(mktemp -d /tmp/torchdock-arm64-e2e-XXXXXX)
+# The images are removed at the end (about 5.5 GB); uv's cache keeps the wheels.
+trap '$DOCKER rmi -f $IMG:healthy $IMG:nccl-x86 $IMG:bnb $IMG:cpu >/dev/null 2>&1; services_stop; rm -rf "$WORK"' EXIT
+source "$ROOT/tests/e2e/lib/check.sh"
+DOCKER=/usr/bin/docker
+LABELS='{"io.torchdock.torch": "2.11.0", "io.torchdock.cuda": "13.0", "io.torchdock.python": "3.11", "io.torchdock.target-gpus": "GH200,GB200"}'
+IMG=torchdock-test/arm64-torch
+SITE=/usr/local/lib/python3.11/dist-packages
+export TORCHDOCK_PROBES=$PROBES
+secs() { echo "$(date +%s.%N) - $1" | bc; }
+# field ID KEY [FILE]: a check's field in validate's JSON report
+field() { python3 -c "import json,sys; d=json.load(open(sys.argv[3])); print(next((c[sys.argv[2]] for c in d['images'][0]['checks'] if c['id']==sys.argv[1]), 'missing'))" "$1" "$2" "${3:-$WORK/v.json}"; }
+# wheels DIR PLATFORM REQUIREMENT... : what pip would install for Python 3.11 on PLATFORM
+wheels() {
+  local dir=$1 platform=$2; shift 2
+  uv pip install --quiet --no-config --target "$WORK/$dir" --python-version 3.11 \
+    --python-platform "$platform" --only-binary :all: "$@" >"$WORK/uv-$dir.log" 2>&1
+}
+if [ "$(uname -m)" != x86_64 ]; then
+  skipped "this suite reads an arm64 image on an x86_64 host; this host is $(uname -m)"
+  finish
+  exit 77
+fi
+if [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+  skipped "this host emulates aarch64 (binfmt qemu-aarch64): validate would run the full tier"
+  finish
+  exit 77
+fi
+services_start || { echo "FAIL - services did not start"; echo "0 passed, 1 failed"; exit 1; }
+
+# --- the arm64 root, the wheels, the images ---------------------------------------------------
+start=$(date +%s.%N)
+tarball=$(debian_arm64_files_tarball bookworm python3) || { bad "debootstrap of an arm64 bookworm root"; finish; exit 1; }
+wheels healthy aarch64-manylinux_2_28 torch==2.11.0
+wheels cpu aarch64-manylinux_2_28 torch==2.10.0
+wheels nccl-x86 x86_64-manylinux_2_28 --no-deps nvidia-nccl-cu13==2.28.9
+wheels bnb aarch64-manylinux_2_28 --no-deps bitsandbytes==0.47.0
+check "uv installed torch 2.11.0's aarch64 set, torch 2.10.0 (CPU) for aarch64, an x86_64 NCCL and bitsandbytes 0.47.0" \
+  bash -c "grep -q \"cuda: Optional\\[str\\] = '13.0'\" '$WORK/healthy/torch/version.py' && grep -q 'cuda: Optional\\[str\\] = None' '$WORK/cpu/torch/version.py' && file -L '$WORK/nccl-x86/nvidia/nccl/lib/libnccl.so.2' | grep -q x86-64 && test -f '$WORK/bnb/bitsandbytes/libbitsandbytes_cuda126.so'"
+# The images, loaded as a registry pull would give them: the arm64 root, then the site layers.
+cat >"$WORK/spec.json" <<EOF
+{"platform": "linux/arm64",
+ "layers": {"root": {"tar": "$tarball"},
+            "healthy": {"dir": "$WORK/healthy", "at": "$SITE"}, "cpu": {"dir": "$WORK/cpu", "at": "$SITE"},
+            "nccl-x86": {"dir": "$WORK/nccl-x86", "at": "$SITE"}, "bnb": {"dir": "$WORK/bnb", "at": "$SITE"}},
+ "images": [
+  {"tag": "$IMG:healthy", "layers": ["root", "healthy"], "cmd": ["/usr/bin/python3"], "labels": $LABELS},
+  {"tag": "$IMG:nccl-x86", "layers": ["root", "healthy", "nccl-x86"], "labels": $LABELS},
+  {"tag": "$IMG:bnb", "layers": ["root", "healthy", "bnb"], "labels": $LABELS},
+  {"tag": "$IMG:cpu", "layers": ["root", "cpu"],
+   "labels": {"io.torchdock.torch": "2.11.0", "io.torchdock.cuda": "13.0", "io.torchdock.target-gpus": "GB200"}}]}
+EOF
+python3 "$ROOT/tests/e2e/lib/docker_archive.py" "$WORK/spec.json" | $DOCKER load -q >"$WORK/load.log" 2>&1
+rm -rf "$WORK"/{healthy,cpu,nccl-x86,bnb}
+check "the four images are linux/arm64, their python3.11 an aarch64 executable" \
+  bash -c "for t in healthy nccl-x86 bnb cpu; do test \"\$($DOCKER image inspect -f '{{.Os}}/{{.Architecture}}' $IMG:\$t)\" = linux/arm64 || exit 1; done && tar -xOf '$tarball' ./usr/bin/python3.11 | head -c 20 | od -An -tx1 | tr -d ' \n' | grep -q '^7f454c460201010000000000000000000200b700'"
+echo "# figure: arm64 root, wheels and images: $(secs "$start") s"
+
+# --- the healthy image ------------------------------------------------------------------------
+start=$(date +%s.%N)
+run validate "$IMG:healthy" --json="$WORK/v.json"
+echo "# figure: validate (files only) of the healthy arm64 image, whole process: $(secs "$start") s"
+check "healthy: exit 0, the files-only tier named with its reason (linux/arm64 on a linux/amd64 engine, no emulation)" \
+  bash -c "test $(rc) = 0 && grep -q 'linux/arm64 files-only: the image is linux/arm64 and the engine runs linux/amd64 with no emulation' '$WORK/out' && python3 -c \"import json; i=json.load(open('$WORK/v.json'))['images'][0]; assert i['tier'] == 'files-only' and i['platform'] == 'linux/arm64'\""
+check "healthy: TD110 every soname resolves through the aarch64 loader's rules" \
+  bash -c "test \"$(field TD110 status)\" = pass && grep -q 'libraries resolved' <<<\"$(field TD110 observed)\""
+check "healthy: TD132 every wheel tag and ELF object is aarch64 (PyPI cusparselt's sbsa tag included)" \
+  bash -c "test \"$(field TD132 status)\" = pass && test \"$(field TD132 expected)\" = linux/arm64"
+check "healthy: TD133 torch/version.py says torch 2.11.0+cu130, CUDA 13.0, as labelled" \
+  bash -c "test \"$(field TD133 status)\" = pass && test \"$(field TD133 observed)\" = 'torch 2.11.0+cu130, CUDA 13.0'"
+check "healthy: TD125 GH200 and GB200 run every object with GPU code torch links" \
+  bash -c "test \"$(field TD125 status)\" = pass && test \"$(field TD125 expected)\" = 'GH200, GB200'"
+check "healthy: TD112 every file matches its RECORD" test "$(field TD112 status)" = pass
+check "healthy: the checks that run the image's code are skipped, saying so (TD119, TD121, TD140)" \
+  bash -c "for id in TD119 TD121 TD140; do test \"\$(python3 -c \"import json; print(next(c['status']+':'+c['message'] for c in json.load(open('$WORK/v.json'))['images'][0]['checks'] if c['id']=='\$id'))\")\" = \"skip:files-only tier: rests on probes that run the image's code\" || exit 1; done"
+check "healthy: no container of the run is left" \
+  bash -c "test -z \"\$($DOCKER ps -aq --filter label=io.torchdock.run)\""
+
+# --- planted breakages ------------------------------------------------------------------------
+run validate "$IMG:nccl-x86" --json="$WORK/v.json"
+check "an x86_64 NCCL wheel in the arm64 image: exit 1, TD132 names the wheel tag and the object" \
+  bash -c "test $(rc) = 1 && test \"$(field TD132 status)\" = fail && grep -q 'nvidia-nccl-cu13 2.28.9: its wheel tag py3-none-manylinux_2_18_x86_64 is for x86_64' <<<\"$(field TD132 message)\" && grep -q '1 x86_64/64 ELF object (first nvidia/nccl/lib/libnccl.so.2)' <<<\"$(field TD132 message)\""
+check "an x86_64 NCCL wheel: TD110 libnccl.so.2 does not resolve for libtorch_cuda.so (the aarch64 loader skips it)" \
+  bash -c "test \"$(field TD110 status)\" = fail && grep -q 'libnccl.so.2 (needed by $SITE/torch/lib/libtorch_cuda.so)' <<<\"$(field TD110 observed)\""
+
+run validate "$IMG:cpu" --json="$WORK/v.json"
+check "torch 2.10.0's CPU-only aarch64 wheel behind CUDA 13.0 labels: exit 1, TD133 says so from torch/version.py" \
+  bash -c "test $(rc) = 1 && test \"$(field TD133 status)\" = fail && grep -q 'torch 2.10.0+cpu is a CPU-only build (torch/version.py cuda = None) in an image labelled CUDA 13.0' <<<\"$(field TD133 message)\""
+
+run validate "$IMG:bnb" --expect target-gpus=GB200 --json="$WORK/v.json"
+check "bitsandbytes 0.47.0 for a GB200 target: exit 1, TD125 names its library without sm_100 code" \
+  bash -c "test $(rc) = 1 && test \"$(field TD125 status)\" = fail && grep -q 'bitsandbytes/libbitsandbytes_cuda1[0-9]*.so' <<<\"$(field TD125 message)\" && grep -q GB200 <<<\"$(field TD125 message)\""
+run validate "$IMG:bnb" --expect target-gpus=GH200 --json="$WORK/v.json"
+check "the same bitsandbytes for GH200 (sm_90, which it carries): TD125 passes" \
+  test "$(field TD125 status)" = pass
+run validate "$IMG:healthy" --expect target-gpus=T4 --json="$WORK/v.json"
+check "torch 2.11.0 aarch64 for AWS g5g's T4G (sm_75): TD125 names torch/lib/libtorch_cuda.so" \
+  bash -c "test $(rc) = 1 && grep -q 'torch/lib/libtorch_cuda.so' <<<\"$(field TD125 message)\" && grep -q T4 <<<\"$(field TD125 message)\""
+
+# --- --files-only on this machine's own architecture ---------------------------------------------
+run validate "$TD_REGISTRY/library/debian:bookworm" --files-only --json="$WORK/v.json"
+check "--files-only on an amd64 image: the files-only tier by request, TD132 has nothing of another platform" \
+  bash -c "grep -q 'files-only: --files-only' '$WORK/out' && python3 -c \"import json; i=json.load(open('$WORK/v.json'))['images'][0]; assert i['tier'] == 'files-only' and i['platform'] == 'linux/amd64'\""
+
+finish
