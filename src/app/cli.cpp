@@ -138,8 +138,7 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
                              "a missing GPU is an error (exit 3)");
     c.validate_cmd->add_flag("--files-only", validate.files_only,
                              "read the image's files only, run none of its code (the tier an "
-                             "image of another architecture gets when the engine cannot "
-                             "emulate it)");
+                             "image of another architecture than the engine's always gets)");
     add_report_flag(c.validate_cmd, "--json", validate.json, "the results as JSON");
     add_report_flag(c.validate_cmd, "--junit", validate.junit, "the results as JUnit XML");
     add_report_flag(c.validate_cmd, "--markdown", validate.markdown, "a Markdown summary");

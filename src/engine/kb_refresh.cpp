@@ -41,13 +41,15 @@ class MetadataCache {
         std::string python;
     };
 
-    const Entry& get(const ProjectIndex& idx, const std::string& version) {
+    // `machine`: whose Linux wheel's metadata ("x86_64", "aarch64").
+    const Entry& get(const ProjectIndex& idx, const std::string& version,
+                     const std::string& machine = "x86_64") {
         std::shared_future<Entry> f;
         std::promise<Entry> mine;
         bool owner = false;
         {
             std::lock_guard<std::mutex> lock(m_mutex);
-            auto key = idx.name + "@" + version;
+            auto key = idx.name + "@" + version + "@" + machine;
             auto it = m_entries.find(key);
             if (it == m_entries.end()) {
                 f = mine.get_future().share();
@@ -59,7 +61,7 @@ class MetadataCache {
         }
         if (owner) {
             Entry e;
-            auto rw = pypi::release_wheels(idx, version);
+            auto rw = pypi::release_wheels(idx, version, machine);
             if (!rw) {
                 e.metadata = rw.error();
             } else {
@@ -123,17 +125,16 @@ std::optional<pypi::Fact> pair_companion(Context& ctx, const ProjectIndex& idx,
     return picker.result(path);
 }
 
-Result<pypi::ReleaseFacts> read_release(Context& ctx, const std::string& version) {
-    pypi::ReleaseFacts facts;
-    facts.version = version;
-    auto rw = pypi::release_wheels(ctx.torch, version);
-    if (!rw) return rw.error();
-    pypi::wheel_name_facts(ctx.opts.index_label, rw.value(), facts);
-    const auto& entry = ctx.cache.get(ctx.torch, version);
+// The default build's pins of one machine's wheel (through cuda-toolkit's metadata when torch
+// pins it), into `facts`.
+Status read_pins(Context& ctx, const std::string& version, const std::string& machine,
+                 pypi::ReleaseFacts& facts) {
+    const auto& entry = ctx.cache.get(ctx.torch, version, machine);
     if (!entry.metadata) return entry.metadata.error();
     const auto& md = entry.metadata->metadata;
     pypi::MarkerEnvironment env;
     env.python_version = entry.python;
+    env.platform_machine = machine;
     std::string torch_cite = pypi::cite_wheel(ctx.opts.index_label, "torch", *entry.wheel);
 
     const pypi::CoreMetadata* toolkit_md = nullptr;
@@ -153,6 +154,38 @@ Result<pypi::ReleaseFacts> read_release(Context& ctx, const std::string& version
         toolkit_cite = pypi::cite_wheel(ctx.opts.index_label, "cuda-toolkit", *tk.wheel);
     }
     pypi::pin_facts(torch_cite, md, env, toolkit_md, toolkit_cite, facts);
+    return ok_status();
+}
+
+// The release's Linux aarch64 build (PyPI carries CUDA there from torch 2.11.0, CPU-only
+// before): its glibc floor and default build's pins under "platforms.linux/arm64". A release
+// with no aarch64 wheel gets a null default_variant, cited.
+Status read_arm64(Context& ctx, const std::string& version, pypi::ReleaseFacts& facts) {
+    pypi::ReleaseFacts arm;
+    auto rw = pypi::release_wheels(ctx.torch, version, "aarch64");
+    if (!rw) {
+        arm.facts.push_back(
+            {"default_variant",
+             {""},
+             false,
+             ctx.opts.index_label + " torch " + version + ": no Linux aarch64 wheel on the index"});
+    } else {
+        pypi::wheel_name_facts(ctx.opts.index_label, rw.value(), arm);
+        if (auto st = read_pins(ctx, version, "aarch64", arm); !st) return st;
+    }
+    pypi::add_platform_facts("linux/arm64", arm, facts);
+    return ok_status();
+}
+
+Result<pypi::ReleaseFacts> read_release(Context& ctx, const std::string& version) {
+    pypi::ReleaseFacts facts;
+    facts.version = version;
+    auto rw = pypi::release_wheels(ctx.torch, version);
+    if (!rw) return rw.error();
+    pypi::wheel_name_facts(ctx.opts.index_label, rw.value(), facts);
+    if (auto st = read_pins(ctx, version, "x86_64", facts); !st) return st.error();
+    if (auto st = read_arm64(ctx, version, facts); !st) return st.error();
+    const auto& entry = ctx.cache.get(ctx.torch, version);
 
     // The default build's arch list from its binaries; a CPU build has none to read.
     const pypi::Fact* variant = facts.find("default_variant");
@@ -223,8 +256,10 @@ Result<RefreshResult> refresh_torch_data(const std::string& torch_json, const Re
     // The torch wheels' metadata in parallel first (three range requests each).
     if (opts.on_progress)
         opts.on_progress("the metadata of " + std::to_string(wanted.size()) + " torch releases");
-    parallel_for(wanted.size(), opts.jobs,
-                 [&](std::size_t i) { cache.get(torch.value(), wanted[i]); });
+    parallel_for(wanted.size(), opts.jobs, [&](std::size_t i) {
+        cache.get(torch.value(), wanted[i]);
+        cache.get(torch.value(), wanted[i], "aarch64");
+    });
     std::vector<std::optional<Result<pypi::ReleaseFacts>>> results(wanted.size());
     // Releases one at a time, each with `jobs` requests in flight: the companion scans of
     // neighbouring releases share the metadata cache.

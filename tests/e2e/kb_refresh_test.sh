@@ -65,6 +65,29 @@ import json, sys
 t = [r for r in json.load(open('$WORK/data/torch.json'))['torch'] if r['version'] == '2.11.0'][0]
 sys.exit(not (t['variants']['cu130']['cudnn'] == '9.19.0.56'
               and t['evidence']['variants.cu130.cudnn'].startswith('the test index torch 2.11.0 wheel')))"
+  # The linux/arm64 build, read from the release's aarch64 wheel: a copy without it gets it back.
+  python3 - "$WORK/data/torch.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+d = json.load(open(p))
+for t in d["torch"]:
+    if t["version"] == "2.11.0":
+        del t["platforms"]
+        for k in [k for k in t["evidence"] if k.startswith("platforms.")]:
+            del t["evidence"][k]
+open(p, "w").write(json.dumps(d, indent=2, ensure_ascii=False) + "\n")
+PY
+  run kb refresh --release 2.11.0 --data "$WORK/data" --index-url "$URL" --index-name "the test index"
+  check "refresh adds the linux/arm64 build from the aarch64 wheel" \
+    has out "platforms.linux/arm64.default_variant: (absent) -> cu130"
+  check "...cited by that wheel and its hash" \
+    has out "source: the test index torch 2.11.0 wheel torch-2.11.0-cp314-cp314-manylinux_2_28_aarch64.whl (sha256 "
+  check "...and the file holds its CUDA and cuDNN" python3 -c "
+import json, sys
+t = [r for r in json.load(open('$WORK/data/torch.json'))['torch'] if r['version'] == '2.11.0'][0]
+a = t['platforms']['linux/arm64']
+sys.exit(not (a['default_variant'] == 'cu130' and a['glibc'] == '2.28' and a['variants']['cu130']['cuda'] == '13.0'
+              and a['variants']['cu130']['cudnn'] == '9.19.0.56'))"
   check "a refresh that wrote facts dates the knowledge base today (UTC)" \
     grep -q "\"date\": \"$(date -u +%F)\"" "$WORK/data/knowledge_base.json"
   TORCHDOCK_DATA="$WORK/data" run --version

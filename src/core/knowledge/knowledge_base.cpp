@@ -235,6 +235,27 @@ void load_gpus(const json& doc, std::vector<GpuModel>& out) {
     }
 }
 
+// A release's (or a platform build's) "variants" object.
+std::vector<TorchVariant> load_variants(const json& t, const std::string& at) {
+    std::vector<TorchVariant> out;
+    std::string vat = child(at, "variants");
+    for (const auto& [name, v] : object_at(t, "variants", at).items()) {
+        if (auto why = check_variant(name); !why.empty()) refuse(vat + " key", name, why);
+        std::string nat = vat + "." + name;
+        TorchVariant var;
+        var.name = name;
+        var.cuda = str_or_empty(v, "cuda", nat, check_major_minor);
+        var.cuda_runtime = str_or_empty(v, "cuda_runtime", nat, check_version_or_range);
+        var.cublas = str_or_empty(v, "cublas", nat, check_version_or_range);
+        var.unconfirmed = flag(v, "unconfirmed", nat);
+        var.cudnn = str_or_empty(v, "cudnn", nat, check_version);
+        var.nccl = str_or_empty(v, "nccl", nat, check_version);
+        var.arch_list = str_list(v, "arch_list", nat, check_arch_entry);
+        out.push_back(std::move(var));
+    }
+    return out;
+}
+
 void load_torch(const json& doc, std::vector<TorchRelease>& out) {
     const json& list = list_at(doc, "torch", "$");
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -251,20 +272,22 @@ void load_torch(const json& doc, std::vector<TorchRelease>& out) {
         r.torchvision = str_or_empty(t, "torchvision", at, check_version);
         r.torchaudio = str_or_empty(t, "torchaudio", at, check_version);
         r.pypi_variant = str_or_empty(t, "default_variant", at, check_variant);
-        std::string vat = child(at, "variants");
-        for (const auto& [name, v] : object_at(t, "variants", at).items()) {
-            if (auto why = check_variant(name); !why.empty()) refuse(vat + " key", name, why);
-            std::string nat = vat + "." + name;
-            TorchVariant var;
-            var.name = name;
-            var.cuda = str_or_empty(v, "cuda", nat, check_major_minor);
-            var.cuda_runtime = str_or_empty(v, "cuda_runtime", nat, check_version_or_range);
-            var.cublas = str_or_empty(v, "cublas", nat, check_version_or_range);
-            var.unconfirmed = flag(v, "unconfirmed", nat);
-            var.cudnn = str_or_empty(v, "cudnn", nat, check_version);
-            var.nccl = str_or_empty(v, "nccl", nat, check_version);
-            var.arch_list = str_list(v, "arch_list", nat, check_arch_entry);
-            r.variants.push_back(std::move(var));
+        r.variants = load_variants(t, at);
+        if (auto it = t.find("platforms"); it != t.end()) {
+            std::string plat = child(at, "platforms");
+            if (!it->is_object()) refuse(plat, it->dump(), "not an object");
+            for (const auto& [name, p] : it->items()) {
+                if (!is_torch_platform(name))
+                    refuse(plat + " key", name, "not a platform torch.json knows (linux/arm64)");
+                std::string nat = plat + "." + name;
+                if (!p.is_object()) refuse(nat, p.dump(), "not an object");
+                TorchPlatformBuild b;
+                b.platform = name;
+                b.variant = str_or_empty(p, "default_variant", nat, check_variant);
+                b.glibc = str_or_empty(p, "glibc", nat, check_major_minor);
+                if (p.contains("variants")) b.variants = load_variants(p, nat);
+                r.platforms.push_back(std::move(b));
+            }
         }
         out.push_back(std::move(r));
     }
@@ -375,6 +398,19 @@ bool cc_parts(const std::string& cc, int& major, int& minor) {
 }  // namespace
 
 std::string check_torch_fact(const std::string& path, const std::string& value) {
+    // Another platform's build: the same facts as the release's own, but no Python range.
+    const std::string platforms = "platforms.";
+    if (starts_with(path, platforms)) {
+        auto dot = path.find('.', platforms.size());
+        std::string platform = path.substr(platforms.size(), dot - platforms.size());
+        if (dot == std::string::npos || !is_torch_platform(platform))
+            return "not a platform torch.json knows (" + quote_value(platform) +
+                   "; known: linux/arm64)";
+        std::string rest = path.substr(dot + 1);
+        if (starts_with(rest, "python"))
+            return "not a fact of a platform (" + quote_value(rest) + ")";
+        return check_torch_fact(rest, value);
+    }
     auto parts = split(path, '.');
     Check check = nullptr;
     bool nullable = false;
@@ -449,6 +485,20 @@ Result<KnowledgeBase> KnowledgeBase::parse(const std::map<std::string, std::stri
         for (const auto& a : kb.m_gpus[i].aliases) kb.m_gpu_by_name.emplace(to_lower(a), i);
     }
     return kb;
+}
+
+bool is_torch_platform(const std::string& platform) { return platform == "linux/arm64"; }
+
+const TorchPlatformBuild* TorchRelease::platform(const std::string& name) const {
+    for (const auto& p : platforms)
+        if (p.platform == name) return &p;
+    return nullptr;
+}
+
+const TorchVariant* TorchPlatformBuild::default_build() const {
+    for (const auto& v : variants)
+        if (v.name == variant) return &v;
+    return nullptr;
 }
 
 const TorchVariant* TorchRelease::variant(const std::string& name) const {

@@ -44,6 +44,21 @@ struct TorchVariant {
     bool unconfirmed = false;            // some of its facts were not confirmed (see the data file)
 };
 
+// A release's build for another platform than Linux x86_64, as the index serves it
+// (torch.json "platforms"): "linux/arm64" had CPU-only wheels on PyPI before torch 2.11.0.
+struct TorchPlatformBuild {
+    std::string platform;  // "linux/arm64"
+    // The build plain `torch==X.Y.Z` installs there ("cu130", "cpu"); "" when the index has
+    // no wheel for the platform.
+    std::string variant;
+    std::string glibc;
+    std::vector<TorchVariant> variants;  // its pins (cuda, cudnn, nccl, ...)
+    const TorchVariant* default_build() const;
+};
+
+// The platforms torch.json may describe besides Linux x86_64.
+bool is_torch_platform(const std::string& platform);
+
 struct TorchRelease {
     std::string version;
     std::string python_min, python_max;
@@ -54,8 +69,10 @@ struct TorchRelease {
     // (torch.json "default_variant"); empty when unknown.
     std::string pypi_variant;
     std::vector<TorchVariant> variants;
+    std::vector<TorchPlatformBuild> platforms;
     const TorchVariant* variant(const std::string& name) const;
     std::vector<std::string> variant_names() const;
+    const TorchPlatformBuild* platform(const std::string& name) const;  // nullptr: not known
 };
 
 struct CudaImageRelease {          // nvidia/cuda

@@ -88,13 +88,15 @@ const Fact* ReleaseFacts::find(const std::string& path) const {
     return nullptr;
 }
 
-Result<ReleaseWheels> release_wheels(const ProjectIndex& torch, const std::string& version) {
+Result<ReleaseWheels> release_wheels(const ProjectIndex& torch, const std::string& version,
+                                     const std::string& machine) {
     ReleaseWheels rw;
     rw.version = version;
-    rw.wheels = torch.linux_wheels(version);
+    rw.machine = machine;
+    rw.wheels = torch.linux_wheels(version, machine);
     if (rw.wheels.empty())
-        return Error{ErrorKind::Config,
-                     torch.name + " " + version + " has no Linux x86_64 wheel on the index"};
+        return Error{ErrorKind::Config, torch.name + " " + version + " has no Linux " + machine +
+                                            " wheel on the index"};
     int best = -1;
     for (const IndexFile* f : rw.wheels)
         for (const auto& py : f->wheel->cpython_versions())
@@ -108,6 +110,17 @@ Result<ReleaseWheels> release_wheels(const ProjectIndex& torch, const std::strin
         rw.metadata_python = "3.12";
     }
     return rw;
+}
+
+void add_platform_facts(const std::string& platform, const ReleaseFacts& platform_facts,
+                        ReleaseFacts& out) {
+    for (Fact f : platform_facts.facts) {
+        if (f.path != "glibc" && f.path != "default_variant" && !starts_with(f.path, "variants."))
+            continue;
+        f.path = "platforms." + platform + "." + f.path;
+        out.facts.push_back(std::move(f));
+    }
+    for (const auto& n : platform_facts.notes) out.notes.push_back(platform + ": " + n);
 }
 
 void wheel_name_facts(const std::string& label, const ReleaseWheels& rw, ReleaseFacts& out) {
@@ -127,7 +140,7 @@ void wheel_name_facts(const std::string& label, const ReleaseWheels& rw, Release
             if (m < lo_minor) lo_minor = m, lo = f;
             if (m > hi_minor) hi_minor = m, hi = f;
         }
-        std::string floor = f->wheel->glibc_floor();
+        std::string floor = f->wheel->glibc_floor(rw.machine);
         if (!floor.empty() && (glibc.empty() || glibc_less(glibc, floor))) {
             glibc = floor;
             glibc_wheel = f;
@@ -149,8 +162,8 @@ void wheel_name_facts(const std::string& label, const ReleaseWheels& rw, Release
             cites.push_back(cite_wheel(label, project, *f));
         }
         ft.source = cites.empty() ? label + " " + project + " " + rw.version + ": none of its " +
-                                        std::to_string(rw.wheels.size()) +
-                                        " Linux x86_64 wheels is a free-threaded (cp3XYt) build"
+                                        std::to_string(rw.wheels.size()) + " Linux " + rw.machine +
+                                        " wheels is a free-threaded (cp3XYt) build"
                                   : join(cites, "; ");
         out.facts.push_back(std::move(ft));
     }

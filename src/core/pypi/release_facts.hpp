@@ -44,11 +44,20 @@ std::string metadata_mismatch(const CoreMetadata& md, const IndexFile& wheel);
 // Step 1: from the wheel list alone. Error when the release has no Linux x86_64 wheel.
 struct ReleaseWheels {
     std::string version;
-    std::vector<const IndexFile*> wheels;       // Linux x86_64, newest build tag
+    std::vector<const IndexFile*> wheels;       // Linux, of `machine`, newest build tag
     const IndexFile* metadata_wheel = nullptr;  // the wheel whose METADATA is read
     std::string metadata_python;                // its CPython version ("3.13")
+    std::string machine = "x86_64";             // the wheels' machine
 };
-Result<ReleaseWheels> release_wheels(const ProjectIndex& torch, const std::string& version);
+// `machine`: "x86_64" (the knowledge base's main facts) or "aarch64" (its "platforms").
+Result<ReleaseWheels> release_wheels(const ProjectIndex& torch, const std::string& version,
+                                     const std::string& machine = "x86_64");
+
+// The facts of another platform's build ("linux/arm64"), from that platform's wheels: its
+// glibc, default_variant and variants.* facts of `platform_facts` moved under
+// "platforms.<platform>." in `out` (its Python range is not kept).
+void add_platform_facts(const std::string& platform, const ReleaseFacts& platform_facts,
+                        ReleaseFacts& out);
 
 // Python range, free-threaded builds and glibc floor, cited by wheel.
 void wheel_name_facts(const std::string& index_label, const ReleaseWheels& rw, ReleaseFacts& out);

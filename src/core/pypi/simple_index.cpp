@@ -101,7 +101,8 @@ Result<ProjectIndex> parse_project_index(std::string_view json_text, const std::
     return idx;
 }
 
-std::vector<const IndexFile*> ProjectIndex::linux_wheels(const std::string& version) const {
+std::vector<const IndexFile*> ProjectIndex::linux_wheels(const std::string& version,
+                                                         const std::string& machine) const {
     // PEP 440 equality: a pin on 13.0.3 names the file cuda_toolkit-13.0.3.0-...
     auto want = Pep440Version::parse(version);
     auto same = [&](const std::string& v) {
@@ -111,10 +112,10 @@ std::vector<const IndexFile*> ProjectIndex::linux_wheels(const std::string& vers
     std::vector<const IndexFile*> out;
     int best_build = -1;
     for (const auto& f : files)
-        if (f.wheel && !f.yanked && same(f.wheel->version) && f.wheel->linux_x86_64())
+        if (f.wheel && !f.yanked && same(f.wheel->version) && f.wheel->linux_for(machine))
             best_build = std::max(best_build, f.wheel->build);
     for (const auto& f : files)
-        if (f.wheel && !f.yanked && same(f.wheel->version) && f.wheel->linux_x86_64() &&
+        if (f.wheel && !f.yanked && same(f.wheel->version) && f.wheel->linux_for(machine) &&
             f.wheel->build == best_build)
             out.push_back(&f);
     std::sort(out.begin(), out.end(),

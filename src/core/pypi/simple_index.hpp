@@ -28,10 +28,11 @@ struct ProjectIndex {
     std::vector<IndexFile> files;
     std::vector<std::string> versions;  // as the index lists them (PEP 700), may be empty
 
-    // Non-yanked Linux x86_64 wheels of `version` (PEP 440 equality, so "13.0.3" matches
-    // "13.0.3.0"; the local label counts, so "2.0.0" does not match "2.0.0+cu117"),
+    // Non-yanked Linux wheels for `machine` of `version` (PEP 440 equality, so "13.0.3"
+    // matches "13.0.3.0"; the local label counts, so "2.0.0" does not match "2.0.0+cu117"),
     // highest build tag only.
-    std::vector<const IndexFile*> linux_wheels(const std::string& version) const;
+    std::vector<const IndexFile*> linux_wheels(const std::string& version,
+                                               const std::string& machine = "x86_64") const;
     // Final (non-pre-release) versions that have at least one Linux x86_64 wheel, ascending.
     std::vector<std::string> release_versions() const;
 };

@@ -61,27 +61,28 @@ std::optional<WheelName> parse_wheel_name(std::string_view file_name) {
     return w;
 }
 
-bool WheelName::linux_x86_64() const {
+bool WheelName::linux_for(const std::string& machine) const {
     for (const auto& p : platform_tags)
-        if (p == "any" || p == "linux_x86_64" ||
-            (starts_with(p, "manylinux") && ends_with(p, "_x86_64")))
+        if (p == "any" || p == "linux_" + machine ||
+            (starts_with(p, "manylinux") && ends_with(p, "_" + machine)))
             return true;
     return false;
 }
 
-std::string WheelName::glibc_floor() const {
+std::string WheelName::glibc_floor(const std::string& machine) const {
     std::string best;
+    const std::string suffix = "_" + machine;
     for (const auto& p : platform_tags) {
-        if (!ends_with(p, "_x86_64")) continue;
+        if (!ends_with(p, suffix)) continue;
         std::string floor;
-        if (p == "manylinux1_x86_64")
+        if (p == "manylinux1" + suffix)
             floor = "2.5";
-        else if (p == "manylinux2010_x86_64")
+        else if (p == "manylinux2010" + suffix)
             floor = "2.12";
-        else if (p == "manylinux2014_x86_64")
+        else if (p == "manylinux2014" + suffix)
             floor = "2.17";
         else if (starts_with(p, "manylinux_")) {
-            auto f = split(p.substr(10, p.size() - 10 - 7), '_');
+            auto f = split(p.substr(10, p.size() - 10 - suffix.size()), '_');
             if (f.size() == 2 && all_digits(f[0]) && all_digits(f[1])) floor = f[0] + "." + f[1];
         }
         // A wheel tagged for several floors installs from the lowest of them.

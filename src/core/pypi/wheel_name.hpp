@@ -15,11 +15,13 @@ struct WheelName {
     int build = -1;            // the build tag's number, -1 when absent
     std::vector<std::string> python_tags, abi_tags, platform_tags;
 
-    // A wheel that installs on Linux x86_64 (manylinux*, linux_x86_64, or "any").
-    bool linux_x86_64() const;
-    // The glibc a manylinux tag needs ("2.28" for manylinux_2_28, "2.17" for
+    // A wheel that installs on Linux on `machine` ("x86_64", "aarch64": manylinux*_MACHINE,
+    // linux_MACHINE, or "any").
+    bool linux_for(const std::string& machine) const;
+    bool linux_x86_64() const { return linux_for("x86_64"); }
+    // The glibc a manylinux tag for `machine` needs ("2.28" for manylinux_2_28, "2.17" for
     // manylinux2014, "2.12" for manylinux2010, "2.5" for manylinux1); "" otherwise.
-    std::string glibc_floor() const;
+    std::string glibc_floor(const std::string& machine = "x86_64") const;
     // CPython versions the wheel is for: "3.12" for cp312, "3.13t" for a free-threaded
     // build (abi cp313t); "py3" wheels give {} (any Python 3).
     std::vector<std::string> cpython_versions() const;

@@ -39,11 +39,20 @@ std::string files_only_reason(const std::string& image_arch, const std::string& 
                               bool forced, bool emulated) {
     if (forced) return "--files-only: the image's files are read, none of its code is run";
     std::string image = oci_arch(image_arch), engine = oci_arch(engine_arch);
-    if (image.empty() || engine.empty() || image == engine || emulated) return {};
+    if (image.empty() || engine.empty() || image == engine) return {};
+    // Even where this host emulates the image's machine, the probes that load the image's
+    // libraries are this host's programs and could not load them: the files are what is read.
+    if (emulated)
+        return "the image is linux/" + image + " and the engine runs linux/" + engine +
+               "; this host emulates linux/" + image +
+               " (binfmt qemu), but the probes that load an image's libraries are built for "
+               "linux/" +
+               engine + " only, so only the image's files are read (validate on a linux/" + image +
+               " host for the checks that run its code)";
     return "the image is linux/" + image + " and the engine runs linux/" + engine +
-           " with no emulation for it, so only the image's files are read (install "
-           "qemu-user-static with binfmt support, or validate on a linux/" +
-           image + " host, for the checks that run its code)";
+           " with no emulation for it, so only the image's files are read (validate on a "
+           "linux/" +
+           image + " host for the checks that run its code)";
 }
 
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 // The platform an image is built for, and what torchdock can learn of it without running its
-// code (the files-only tier): an arm64 image on an x86 engine with no emulation, or `validate
-// --files-only`. Pure: names in, decisions out.
+// code (the files-only tier): an arm64 image on an x86 engine, or `validate --files-only`.
+// Pure: names in, decisions out.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -23,11 +23,11 @@ std::string elf_machine_of(const std::string& arch);
 // platform part (not three '-'-separated parts).
 std::optional<std::string> wheel_tag_machine(const std::string& tag);
 
-// Whether validate reads the image's files only (the files-only tier) and why, in a sentence:
-// `forced` is
-// --files-only; otherwise an image for another architecture than the engine's that the engine
-// cannot emulate (`emulated`: the engine host runs that architecture's binaries, e.g. through
-// qemu-user's binfmt handler). "" when the image's code can run.
+// Why validate reads the image's files only (the files-only tier), in a sentence; "" when
+// its code can run: `forced` is --files-only; otherwise an image for another architecture
+// than the engine's. `emulated` (this host runs that architecture's binaries through
+// qemu-user's binfmt handler) changes only the sentence: the probes that load an image's
+// libraries are built for this host's architecture, so they could not load the image's.
 std::string files_only_reason(const std::string& image_arch, const std::string& engine_arch,
                               bool forced, bool emulated);
 

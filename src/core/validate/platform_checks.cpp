@@ -7,6 +7,7 @@
 #include "core/validate/kernel_coverage.hpp"
 #include "core/validate/platform.hpp"
 #include "util/strings.hpp"
+#include "util/version.hpp"
 
 namespace td::validate_detail {
 namespace {
@@ -31,7 +32,7 @@ void platform_objects(CheckContext& ctx) {
         return ctx.skip("TD132", ctx.why_missing("record"));
     const std::string want = machine + "/64";
     std::vector<std::string> problems;
-    long long objects = 0;
+    long long objects = 0, tags = 0;
     std::size_t dists = 0;
     for (const auto& d : rec["distributions"]) {
         if (!d.is_object()) continue;
@@ -39,6 +40,7 @@ void platform_objects(CheckContext& ctx) {
         const std::string label = str(d, "name") + " " + str(d, "version");
         for (const auto& t : d.value("tags", json::array())) {
             auto m = t.is_string() ? wheel_tag_machine(t.get<std::string>()) : std::nullopt;
+            tags += m.has_value();
             if (m && !m->empty() && *m != machine) {
                 problems.push_back(label + ": its wheel tag " + t.get<std::string>() + " is for " +
                                    *m);
@@ -58,6 +60,10 @@ void platform_objects(CheckContext& ctx) {
     }
     std::string observed =
         std::to_string(dists) + " distributions, " + std::to_string(objects) + " ELF objects";
+    // Nothing read that says a platform (no WHEEL tags, no ELF file): no evidence, no pass.
+    if (problems.empty() && objects == 0 && tags == 0)
+        return ctx.skip("TD132",
+                        "probe-record found no wheel tag and no ELF object (" + observed + ")");
     if (problems.empty())
         return ctx.add("TD132", "pass", observed, platform,
                        "every wheel tag and ELF object is " + machine);
@@ -94,6 +100,35 @@ void torch_files_agree(CheckContext& ctx, const TorchVersionFile& v, const std::
                 ") is not what the running torch reports: the "
                 "files checked are not the torch that runs",
             "reinstall torch, and remove the other copy from the import path");
+}
+
+// The fix for TD133: where a CPU build is what the index serves on the image's platform
+// (torch.json "platforms"), the first release whose build there has the labelled CUDA major.
+std::string cpu_build_fix(const CheckContext& ctx, const std::string& torch_version,
+                          const std::string& want_cuda, bool cpu_build) {
+    const std::string generic =
+        "install the torch wheel the labels promise, built for CUDA on this platform (pip on "
+        "the image's platform, not a copy of another's)";
+    const std::string platform = ctx.input().platform;
+    const std::string key = split(platform, '/').size() >= 2
+                                ? "linux/" + oci_arch(split(platform, '/')[1])
+                                : std::string();
+    const TorchRelease* release = ctx.kb().torch(torch_version);
+    const TorchPlatformBuild* here = release ? release->platform(key) : nullptr;
+    if (!cpu_build || want_cuda.empty() || !here || here->variant != "cpu") return generic;
+    const std::string major = split(want_cuda, '.')[0];
+    std::optional<Version> first;
+    for (const auto& r : ctx.kb().torch_releases()) {
+        const TorchPlatformBuild* b = r.platform(key);
+        const TorchVariant* build = b ? b->default_build() : nullptr;
+        auto v = Version::parse(r.version);
+        if (build && v && split(build->cuda, '.')[0] == major && (!first || *v < *first)) first = v;
+    }
+    return "torch " + torch_version + " on " + key +
+           " is a CPU-only build on PyPI (data/torch.json platforms); " +
+           (first ? "the first release whose " + key + " wheel is built for CUDA " + major +
+                        " is torch " + first->str() + ": install that or newer"
+                  : "no release there is built for CUDA " + major + ": " + generic);
 }
 
 void torch_build_files(CheckContext& ctx) {
@@ -146,8 +181,7 @@ void torch_build_files(CheckContext& ctx) {
         return ctx.add("TD133", "pass", observed, expect.empty() ? "-" : expect,
                        observed + " (read from torch/version.py; torch was not run)");
     ctx.add("TD133", "fail", observed, expect, join(problems, "; "),
-            "install the torch wheel the labels promise, built for CUDA on this platform "
-            "(pip on the image's platform, not a copy of another's)");
+            cpu_build_fix(ctx, plain, want_cuda, v.cuda.empty()));
 }
 
 }  // namespace

@@ -56,8 +56,10 @@ def wheel(dist, version, tag, metadata_file):
 TORCH_TAGS = ["cp310-cp310", "cp311-cp311", "cp312-cp312", "cp313-cp313", "cp313-cp313t",
               "cp314-cp314", "cp314-cp314t"]
 projects = {
-    "torch": [wheel("torch", "2.11.0", t + "-manylinux_2_28_x86_64", torch_metadata)
-              for t in TORCH_TAGS],
+    # The aarch64 wheels carry the same METADATA: PyPI's torch-2.11.0-cp313-cp313-
+    # manylinux_2_28_aarch64.whl has a header byte-identical to the x86_64 one recorded here.
+    "torch": [wheel("torch", "2.11.0", t + "-manylinux_2_28_" + m, torch_metadata)
+              for t in TORCH_TAGS for m in ("x86_64", "aarch64")],
     "cuda-toolkit": [wheel("cuda_toolkit", "13.0.2", "py2.py3-none-any", "cuda-toolkit-13.0.2.METADATA")],
     "torchvision": [wheel("torchvision", "0.26.0", "cp313-cp313-manylinux_2_28_x86_64",
                           "torchvision-0.26.0.METADATA")],

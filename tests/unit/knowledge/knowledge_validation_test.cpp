@@ -127,3 +127,29 @@ TEST_CASE("check_torch_fact: the grammar kb refresh writes with", "[knowledge]")
     CHECK_FALSE(check_torch_fact("variants.cu1x.cudnn", "9.1").empty());
     CHECK_FALSE(check_torch_fact("nonsense", "1").empty());
 }
+
+TEST_CASE("torch.json platforms: linux/arm64 builds load, others are refused", "[knowledge]") {
+    using td::check_torch_fact;
+    CHECK(check_torch_fact("platforms.linux/arm64.default_variant", "cu130").empty());
+    CHECK(check_torch_fact("platforms.linux/arm64.default_variant", "").empty());  // no wheel
+    CHECK(check_torch_fact("platforms.linux/arm64.variants.cu130.cudnn", "9.19.0.56").empty());
+    CHECK_FALSE(check_torch_fact("platforms.linux/arm64.variants.cu130.cudnn", "9.19;").empty());
+    CHECK_FALSE(check_torch_fact("platforms.linux/s390x.glibc", "2.28").empty());
+    CHECK_FALSE(check_torch_fact("platforms.linux/arm64.python.min", "3.10").empty());
+    auto kb = KnowledgeBase::parse(real_files());
+    REQUIRE(kb);
+    const auto* t210 = kb->torch("2.10.0");
+    const auto* t211 = kb->torch("2.11.0");
+    REQUIRE(t210);
+    REQUIRE(t211);
+    REQUIRE(t210->platform("linux/arm64"));
+    CHECK(t210->platform("linux/arm64")->variant == "cpu");
+    REQUIRE(t211->platform("linux/arm64"));
+    REQUIRE(t211->platform("linux/arm64")->default_build());
+    CHECK(t211->platform("linux/arm64")->default_build()->cuda == "13.0");
+    CHECK(has(error_with("torch.json",
+                         [](json& d) {
+                             d["torch"][0]["platforms"] = {{"linux/mips", json::object()}};
+                         }),
+              "$.torch[0].platforms key"));
+}

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/knowledge/knowledge_base.hpp"
 #include "core/pypi/kb_update.hpp"
 #include "core/pypi/wheel_name.hpp"
 #include "core/pypi/zip_directory.hpp"
@@ -399,4 +400,56 @@ TEST_CASE("Zip: a ZIP64 end record is followed", "[pypi]") {
     CHECK(loc->entries == 70000);
     CHECK(loc->offset == 5000000000ULL);
     CHECK(loc->size == 7000000);
+}
+
+TEST_CASE("linux/arm64: the aarch64 wheels give that platform's facts, prefixed, no Python range",
+          "[pypi]") {
+    // Two of PyPI's torch 2.11.0 aarch64 wheels (names and hashes as kb refresh read them)
+    // beside a macOS arm64 one, which is not Linux.
+    const std::string page = R"({"meta":{"api-version":"1.1"},"name":"torch","files":[
+      {"filename":"torch-2.11.0-cp310-cp310-manylinux_2_28_aarch64.whl","url":"../../p/a.whl",
+       "hashes":{"sha256":"4cf8687f4aec3900f748d553483ef40e0ac38411c3c48d0a86a438f6d7a99b18"}},
+      {"filename":"torch-2.11.0-cp314-cp314-manylinux_2_28_aarch64.whl","url":"../../p/b.whl",
+       "hashes":{"sha256":"2bb3cc54bd0dea126b0060bb1ec9de0f9c7f7342d93d436646516b0330cd5be7"}},
+      {"filename":"torch-2.11.0-cp314-cp314-macosx_14_0_arm64.whl","url":"../../p/c.whl",
+       "hashes":{"sha256":"0000000000000000000000000000000000000000000000000000000000000000"}}]})";
+    auto idx = parse_project_index(page, k_page);
+    REQUIRE(idx);
+    CHECK(idx->linux_wheels("2.11.0").empty());  // no x86_64 wheel here
+    REQUIRE(idx->linux_wheels("2.11.0", "aarch64").size() == 2);
+    auto missing = release_wheels(idx.value(), "2.11.0");
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().message == "torch 2.11.0 has no Linux x86_64 wheel on the index");
+    auto rw = release_wheels(idx.value(), "2.11.0", "aarch64");
+    REQUIRE(rw);
+    CHECK(rw->metadata_python == "3.14");
+    ReleaseFacts arm;
+    wheel_name_facts("PyPI", rw.value(), arm);
+    MarkerEnvironment env;
+    env.python_version = rw->metadata_python;
+    env.platform_machine = "aarch64";
+    CoreMetadata tk = metadata("cuda-toolkit-13.0.2.METADATA");
+    pin_facts(cite_wheel("PyPI", "torch", *rw->metadata_wheel), metadata("torch-2.11.0.METADATA"),
+              env, &tk, "PyPI cuda-toolkit 13.0.2 wheel (sha256 b1)", arm);
+    ReleaseFacts out;
+    add_platform_facts("linux/arm64", arm, out);
+    CHECK(value_of(out, "platforms.linux/arm64.glibc") == "2.28");
+    CHECK(value_of(out, "platforms.linux/arm64.default_variant") == "cu130");
+    CHECK(value_of(out, "platforms.linux/arm64.variants.cu130.cudnn") == "9.19.0.56");
+    CHECK(out.find("platforms.linux/arm64.python.min") == nullptr);
+    CHECK(
+        out.find("platforms.linux/arm64.variants.cu130.cudnn")
+            ->source.find("torch-2.11.0-cp314-cp314-manylinux_2_28_aarch64.whl (sha256 2bb3cc54") !=
+        std::string::npos);
+    // Every fact written passes the grammar the loader applies.
+    for (const auto& f : out.facts) CHECK(td::check_torch_fact(f.path, f.value()).empty());
+}
+
+TEST_CASE("wheel names: Linux per machine and the glibc floor of its tag", "[pypi]") {
+    auto w = parse_wheel_name("torch-2.9.1-cp311-cp311-manylinux2014_aarch64.whl");
+    REQUIRE(w);
+    CHECK(w->linux_for("aarch64"));
+    CHECK_FALSE(w->linux_x86_64());
+    CHECK(w->glibc_floor("aarch64") == "2.17");
+    CHECK(w->glibc_floor().empty());
 }

@@ -70,7 +70,9 @@ TEST_CASE("platform: architecture names, ELF machines and wheel tags") {
 TEST_CASE("platform: the files-only tier is chosen by architecture, emulation and --files-only") {
     CHECK(files_only_reason("amd64", "x86_64", false, false).empty());
     CHECK(files_only_reason("arm64", "aarch64", false, false).empty());
-    CHECK(files_only_reason("arm64", "x86_64", false, true).empty());  // qemu-user runs it
+    // Emulated: still files only (the probes that load libraries are this host's), said so.
+    CHECK_THAT(files_only_reason("arm64", "x86_64", false, true),
+               ContainsSubstring("this host emulates linux/arm64 (binfmt qemu), but the probes"));
     CHECK_THAT(files_only_reason("arm64", "x86_64", false, false),
                ContainsSubstring("linux/arm64 and the engine runs linux/amd64"));
     CHECK_THAT(files_only_reason("amd64", "x86_64", true, false),
@@ -145,6 +147,10 @@ TEST_CASE("files-only tier: an x86_64 wheel in an arm64 image is named") {
                                             "py3-none-manylinux_2_18_x86_64 is for x86_64"));
     CHECK_THAT(r.message,
                ContainsSubstring("1 x86_64/64 ELF object (first nvidia/nccl/lib/libnccl.so.2)"));
+    // Distributions that say nothing of a platform (an older probe-record): not a pass.
+    auto silent =
+        files_only_arm64_image(R"({"name":"torch","version":"2.11.0","files":1,"problems":[]})");
+    CHECK(check(evaluate(silent, test::real_kb()), "TD132").status == "skip");
     // A platform torchdock cannot name an ELF machine for: not judged, and said.
     in.platform = "linux/riscv64";
     CHECK(check(evaluate(in, test::real_kb()), "TD132").status == "skip");
@@ -162,6 +168,9 @@ TEST_CASE("files-only tier: a CPU-only torch behind CUDA labels fails from its f
                ContainsSubstring("torch/version.py says 2.10.0+cpu, 2.11.0 is labelled"));
     CHECK_THAT(r.message, ContainsSubstring("CPU-only build (torch/version.py cuda = None) in an "
                                             "image labelled CUDA 13.0"));
+    // The fix names the release that would work there, from data/torch.json's platforms.
+    CHECK_THAT(r.fix, ContainsSubstring("torch 2.10.0 on linux/arm64 is a CPU-only build on PyPI"));
+    CHECK_THAT(r.fix, ContainsSubstring("built for CUDA 13 is torch 2.11.0"));
     // Unreadable version.py: no evidence, never a pass.
     auto unread = files_only_arm64_image(
         R"({"name":"torch","version":"2.11.0","files":1,"problems":[],"texts":{"torch/version.py":null}})");
