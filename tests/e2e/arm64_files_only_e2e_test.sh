@@ -45,11 +45,18 @@ services_start || { echo "FAIL - services did not start"; echo "0 passed, 1 fail
 
 # --- the arm64 root, the wheels, the images ---------------------------------------------------
 start=$(date +%s.%N)
-tarball=$(debian_arm64_files_tarball bookworm python3) || { bad "debootstrap of an arm64 bookworm root"; finish; exit 1; }
-wheels healthy aarch64-manylinux_2_28 torch==2.11.0
-wheels cpu aarch64-manylinux_2_28 torch==2.10.0
-wheels nccl-x86 x86_64-manylinux_2_28 --no-deps nvidia-nccl-cu13==2.28.9
-wheels bnb aarch64-manylinux_2_28 --no-deps bitsandbytes==0.47.0
+# The root (debootstrap, about a minute when not cached) and the wheels (about 4 GB when uv's
+# cache is cold) are fetched at the same time.
+(debian_arm64_files_tarball bookworm python3 >"$WORK/tarball") &
+root_pid=$!
+wheel_pids=()
+wheels healthy aarch64-manylinux_2_28 torch==2.11.0 & wheel_pids+=($!)
+wheels cpu aarch64-manylinux_2_28 torch==2.10.0 & wheel_pids+=($!)
+wheels nccl-x86 x86_64-manylinux_2_28 --no-deps nvidia-nccl-cu13==2.28.9 & wheel_pids+=($!)
+wheels bnb aarch64-manylinux_2_28 --no-deps bitsandbytes==0.47.0 & wheel_pids+=($!)
+wait "$root_pid" || { bad "debootstrap of an arm64 bookworm root"; finish; exit 1; }
+wait "${wheel_pids[@]}"  # only these: the engine and registry are this shell's children too
+tarball=$(cat "$WORK/tarball")
 check "uv installed torch 2.11.0's aarch64 set, torch 2.10.0 (CPU) for aarch64, an x86_64 NCCL and bitsandbytes 0.47.0" \
   bash -c "grep -q \"cuda: Optional\\[str\\] = '13.0'\" '$WORK/healthy/torch/version.py' && grep -q 'cuda: Optional\\[str\\] = None' '$WORK/cpu/torch/version.py' && file -L '$WORK/nccl-x86/nvidia/nccl/lib/libnccl.so.2' | grep -q x86-64 && test -f '$WORK/bnb/bitsandbytes/libbitsandbytes_cuda126.so'"
 # The images, loaded as a registry pull would give them: the arm64 root, then the site layers.
