@@ -110,9 +110,8 @@ std::string cpu_build_fix(const CheckContext& ctx, const std::string& torch_vers
         "install the torch wheel the labels promise, built for CUDA on this platform (pip on "
         "the image's platform, not a copy of another's)";
     const std::string platform = ctx.input().platform;
-    const std::string key = split(platform, '/').size() >= 2
-                                ? "linux/" + oci_arch(split(platform, '/')[1])
-                                : std::string();
+    const std::string arch = platform_arch(platform);
+    const std::string key = arch.empty() ? std::string() : "linux/" + oci_arch(arch);
     const TorchRelease* release = ctx.kb().torch(torch_version);
     const TorchPlatformBuild* here = release ? release->platform(key) : nullptr;
     if (!cpu_build || want_cuda.empty() || !here || here->variant != "cpu") return generic;
