@@ -1,4 +1,5 @@
 // `torchdock build`: the rendered variants into images, N at a time, with a summary.
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <iostream>
@@ -13,9 +14,11 @@
 #include "core/build/build_record.hpp"
 #include "core/build/image_ref.hpp"
 #include "core/grammar/grammar.hpp"
+#include "core/render/platforms.hpp"
 #include "core/render/render_plan.hpp"
 #include "engine/builder.hpp"
 #include "engine/docker_api.hpp"
+#include "engine/environment_facts.hpp"
 #include "engine/files.hpp"
 #include "engine/interrupt.hpp"
 #include "report/build_summary.hpp"
@@ -93,8 +96,12 @@ BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
         return rec;
     }
     engine::BuildRequest req;
-    for (const auto& [file, name] : {std::pair{entry.python_lock, k_requirements_lock},
-                                     std::pair{entry.build_lock, k_build_requirements_lock}}) {
+    // Its hash-locked sets, staged under the names the Dockerfile binds.
+    std::vector<std::pair<std::string, std::string>> locks = {
+        {entry.python_lock, k_requirements_lock}, {entry.build_lock, k_build_requirements_lock}};
+    for (const auto& [platform, file] : entry.python_locks)
+        locks.emplace_back(file, requirements_lock_for(platform));
+    for (const auto& [file, name] : locks) {
         if (file.empty()) continue;
         auto lock = engine::read_file_in_tree(ctx.opts.dockerfiles_dir, file);
         if (!lock) {
@@ -111,6 +118,7 @@ BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
     req.reference = rec.reference;
     req.work_root = ctx.opts.work_dir;
     req.no_cache = ctx.opts.no_cache;
+    req.platform = ctx.opts.platform.value_or("");
     req.host_network = ctx.host_network;
     req.ca_cert = ctx.ca_cert;
     req.timeout = std::chrono::seconds(ctx.opts.timeout_s);
@@ -140,8 +148,25 @@ BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
         return rec;
     }
     rec.result = BuildRecord::Result::Built;
-    if (auto info = ctx.api.inspect_image(rec.reference); info && info.value())
-        rec.size_bytes = info.value()->size;
+    auto info = ctx.api.inspect_image(rec.reference);
+    if (info && info.value()) rec.size_bytes = info.value()->size;
+    if (ctx.opts.platform) {
+        // The image the engine holds is the platform asked for (arm64's "v8" variant aside);
+        // an image that cannot be read is not taken for it.
+        const std::string got = info && info.value() ? info.value()->platform() : std::string();
+        if (got != *ctx.opts.platform && got != *ctx.opts.platform + "/v8") {
+            rec.result = BuildRecord::Result::Failed;
+            rec.error = !info ? "the built image's platform could not be read (" +
+                                    info.error().message + ")"
+                        : !info.value() ? "the built image " + rec.reference +
+                                              " is not in the engine, so its platform is unknown"
+                        : got.empty() ? "the built image records no platform, not " +
+                                            *ctx.opts.platform + " as --platform asked"
+                                      : "the built image is " + got + ", not " +
+                                            *ctx.opts.platform + " as --platform asked";
+            return rec;
+        }
+    }
     if (ctx.opts.push) {
         // The image's repository path under the push registry (its own registry host replaced).
         auto parsed = ImageRef::parse(entry.reference());
@@ -174,6 +199,9 @@ Status check_build_flags(const BuildOptions& opts) {
     if (opts.push)
         if (auto bad = grammar::check_registry_host(*opts.push); !bad.empty())
             return Error{ErrorKind::Usage, "--push " + quote_value(*opts.push) + ": " + bad};
+    if (opts.platform)
+        if (auto bad = check_build_platform(*opts.platform); !bad.empty())
+            return Error{ErrorKind::Usage, "--platform: " + bad};
     for (const auto& a : opts.build_args) {
         auto eq = a.find('=');
         std::string name = a.substr(0, eq);
@@ -215,6 +243,18 @@ int run_build(const BuildOptions& opts) {
                     " (see `torchdock list`)");
         return k_exit_config;
     }
+    // --platform builds only variants whose manifest lists that platform.
+    std::vector<std::string> not_built;
+    for (const auto& e : selected)
+        if (opts.platform &&
+            std::find(e.platforms.begin(), e.platforms.end(), *opts.platform) == e.platforms.end())
+            not_built.push_back(e.name + " (" + join(e.platforms, ", ") + ")");
+    if (!not_built.empty()) {
+        print_error("--platform " + *opts.platform + ": " + join(not_built, ", ") +
+                    (not_built.size() == 1 ? " is" : " are") +
+                    " not built for it; add it to the manifest's \"platforms\" and render");
+        return k_exit_config;
+    }
     auto settings = load_settings(opts.settings);
     if (!settings) return fail(settings.error());
     // A variant that installs from the PyTorch wheel index needs one: say so before building.
@@ -235,6 +275,17 @@ int run_build(const BuildOptions& opts) {
     if (auto st = api->ping(); !st) return fail(st.error());
     auto backend = engine::detect_build_backend();
     if (!backend) return fail(backend.error());
+    if (opts.platform) {
+        auto info = api->info();
+        if (!info) return fail(info.error());
+        auto verdict = judge_build_platform(*opts.platform, info->architecture,
+                                            engine::host_emulates(wheel_machine(*opts.platform)));
+        if (!verdict.error.empty()) {
+            print_error(verdict.error);
+            return k_exit_environment;
+        }
+        if (!verdict.note.empty()) note(verdict.note);
+    }
 
     // pip in the build trusts what this host trusts: --ca-cert, else the bundle the host's
     // pip/requests/OpenSSL are pointed at, else the system bundle.

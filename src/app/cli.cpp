@@ -99,6 +99,10 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
         ->capture_default_str();
     c.build_cmd->add_flag("--no-cache", build.no_cache, "do not use the build cache");
     c.build_cmd->add_option("--push", build.push, "push each built image to this registry host");
+    c.build_cmd->add_option("--platform", build.platform,
+                            "build for this platform (linux/amd64 or linux/arm64, one the "
+                            "manifest's \"platforms\" lists): emulated with qemu when it is not "
+                            "the engine's own");
     add_report_flag(c.build_cmd, "--json", build.json, "the summary as JSON");
     c.build_cmd
         ->add_option("--work-dir", build.work_dir, "where build logs and staged Dockerfiles go")

@@ -40,7 +40,8 @@ struct BuildOptions {
     std::string dockerfiles_dir = "dockerfiles";
     int jobs = 1;
     bool no_cache = false;
-    std::optional<std::string> push;  // registry host to push to
+    std::optional<std::string> push;      // registry host to push to
+    std::optional<std::string> platform;  // --platform: a build platform (render/platforms.hpp)
     std::optional<std::string> json;
     std::string work_dir = ".torchdock/build";
     long long timeout_s = 2 * 3600;  // one build

@@ -14,9 +14,11 @@
 #include "app/output.hpp"
 #include "app/settings.hpp"
 #include "core/build/image_ref.hpp"
+#include "core/build/registry_policy.hpp"
 #include "core/json/json_text.hpp"
 #include "core/json/source_json.hpp"
 #include "core/render/lockfile.hpp"
+#include "core/render/platforms.hpp"
 #include "core/render/render_plan.hpp"
 #include "engine/files.hpp"
 #include "engine/interrupt.hpp"
@@ -106,6 +108,8 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
     int drifted = 0;
     // Failures by class, for the exit code: a vanished tag, the environment, a time-out.
     int gone = 0, failed = 0, timed_out = 0;
+    // Bases whose index lacks a platform the manifest builds for (a manifest problem).
+    int no_platform = 0;
     for (const auto& src : sources.value()) {
         // Plan without the lock: the base references are what gets locked.
         ManifestSource unlocked{src.path, src.text, std::nullopt, std::nullopt};
@@ -121,7 +125,12 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             std::find(opts.families.begin(), opts.families.end(), family) == opts.families.end())
             continue;
         std::set<std::string> refs;
-        for (const auto& v : plan.variants) refs.insert(v.base_ref);
+        // The platforms each base is built for: its index must list them (platforms.hpp).
+        std::map<std::string, std::set<std::string>> wanted;
+        for (const auto& v : plan.variants) {
+            refs.insert(v.base_ref);
+            wanted[v.base_ref].insert(v.manifest->platforms.begin(), v.manifest->platforms.end());
+        }
         progress("lock " + family + ": " + std::to_string(refs.size()) + " base image" +
                  (refs.size() == 1 ? "" : "s") + ", " + std::to_string(plan.variants.size()) +
                  " variant" + (plan.variants.size() == 1 ? "" : "s"));
@@ -149,15 +158,29 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             ImageRef target = apply_mirrors(ref.value(), mirrors);
             std::string via =
                 target.registry != ref->registry ? " (via " + target.registry + ")" : "";
-            engine::DigestAnswer a = engine::resolve_digest(target, timeouts);
+            const std::set<std::string>& platforms = wanted[ref_text];
+            const bool multi = platforms != std::set<std::string>{k_default_platform};
+            engine::DigestAnswer a = engine::resolve_digest(target, timeouts, multi);
             auto prev = previous.find(ref_text);
             LockVerdict verdict = judge_lock(
                 a, prev == previous.end() ? std::nullopt : std::optional(prev->second.digest),
                 opts.check);
-            if (a.kind == engine::DigestAnswer::Kind::Found)
-                resolved[ref_text] = {a.digest, a.media_type};
+            if (a.kind == engine::DigestAnswer::Kind::Found && multi) {
+                if (auto why = base_platforms_problem(
+                        platforms, registry::is_index_media_type(a.media_type), a.platforms);
+                    !why.empty()) {
+                    verdict = {"ERROR: " + why, 0, true};
+                    ++no_platform;
+                }
+            }
+            if (a.kind == engine::DigestAnswer::Kind::Found) {
+                LockEntry& e = resolved[ref_text] = {a.digest, a.media_type};
+                if (multi)
+                    for (const auto& p : platforms)
+                        if (a.platforms.count(p)) e.platforms[p] = a.platforms.at(p);
+            }
             drifted += verdict.drift;
-            if (verdict.failure) {
+            if (verdict.failure && a.kind != engine::DigestAnswer::Kind::Found) {
                 if (a.kind == engine::DigestAnswer::Kind::NotFound)
                     ++gone;
                 else if (a.kind == engine::DigestAnswer::Kind::TimedOut)
@@ -215,7 +238,7 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
     }
     if (opts.json) {
         bool writes = !opts.check && !(conflicts || python_failed || apt_unresolved || gone ||
-                                       failed || timed_out);
+                                       failed || timed_out || no_platform);
         nlohmann::json python_json = nlohmann::json::array();
         for (const auto& r : python_rows)
             python_json.push_back(
@@ -225,20 +248,20 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             apt_json.push_back({{"variant", r[0]}, {"packages", r[1]}, {"status", r[2]}});
         nlohmann::json files = nlohmann::json::array();
         for (const auto& [path, content] : pending) files.push_back(path);
-        nlohmann::json doc{
-            {"schema", 1},
-            {"check", opts.check},
-            {"images", images_json},
-            {"python", python_json},
-            {"apt", apt_json},
-            {"apt_drifted", apt_drifted},
-            {"drifted", drifted},
-            {"python_drifted", python_drifted},
-            {"python_unchecked", python_unchecked},
-            {"not_locked", not_locked},
-            {"apt_not_locked", apt_not_locked},
-            {"failed", gone + failed + timed_out + conflicts + python_failed + apt_unresolved},
-            {"lock_files", writes ? files : nlohmann::json::array()}};
+        nlohmann::json doc{{"schema", 1},
+                           {"check", opts.check},
+                           {"images", images_json},
+                           {"python", python_json},
+                           {"apt", apt_json},
+                           {"apt_drifted", apt_drifted},
+                           {"drifted", drifted},
+                           {"python_drifted", python_drifted},
+                           {"python_unchecked", python_unchecked},
+                           {"not_locked", not_locked},
+                           {"apt_not_locked", apt_not_locked},
+                           {"failed", gone + failed + timed_out + no_platform + conflicts +
+                                          python_failed + apt_unresolved},
+                           {"lock_files", writes ? files : nlohmann::json::array()}};
         if (auto st = emit_report(opts.json, json_text(doc)); !st) return fail(st.error());
     }
     // With the JSON on stdout the tables go to stderr, so stdout stays parseable.
@@ -284,12 +307,16 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
     if (timed_out)
         print_error(images(timed_out) + " timed out (lock --timeout " +
                     std::to_string(opts.timeout_s) + " s)");
-    if (gone || failed || timed_out) {
+    if (no_platform)
+        print_error(images(no_platform) + " lack" + (no_platform == 1 ? "s" : "") +
+                    " a platform the manifest builds for (see ERROR above): change the base "
+                    "or the manifest's \"platforms\"");
+    if (gone || failed || timed_out || no_platform) {
         print_error("lock files were left as they were");
         // A vanished tag is a data problem (exit 2): the manifest names an image the
         // registry does not have, and no retry will change that. Then the environment (3),
         // then a time-out (4, only when nothing else failed, as for build).
-        return gone ? k_exit_config : failed ? k_exit_environment : k_exit_timeout;
+        return gone || no_platform ? k_exit_config : failed ? k_exit_environment : k_exit_timeout;
     }
     if (opts.check) {
         if (drifted)

@@ -37,16 +37,31 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
                                   const std::map<std::string, PythonLock>& previous,
                                   const PythonLockRun& run, bool build) {
     PythonLockResult out;
+    // One Python set per variant and platform (the build stage's: the variant's only).
+    struct Unit {
+        const Variant* variant;
+        std::string platform, key;
+    };
+    std::vector<Unit> units;
     for (const auto& v : variants) {
+        if (build) {
+            units.push_back({&v, k_default_platform, v.name});
+            continue;
+        }
+        for (const auto& platform : v.manifest->platforms)
+            units.push_back({&v, platform, python_lock_key(v.name, platform)});
+    }
+    for (const auto& [vp, platform, key] : units) {
         if (engine::interrupted()) break;
-        LockPlan plan = build ? build_lock_plan(v, run.kb) : python_lock_plan(v, run.kb);
+        const Variant& v = *vp;
+        LockPlan plan = build ? build_lock_plan(v, run.kb) : python_lock_plan(v, run.kb, platform);
         if (!plan.inputs) {
             // Nothing of its own to lock: say so only where pip installs something.
             if (build ? !plan.why_not.empty() : v.pip_installs_anything())
-                out.rows.push_back({v.name, "-", "not hash-locked: " + plan.why_not});
+                out.rows.push_back({key, "-", "not hash-locked: " + plan.why_not});
             continue;
         }
-        auto prev = previous.find(v.name);
+        auto prev = previous.find(key);
         const PythonLock* old = prev != previous.end() ? &prev->second : nullptr;
         bool old_fits = old && old->inputs == *plan.inputs;
         engine::UvAnswer a;
@@ -60,7 +75,7 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
                 a.kind = engine::UvAnswer::Kind::Unreachable;
                 a.message = "the lock's --timeout ran out before this variant";
             } else {
-                progress("lock " + v.name +
+                progress("lock " + key +
                          (build ? ": resolving its build stage's set with uv"
                                 : ": resolving its Python set with uv"));
                 a = engine::uv_resolve(run.uv, *plan.inputs, run.indexes, left);
@@ -73,23 +88,23 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
                 if (run.check) {
                     if (!old) {
                         ++out.drifted;
-                        out.rows.push_back({v.name, count, "NOT LOCKED"});
+                        out.rows.push_back({key, count, "NOT LOCKED"});
                     } else if (!old_fits) {
                         ++out.drifted;
-                        out.rows.push_back({v.name, count,
+                        out.rows.push_back({key, count,
                                             "STALE: locked from other inputs than the manifest "
                                             "now gives"});
                     } else if (auto d = diff_locked_packages(old->packages, fresh.packages);
                                !d.empty()) {
                         ++out.drifted;
-                        out.rows.push_back({v.name, count, "MOVED: " + changes_text(d, run)});
+                        out.rows.push_back({key, count, "MOVED: " + changes_text(d, run)});
                     } else if (!old->graph) {
                         ++out.drifted;
-                        out.rows.push_back({v.name, count, k_no_graph});
+                        out.rows.push_back({key, count, k_no_graph});
                     } else {
-                        out.rows.push_back({v.name, count, "ok"});
+                        out.rows.push_back({key, count, "ok"});
                     }
-                    if (old) out.locks[v.name] = *old;
+                    if (old) out.locks[key] = *old;
                     break;
                 }
                 std::string status = "locked";
@@ -101,33 +116,33 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
                 } else if (old) {
                     status = "locked (the manifest changed since the last lock)";
                 }
-                out.rows.push_back({v.name, count, status});
-                out.locks[v.name] = std::move(fresh);
+                out.rows.push_back({key, count, status});
+                out.locks[key] = std::move(fresh);
                 break;
             }
             case engine::UvAnswer::Kind::Unreachable:
                 if (run.check) {
                     ++out.unchecked;
-                    out.rows.push_back({v.name, "-", "NOT CHECKED: " + a.message});
-                    if (old) out.locks[v.name] = *old;
+                    out.rows.push_back({key, "-", "NOT CHECKED: " + a.message});
+                    if (old) out.locks[key] = *old;
                 } else if (old_fits) {
-                    out.locks[v.name] = *old;
+                    out.locks[key] = *old;
                     out.rows.push_back(
-                        {v.name, std::to_string(old->packages.size()),
+                        {key, std::to_string(old->packages.size()),
                          "kept the previous lock, not re-resolved: " + a.message +
                              (old->graph ? "" : std::string(" (") + k_no_graph_kept + ")")});
                 } else {
                     ++out.not_locked;
-                    out.rows.push_back({v.name, "-", "NOT FULLY LOCKED: " + a.message});
+                    out.rows.push_back({key, "-", "NOT FULLY LOCKED: " + a.message});
                 }
                 break;
             case engine::UvAnswer::Kind::Conflict:
                 ++out.conflicts;
-                out.rows.push_back({v.name, "-", "ERROR (no solution): " + a.message});
+                out.rows.push_back({key, "-", "ERROR (no solution): " + a.message});
                 break;
             case engine::UvAnswer::Kind::Failed:
                 ++out.failed;
-                out.rows.push_back({v.name, "-", "ERROR: " + a.message});
+                out.rows.push_back({key, "-", "ERROR: " + a.message});
                 break;
         }
     }

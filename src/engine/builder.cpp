@@ -100,6 +100,7 @@ BuildOutcome run_build(const BuildBackend& backend, const BuildRequest& request)
     else
         argv.insert(argv.end(), {"-t", request.reference, "--iidfile", iidfile.string()});
     if (request.no_cache) argv.push_back("--no-cache");
+    if (!request.platform.empty()) argv.insert(argv.end(), {"--platform", request.platform});
     if (!request.ca_cert.empty())
         argv.insert(argv.end(), {"--secret", "id=pip-ca,src=" + request.ca_cert});
     if (!request.netrc.empty())

@@ -35,6 +35,7 @@ struct BuildRequest {
     // without following symlinks (below the current directory when work_root is relative).
     std::string work_root;
     bool no_cache = false;
+    std::string platform;  // --platform for BuildKit ("linux/arm64"); "": the engine's own
     // Set: the build's result is the files of its last stage, written into this directory
     // (--output type=local), not an image (`lock` reads apt's answer this way).
     std::string output_dir;

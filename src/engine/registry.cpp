@@ -106,7 +106,7 @@ struct Client {
 
 }  // namespace
 
-DigestAnswer resolve_digest(const ImageRef& ref, const RegistryTimeouts& timeouts) {
+DigestAnswer resolve_digest(const ImageRef& ref, const RegistryTimeouts& timeouts, bool platforms) {
     DigestAnswer answer;
     Client client{ref, timeouts};
     std::string url = std::string(ref.plain_http() ? "http://" : "https://") + ref.api_host() +
@@ -138,7 +138,9 @@ DigestAnswer resolve_digest(const ImageRef& ref, const RegistryTimeouts& timeout
         auto d = registry::agreed_digest(digests);
         if (!d.problem.empty()) return refuse(d.problem);
         std::string media = registry::manifest_media_type(r->header("content-type"));
-        if (!d.digest.empty() && !media.empty()) {
+        // An index asked for its platforms is read with GET below.
+        if (!d.digest.empty() && !media.empty() &&
+            !(platforms && registry::is_index_media_type(media))) {
             answer.kind = DigestAnswer::Kind::Found;
             answer.digest = d.digest;
             answer.media_type = media;
@@ -146,7 +148,8 @@ DigestAnswer resolve_digest(const ImageRef& ref, const RegistryTimeouts& timeout
         }
     }
     // HEAD answers carry no body: ask again with GET for the registry's words, or for the
-    // manifest itself when HEAD named no digest or no manifest type.
+    // manifest itself when HEAD named no digest or no manifest type, or for an index's
+    // platforms.
     auto g = client.fetch("GET", url, headers);
     if (!g) return fail(g.error());
     if (g->status == 404) {
@@ -168,6 +171,7 @@ DigestAnswer resolve_digest(const ImageRef& ref, const RegistryTimeouts& timeout
     answer.kind = DigestAnswer::Kind::Found;
     answer.digest = v.digest;
     answer.media_type = v.media_type;
+    if (platforms) answer.platforms = registry::index_platforms(m.body);
     return answer;
 }
 

@@ -6,6 +6,7 @@
 // decided by core/build/registry_policy; this file only talks. https only, except to a
 // loopback registry; at most 5 redirects; bodies are not read past 4 MiB.
 #include <chrono>
+#include <map>
 #include <string>
 
 #include "core/build/image_ref.hpp"
@@ -16,6 +17,9 @@ namespace td::engine {
 // The registry's answer (core/render/lockfile.hpp judges it) plus the manifest's media type.
 struct DigestAnswer : RegistryAnswer {
     std::string media_type;  // Found: the manifest's media type (index or single manifest)
+    // Found, when asked for: the platforms an index lists, each with its manifest's digest
+    // (registry::index_platforms); empty for a single manifest.
+    std::map<std::string, std::string> platforms;
 };
 
 struct RegistryTimeouts {
@@ -26,8 +30,10 @@ struct RegistryTimeouts {
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
-// Resolves `ref` (tag) to its manifest digest at ref.api_host(). Messages are one line,
-// with registry text escaped and cut.
-DigestAnswer resolve_digest(const ImageRef& ref, const RegistryTimeouts& timeouts = {});
+// Resolves `ref` (tag) to its manifest digest at ref.api_host(); with `platforms`, an index
+// is read too, for the platforms it lists. Messages are one line, with registry text
+// escaped and cut.
+DigestAnswer resolve_digest(const ImageRef& ref, const RegistryTimeouts& timeouts = {},
+                            bool platforms = false);
 
 }  // namespace td::engine

@@ -12,15 +12,19 @@
 # one, torch 2.10.0's CPU-only aarch64 wheel behind CUDA labels, bitsandbytes 0.47.0 (no
 # sm_100 code in its CUDA 11.8-12.6 libraries) for a GB200 target, and AWS g5g's T4G (sm_75)
 # for torch 2.11.0's own libtorch_cuda.so.
-# Usage: arm64_files_only_e2e_test.sh TORCHDOCK PROBES_DIR
+# Usage: arm64_files_only_e2e_test.sh TORCHDOCK PROBES_DIR [INPUTS_DIR]
+# INPUTS_DIR: where tests/e2e/arm64_inputs_fetch.sh (a ctest fixture) fetched the root and
+# wheels; fetched here when it is not complete. It is removed at the end, as the images are
+# (about 10 GB together); debootstrap's tarball and uv's cache stay.
 set -uo pipefail
 TD=$(realpath "$1")
 PROBES=$(realpath "$2")
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 source "$ROOT/tests/e2e/lib/services.sh"
+source "$ROOT/tests/e2e/lib/arm64_inputs.sh"
 WORK=$(mktemp -d /tmp/torchdock-arm64-e2e-XXXXXX)
-# The images are removed at the end (about 5.5 GB); uv's cache keeps the wheels.
-trap '$DOCKER rmi -f $IMG:healthy $IMG:nccl-x86 $IMG:bnb $IMG:cpu >/dev/null 2>&1; services_stop; rm -rf "$WORK"' EXIT
+INPUTS=${3:-$WORK/inputs}
+trap '$DOCKER rmi -f $IMG:healthy $IMG:nccl-x86 $IMG:bnb $IMG:cpu >/dev/null 2>&1; services_stop; rm -rf "$WORK" "$INPUTS"' EXIT
 source "$ROOT/tests/e2e/lib/check.sh"
 DOCKER=/usr/bin/docker
 LABELS='{"io.torchdock.torch": "2.11.0", "io.torchdock.cuda": "13.0", "io.torchdock.python": "3.11", "io.torchdock.target-gpus": "GH200,GB200"}'
@@ -30,12 +34,6 @@ export TORCHDOCK_PROBES=$PROBES
 secs() { echo "$(date +%s.%N) - $1" | bc; }
 # field ID KEY [FILE]: a check's field in validate's JSON report
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[3])); print(next((c[sys.argv[2]] for c in d['images'][0]['checks'] if c['id']==sys.argv[1]), 'missing'))" "$1" "$2" "${3:-$WORK/v.json}"; }
-# wheels DIR PLATFORM REQUIREMENT... : what pip would install for Python 3.11 on PLATFORM
-wheels() {
-  local dir=$1 platform=$2; shift 2
-  uv pip install --quiet --no-config --target "$WORK/$dir" --python-version 3.11 \
-    --python-platform "$platform" --only-binary :all: "$@" >"$WORK/uv-$dir.log" 2>&1
-}
 if [ "$(uname -m)" != x86_64 ]; then
   skipped "this suite reads an arm64 image on an x86_64 host; this host is $(uname -m)"
   finish
@@ -45,26 +43,16 @@ services_start || { echo "FAIL - services did not start"; echo "0 passed, 1 fail
 
 # --- the arm64 root, the wheels, the images ---------------------------------------------------
 start=$(date +%s.%N)
-# The root (debootstrap, about a minute when not cached) and the wheels (about 4 GB when uv's
-# cache is cold) are fetched at the same time.
-(debian_arm64_files_tarball bookworm python3 >"$WORK/tarball") &
-root_pid=$!
-wheel_pids=()
-wheels healthy aarch64-manylinux_2_28 torch==2.11.0 & wheel_pids+=($!)
-wheels cpu aarch64-manylinux_2_28 torch==2.10.0 & wheel_pids+=($!)
-wheels nccl-x86 x86_64-manylinux_2_28 --no-deps nvidia-nccl-cu13==2.28.9 & wheel_pids+=($!)
-wheels bnb aarch64-manylinux_2_28 --no-deps bitsandbytes==0.47.0 & wheel_pids+=($!)
-wait "$root_pid" || { bad "debootstrap of an arm64 bookworm root"; finish; exit 1; }
-wait "${wheel_pids[@]}"  # only these: the engine and registry are this shell's children too
-tarball=$(cat "$WORK/tarball")
+arm64_inputs "$INPUTS" || { bad "the arm64 root and wheels (debootstrap, uv)"; finish; exit 1; }
+tarball=$(cat "$INPUTS/tarball")
 check "uv installed torch 2.11.0's aarch64 set, torch 2.10.0 (CPU) for aarch64, an x86_64 NCCL and bitsandbytes 0.47.0" \
-  bash -c "grep -q \"cuda: Optional\\[str\\] = '13.0'\" '$WORK/healthy/torch/version.py' && grep -q 'cuda: Optional\\[str\\] = None' '$WORK/cpu/torch/version.py' && file -L '$WORK/nccl-x86/nvidia/nccl/lib/libnccl.so.2' | grep -q x86-64 && test -f '$WORK/bnb/bitsandbytes/libbitsandbytes_cuda126.so'"
+  bash -c "grep -q \"cuda: Optional\\[str\\] = '13.0'\" '$INPUTS/healthy/torch/version.py' && grep -q 'cuda: Optional\\[str\\] = None' '$INPUTS/cpu/torch/version.py' && file -L '$INPUTS/nccl-x86/nvidia/nccl/lib/libnccl.so.2' | grep -q x86-64 && test -f '$INPUTS/bnb/bitsandbytes/libbitsandbytes_cuda126.so'"
 # The images, loaded as a registry pull would give them: the arm64 root, then the site layers.
 cat >"$WORK/spec.json" <<EOF
 {"platform": "linux/arm64",
  "layers": {"root": {"tar": "$tarball"},
-            "healthy": {"dir": "$WORK/healthy", "at": "$SITE"}, "cpu": {"dir": "$WORK/cpu", "at": "$SITE"},
-            "nccl-x86": {"dir": "$WORK/nccl-x86", "at": "$SITE"}, "bnb": {"dir": "$WORK/bnb", "at": "$SITE"}},
+            "healthy": {"dir": "$INPUTS/healthy", "at": "$SITE"}, "cpu": {"dir": "$INPUTS/cpu", "at": "$SITE"},
+            "nccl-x86": {"dir": "$INPUTS/nccl-x86", "at": "$SITE"}, "bnb": {"dir": "$INPUTS/bnb", "at": "$SITE"}},
  "images": [
   {"tag": "$IMG:healthy", "layers": ["root", "healthy"], "cmd": ["/usr/bin/python3"], "labels": $LABELS},
   {"tag": "$IMG:nccl-x86", "layers": ["root", "healthy", "nccl-x86"], "labels": $LABELS},
@@ -73,15 +61,15 @@ cat >"$WORK/spec.json" <<EOF
    "labels": {"io.torchdock.torch": "2.11.0", "io.torchdock.cuda": "13.0", "io.torchdock.target-gpus": "GB200"}}]}
 EOF
 python3 "$ROOT/tests/e2e/lib/docker_archive.py" "$WORK/spec.json" | $DOCKER load -q >"$WORK/load.log" 2>&1
-rm -rf "$WORK"/{healthy,cpu,nccl-x86,bnb}
+rm -rf "$INPUTS"
 check "the four images are linux/arm64, their python3.11 an aarch64 executable" \
   bash -c "for t in healthy nccl-x86 bnb cpu; do test \"\$($DOCKER image inspect -f '{{.Os}}/{{.Architecture}}' $IMG:\$t)\" = linux/arm64 || exit 1; done && tar -xOf '$tarball' ./usr/bin/python3.11 | head -c 20 | od -An -tx1 | tr -d ' \n' | grep -q '^7f454c460201010000000000000000000200b700'"
-echo "# figure: arm64 root, wheels and images: $(secs "$start") s"
+echo "# figure: arm64 root and wheels (ready from e2e_arm64_inputs, else fetched here) and images loaded: $(secs "$start") s"
 
 # --- the healthy image ------------------------------------------------------------------------
 start=$(date +%s.%N)
-run validate "$IMG:healthy" --json="$WORK/v.json"
-echo "# figure: validate (files only) of the healthy arm64 image, whole process: $(secs "$start") s"
+TORCHDOCK_CACHE_DIR="$WORK/cache" run validate "$IMG:healthy" --json="$WORK/v.json"
+echo "# figure: validate (files only) of the healthy arm64 image (torch 2.11.0 cu130, aarch64; file-probe cache empty), whole process: $(secs "$start") s"
 check "healthy: exit 0, the files-only tier named with its reason (linux/arm64 on a linux/amd64 engine)" \
   bash -c "test $(rc) = 0 && grep -q 'linux/arm64 files-only: the image is linux/arm64 and the engine runs linux/amd64' '$WORK/out' && python3 -c \"import json; i=json.load(open('$WORK/v.json'))['images'][0]; assert i['tier'] == 'files-only' and i['platform'] == 'linux/arm64'\""
 check "healthy: TD110 every soname resolves through the aarch64 loader's rules" \

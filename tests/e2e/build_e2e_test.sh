@@ -142,6 +142,33 @@ check "the summary marks only the broken one" grep -qE '^debian-two-debian12 .* 
 sed -i 's/"procps=2:9.9.9-1"/"procps=2:4.0.2-3"/' manifests/debian-two.json
 run render --out dockerfiles
 
+# --- --platform (issue 24): only a platform the manifest lists; another needs emulation ----
+# Before the Ctrl-C and dead-engine sections: an apt step of a build they cut short can
+# outlive it and hold the apt cache mount's lock ("Could not get lock ... held by process
+# 0"), which failed this section's build once when it ran after them.
+run build debian-cpu-debian12 --platform linux/arm64
+check "build --platform linux/arm64 of a linux/amd64-only variant: exit 2, naming it and its platforms" \
+  bash -c "test $(rc) = 2 && grep -q 'debian-cpu-debian12 (linux/amd64) is not built for it' '$WORK/err'"
+run build debian-cpu-debian12 --platform linux/s390x
+check "build --platform linux/s390x: exit 2, saying what is accepted" \
+  bash -c "test $(rc) = 2 && grep -q 'accepted: linux/amd64, linux/arm64' '$WORK/err'"
+mkdir -p "$WORK/mp/manifests"
+sed -e 's/"schema": 1,/"schema": 1, "platforms": ["linux\/amd64", "linux\/arm64"],/' \
+  -e 's#torchdock/debian-cpu#torchdock/debian-mp#' "$ROOT/manifests/debian-cpu.json" >"$WORK/mp/manifests/debian-cpu.json"
+(cd "$WORK/mp" && "$TD" render --out d >/dev/null 2>&1)
+(cd "$WORK/mp" && "$TD" build --dockerfiles d --platform linux/arm64 >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
+if [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+  skipped "build --platform linux/arm64 without emulation: this host has a qemu-aarch64 binfmt handler (exit $(rc))"
+else
+  check "build --platform linux/arm64 on this amd64 engine without qemu: exit 3, naming qemu-user-static and a native builder" \
+    bash -c "test $(rc) = 3 && grep -q 'needs emulation, and this host has no qemu-aarch64 handler in binfmt_misc: install Debian.s qemu-user-static' '$WORK/err' && grep -q 'native arm64 builder' '$WORK/err'"
+fi
+(cd "$WORK/mp" && "$TD" build --dockerfiles d --platform linux/amd64 >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
+check "build --platform linux/amd64 of the two-platform variant: exit 0, a linux/amd64 image labelled with both platforms" \
+  bash -c "test $(rc) = 0 && test \"\$(/usr/bin/docker image inspect -f '{{.Os}}/{{.Architecture}} {{index .Config.Labels \"io.torchdock.platforms\"}}' torchdock/debian-mp:debian12)\" = 'linux/amd64 linux/amd64,linux/arm64'"
+[ "$(rc)" = 0 ] || tail -5 "$WORK/err"
+/usr/bin/docker rmi -f torchdock/debian-mp:debian12 >/dev/null 2>&1
+
 # --- Ctrl-C in the middle ---------------------------------------------------------------
 "$TD" build debian-two-debian12 --no-cache >"$WORK/int.out" 2>"$WORK/int.err" &
 bpid=$!

@@ -171,4 +171,71 @@ check "manifest image port 99999999999: says port" has err "port 99999999999"
 run render --manifests "$WORK/bp/manifests" --out "$WORK/bp/out"
 check "manifest image port 99999999999: render refuses too" test "$(rc)" = 2
 
+# 10. Platforms (issue 24): a manifest built for linux/amd64 and linux/arm64 needs a base whose
+#     index lists both; the lock records each platform's manifest digest. The amd64-only
+#     index, and a single manifest, are refused (exit 2) with the lock file unchanged.
+mkdir -p "$WORK/mp/manifests"
+python3 - "$WORK/p/manifests/debian-cpu.json" "$WORK/mp/manifests/debian-cpu.json" <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+doc = json.loads(re.sub(r"^\s*//.*$", "", text, flags=re.M))
+doc["platforms"] = ["linux/amd64", "linux/arm64"]
+open(sys.argv[2], "w").write(json.dumps(doc, indent=2) + "\n")
+PY
+MLOCK="$WORK/mp/manifests/debian-cpu.lock.json"
+fault ok; cp "$LOCK" "$MLOCK"; cp "$MLOCK" "$WORK/mlock.before"
+run lock --manifests "$WORK/mp/manifests"
+check "platforms amd64+arm64 on an index of linux/amd64 only: exit 2, naming what it lacks and lists" \
+  bash -c "test $(rc) = 2 && grep -q 'its index has no linux/arm64 manifest (it lists linux/amd64); the manifest builds linux/amd64, linux/arm64' '$WORK/out' && grep -q 'lack.* a platform the manifest builds for' '$WORK/err'"
+check "...and the lock file is unchanged" cmp -s "$MLOCK" "$WORK/mlock.before"
+fault single; cp "$WORK/mlock.before" "$MLOCK"
+run lock --manifests "$WORK/mp/manifests"
+check "a single-platform manifest for two platforms: exit 2, saying an index is needed" \
+  bash -c "test $(rc) = 2 && grep -q 'is a single-platform manifest, not an index' '$WORK/out' && cmp -s '$MLOCK' '$WORK/mlock.before'"
+fault multiarch; cp "$WORK/mlock.before" "$MLOCK"
+run lock --manifests "$WORK/mp/manifests"
+check "an index of linux/amd64 and linux/arm64/v8 (and an attestation): exit 0, each platform's digest locked" \
+  python3 - "$MLOCK" "$(rc)" <<'PY'
+import json, sys
+image = json.load(open(sys.argv[1]))["images"]["debian:bookworm"]
+print(sys.argv[2], image)
+ok = sys.argv[2] == "0" and image.get("platforms") == {"linux/amd64": "sha256:" + "ab" * 32,
+                                                       "linux/arm64": "sha256:" + "cd" * 32}
+sys.exit(0 if ok else 1)
+PY
+# 11. The Python set of each platform, hash-locked by uv against PyPI (network): torch 2.11.0,
+#     whose linux/arm64 wheel carries CUDA 13.0 like its linux/amd64 one. The rendered
+#     Dockerfile installs the set of the platform BuildKit builds (TARGETARCH).
+mkdir -p "$WORK/gh/manifests"
+cat >"$WORK/gh/manifests/gh.json" <<'JSON'
+{"schema": 1, "name": "gh", "image": "t/gh", "base": "os-pip", "wheel_index": "pypi",
+ "torchaudio": false, "matrix": {"torch": ["2.11.0"], "cuda": ["cu130"], "os": ["debian12"]},
+ "platforms": ["linux/amd64", "linux/arm64"]}
+JSON
+fault multiarch
+run lock --manifests "$WORK/gh/manifests"
+if grep -q 'NOT FULLY LOCKED' "$WORK/out"; then
+  skipped "per-platform Python sets: uv could not reach PyPI ($(grep -o 'NOT FULLY LOCKED.*' "$WORK/out" | head -1 | cut -c1-120))"
+else
+  check "lock: both platforms' Python sets locked (gh-2.11.0-cu130-debian12 and @linux/arm64)" \
+    bash -c "test $(rc) = 0 && grep -q '^gh-2.11.0-cu130-debian12 .* locked' '$WORK/out' && grep -q '^gh-2.11.0-cu130-debian12@linux/arm64 .* locked' '$WORK/out'"
+  check "the sets are resolved for x86_64 and for aarch64 wheels, and pin the same versions" \
+    python3 - "$WORK/gh/manifests/gh.lock.json" <<'PY'
+import json, sys
+py = json.load(open(sys.argv[1]))["python"]
+amd, arm = py["gh-2.11.0-cu130-debian12"], py["gh-2.11.0-cu130-debian12@linux/arm64"]
+print(amd["inputs"]["platform"], arm["inputs"]["platform"], len(amd["packages"]), len(arm["packages"]))
+pins = lambda s: {n: p["version"] for n, p in s["packages"].items()}
+ok = (amd["inputs"]["platform"].startswith("x86_64-") and arm["inputs"]["platform"].startswith("aarch64-")
+      and pins(amd) == pins(arm) and pins(arm)["torch"] == "2.11.0")
+sys.exit(0 if ok else 1)
+PY
+  run render --manifests "$WORK/gh/manifests" --out "$WORK/gh/out"
+  D="$WORK/gh/out/gh-2.11.0-cu130-debian12"
+  check "render: requirements.amd64 and .arm64 lock files, the Dockerfile picks one by TARGETARCH" \
+    bash -c "test $(rc) = 0 && test -s '$D/requirements.amd64.lock.txt' && test -s '$D/requirements.arm64.lock.txt' && grep -q 'requirements.\${TARGETARCH}.lock.txt' '$D/Dockerfile' && ! cmp -s '$D/requirements.amd64.lock.txt' '$D/requirements.arm64.lock.txt'"
+  check "render: the multi-platform Dockerfile is hadolint-clean" hadolint --failure-threshold warning "$D/Dockerfile"
+  check "render: one io.torchdock.python-set label serves both (same pins), io.torchdock.platforms names them" \
+    bash -c "grep -q 'io.torchdock.python-set=\".*torch==2.11.0' '$D/Dockerfile' && grep -q 'io.torchdock.platforms=\"linux/amd64,linux/arm64\"' '$D/Dockerfile'"
+fi
 finish

@@ -44,6 +44,13 @@ check "healthy: cuDNN observed = pip freeze ($(field TD102 observed))" test "$(f
 check "healthy: NCCL observed = pip freeze ($(field TD104 observed))" test "$(field TD104 observed)" = "$NCCL"
 check "healthy: CUDA runtime = the runtime wheel's ${RUNTIME%.*}" contains "$(field TD101 observed)" "${RUNTIME%.*} "
 for id in TD110 TD111 TD123; do check "healthy: $id passes" test "$(status $id)" = pass; done
+# The files-only tier on this x86 image, the figure issue 24 compares the arm64 image's with
+# (e2e_arm64_files_only): the same probes, no code of the image run.
+start=$(date +%s.%N)
+TORCHDOCK_CACHE_DIR="$WORK/files-only-cache" validate tdreal/torch:uv --files-only
+echo "# figure: validate --files-only tdreal/torch:uv (torch 2.9.1 cu128, x86_64; file-probe cache empty) as a whole process: $(echo "$(date +%s.%N) - $start" | bc) s"
+check "healthy, --files-only: the files-only tier (exit $(rc)), TD132 every wheel tag and ELF object is x86_64" \
+  bash -c "test $(rc) != 2 && test \"\$(python3 -c \"import json; print(json.load(open('$WORK/v.json'))['images'][0]['tier'])\")\" = files-only && test '$(status TD132)' = pass"
 validate tdreal/torch:uv --expect cuda=12.8 --expect "cudnn=$CUDNN" --expect "nccl=$NCCL" \
   --expect torch=2.9.1 --expect python=3.11 --expect "arch-list=8.0;9.0"
 check "healthy with the right expectations: exit 0" test "$(rc)" = 0

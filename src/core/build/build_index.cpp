@@ -8,6 +8,8 @@
 
 #include "core/grammar/grammar.hpp"
 #include "core/json/json_text.hpp"
+#include "core/render/platforms.hpp"
+#include "core/render/render_plan.hpp"
 #include "util/strings.hpp"
 
 namespace td {
@@ -36,11 +38,27 @@ Result<std::vector<IndexEntry>> parse_build_index(const std::string& text,
                 e.python_lock = v["python_lock"].get<std::string>();
             if (v.contains("build_lock") && v["build_lock"].is_string())
                 e.build_lock = v["build_lock"].get<std::string>();
+            bool platforms_ok = true;
+            if (v.contains("platforms")) {
+                e.platforms = v.at("platforms").get<std::vector<std::string>>();
+                for (const auto& p : e.platforms)
+                    platforms_ok = platforms_ok && check_build_platform(p).empty();
+                platforms_ok = platforms_ok && !e.platforms.empty();
+            }
+            if (v.contains("python_locks"))
+                for (const auto& [p, file] : v.at("python_locks").items()) {
+                    e.python_locks[p] = file.get<std::string>();
+                    platforms_ok =
+                        platforms_ok &&
+                        std::find(e.platforms.begin(), e.platforms.end(), p) != e.platforms.end() &&
+                        e.python_locks[p] == e.name + "/" + requirements_lock_for(p);
+                }
             // The index is an input too: refuse anything that could escape the tree or the CLI.
             if (!grammar::check_image_reference(e.reference()).empty() ||
                 !grammar::check_variant_name(e.name).empty() ||
                 e.dockerfile != e.name + "/Dockerfile" ||
                 (!e.python_lock.empty() && e.python_lock != e.name + "/requirements.lock.txt") ||
+                !platforms_ok ||
                 (!e.build_lock.empty() &&
                  e.build_lock != e.name + "/requirements.build.lock.txt") ||
                 (e.torch_source != "pytorch-index" && e.torch_source != "pypi" &&

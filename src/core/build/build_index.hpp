@@ -1,6 +1,7 @@
 #pragma once
 // Reads the index that `render` writes (dockerfiles/index.json): what `build` builds.
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@ struct IndexEntry {
     std::string torch_index_dir;  // the PyTorch wheel index directory ("cu126"), if any
     std::string python_lock;      // "<name>/requirements.lock.txt" when hash-locked
     std::string build_lock;       // "<name>/requirements.build.lock.txt": its build stage
+    // The platforms it is built for (manifest "platforms"), and built for several, each
+    // one's hash-locked set: platform -> "<name>/requirements.<arch>.lock.txt".
+    std::vector<std::string> platforms = {"linux/amd64"};
+    std::map<std::string, std::string> python_locks;
     std::string reference() const { return image + ":" + tag; }
 };
 

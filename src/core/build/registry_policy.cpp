@@ -72,6 +72,35 @@ std::string manifest_media_type(std::string_view content_type) {
     return {};
 }
 
+bool is_index_media_type(std::string_view media_type) {
+    return media_type == k_oci_index || media_type == k_docker_list;
+}
+
+std::map<std::string, std::string> index_platforms(std::string_view body) {
+    std::map<std::string, std::string> out;
+    json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("manifests") || !j.at("manifests").is_array()) return out;
+    for (const auto& m : j.at("manifests")) {
+        if (!m.is_object() || !m.contains("platform") || !m.contains("digest")) continue;
+        const json& p = m.at("platform");
+        auto text = [&](const char* key) {
+            return p.is_object() && p.contains(key) && p.at(key).is_string()
+                       ? p.at(key).get<std::string>()
+                       : std::string();
+        };
+        std::string os = text("os"), arch = text("architecture"), variant = text("variant");
+        // arm64's one variant is v8, which registries may write or leave out (containerd
+        // normalizes "arm64/v8" to "arm64").
+        if (arch == "arm64" && variant == "v8") variant.clear();
+        if (os.empty() || arch.empty() || os == "unknown" || arch == "unknown" ||
+            !m.at("digest").is_string())
+            continue;
+        out.emplace(os + "/" + arch + (variant.empty() ? "" : "/" + variant),
+                    m.at("digest").get<std::string>());
+    }
+    return out;
+}
+
 std::string check_manifest_body(std::string_view media_type, std::string_view body) {
     if (body.size() > k_max_manifest_bytes) return "larger than 4 MiB";
     if (!nesting_within(body, 64)) return "JSON nested deeper than 64 levels";

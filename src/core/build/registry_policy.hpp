@@ -42,6 +42,14 @@ std::string resolve_location(std::string_view url, std::string_view location);
 // from a loopback registry to a loopback host; else why not, for a message.
 std::string check_redirect(std::string_view target, bool plain_http_registry);
 
+// Whether a canonical media type is an OCI index or a Docker manifest list.
+bool is_index_media_type(std::string_view media_type);
+// The platforms an index (or Docker manifest list) `body` lists, as "os/arch" or
+// "os/arch/variant" ("linux/arm64" for arm64's v8), each with its manifest's digest; entries
+// without a platform, or with "unknown" (BuildKit's attestation manifests), are left out.
+// Empty for another body.
+std::map<std::string, std::string> index_platforms(std::string_view body);
+
 // The digest headers (Docker-Content-Digest, every value the registry sent, maybe none)
 // and the body the registry answered with.
 struct ManifestAnswer {

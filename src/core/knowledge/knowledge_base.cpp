@@ -627,6 +627,20 @@ std::optional<std::string> KnowledgeBase::first_torch_for_python(const std::stri
     return std::nullopt;
 }
 
+std::optional<std::string> KnowledgeBase::first_torch_with_cuda_on(
+    const std::string& platform, const std::string& cuda_major) const {
+    std::optional<Version> first;
+    for (const auto& t : m_torch) {
+        const TorchPlatformBuild* b = t.platform(platform);
+        const TorchVariant* build = b ? b->default_build() : nullptr;
+        auto v = Version::parse(t.version);
+        if (build && v && !build->cuda.empty() && split(build->cuda, '.')[0] == cuda_major &&
+            (!first || *v < *first))
+            first = v;
+    }
+    return first ? std::optional(first->str()) : std::nullopt;
+}
+
 std::optional<std::string> KnowledgeBase::first_cuda_for(const std::string& cc) const {
     for (const auto& c : m_cuda)
         if (sm_list_covers(c.sm, cc)) return c.version;

@@ -137,6 +137,10 @@ class KnowledgeBase {
     std::vector<std::string> ngc_releases() const;
     // First torch release whose wheels support Python `py`, if any.
     std::optional<std::string> first_torch_for_python(const std::string& py) const;
+    // First torch release whose default build on `platform` ("linux/arm64", torch.json
+    // "platforms") is built for CUDA `cuda_major` ("13"), if any.
+    std::optional<std::string> first_torch_with_cuda_on(const std::string& platform,
+                                                        const std::string& cuda_major) const;
     // The first and last CUDA minor (in data order) whose toolkit supports compute capability `cc`.
     std::optional<std::string> first_cuda_for(const std::string& cc) const;
     std::optional<std::string> last_cuda_for(const std::string& cc) const;

@@ -4,6 +4,8 @@
 
 #include "core/grammar/grammar.hpp"
 #include "core/render/apt_lock.hpp"
+#include "core/render/image_labels.hpp"
+#include "core/render/platforms.hpp"
 #include "core/render/python_lock.hpp"
 #include "core/render/render_plan.hpp"
 #include "util/strings.hpp"
@@ -90,6 +92,9 @@ void header(Text& out, const Variant& v) {
     out << "# Rendered by torchdock from " << m.file << " (variant " << v.name << ").\n"
         << "# Do not edit: change the manifest and run `torchdock render`.\n"
         << "# Needs BuildKit (RUN --mount cache mounts): DOCKER_BUILDKIT=1 or docker buildx.\n";
+    if (!default_platform_only(m))
+        out << "# Platforms: " << join(m.platforms, ", ") << " (docker buildx build --platform "
+            << join(m.platforms, ",") << ").\n";
     // With extensions built from source the image is three stages: its Python set, a build
     // stage from it, and the Python set again with the built wheels (source_build_stages).
     const char* stage = v.source_build ? " AS " : "";
@@ -179,17 +184,40 @@ void torch_layer(Text& out, const Variant& v) {
 // hash-based and the same in every build.
 void locked_python_layer(Text& out, const Variant& v) {
     const PythonLock& lock = *v.python_lock;
-    out << "\n# The Python set hash-locked in " << v.python_lock_file << ": "
-        << std::to_string(lock.packages.size()) << " packages";
+    out << "\n# The Python set hash-locked in " << v.python_lock_file << ": ";
+    if (v.platform_locks.empty()) {
+        out << std::to_string(lock.packages.size()) << " packages";
+    } else {
+        std::vector<std::string> counts;
+        for (const auto& [platform, l] : v.platform_locks)
+            counts.push_back(platform + ": " + std::to_string(l->packages.size()) + " packages");
+        out << "one per platform (" << join(counts, ", ") << ")";
+    }
     if (v.pip_installs_torch()) out << ", " << torch_description(v);
-    out << ".\n"
-        << k_pip_mounts << "    --mount=type=bind,source=" << k_requirements_lock
-        << ",target=/tmp/torchdock/" << k_requirements_lock << " \\\n"
-        << k_pip_secrets
-        << " && SOURCE_DATE_EPOCH=0 python -m pip install --require-hashes --no-deps";
+    out << ".\n";
+    std::string file = std::string("/tmp/torchdock/") + k_requirements_lock;
+    if (!v.platform_locks.empty()) {
+        // BuildKit sets TARGETARCH to the architecture of the platform being built.
+        out << "ARG TARGETARCH\n" << k_pip_mounts;
+        for (const auto& [platform, l] : v.platform_locks) {
+            const std::string name = requirements_lock_for(platform);
+            out << "    --mount=type=bind,source=" << name << ",target=/tmp/torchdock/" << name
+                << " \\\n";
+        }
+        file = "\"/tmp/torchdock/" + requirements_lock_for("linux/${TARGETARCH}") + "\"";
+        out << k_pip_secrets << " && if [ ! -f " << file
+            << " ]; then echo \"torchdock: no Python set is locked for TARGETARCH=${TARGETARCH}; "
+               "this Dockerfile builds "
+            << join(v.manifest->platforms, ", ") << "\" >&2; exit 1; fi \\\n";
+    } else {
+        out << k_pip_mounts << "    --mount=type=bind,source=" << k_requirements_lock
+            << ",target=" << file << " \\\n"
+            << k_pip_secrets;
+    }
+    out << " && SOURCE_DATE_EPOCH=0 python -m pip install --require-hashes --no-deps";
     if (v.torch_source == Variant::TorchSource::PytorchIndex)
         out << " \\\n      --extra-index-url " << torch_index_arg(v);
-    out << " \\\n      -r /tmp/torchdock/" << k_requirements_lock << "\n";
+    out << " \\\n      -r " << file << "\n";
 }
 
 // The Python packages on top of the system: unlocked, torch first (the largest layer, cached
@@ -340,31 +368,6 @@ void extras_layers(Text& out, const Variant& v) {
     }
 }
 
-// "certifi==2025.1.31,...,torch==2.9.1": every package of the hash-locked set (the
-// io.torchdock.python-set label that validate's TD129 compares the installed set with).
-std::string locked_set(const Variant& v) {
-    if (!v.python_lock) return {};
-    std::vector<std::string> pins;
-    for (const auto& p : v.python_lock->packages) pins.push_back(p.name + "==" + p.version);
-    return join(pins, ",");
-}
-
-// "xformers==0.0.33.post2,flash-attn==2.8.1": the io.torchdock.extensions label.
-std::string extension_pins(const Variant& v) {
-    std::vector<std::string> pins;
-    for (const auto& e : v.extensions) pins.push_back(e.name + "==" + e.version);
-    return join(pins, ",");
-}
-
-// The extensions built from source (io.torchdock.built-extensions): installed beside the
-// locked set, which validate's TD129 expects.
-std::string built_extension_pins(const Variant& v) {
-    std::vector<std::string> pins;
-    for (const auto& e : v.extensions)
-        if (e.from_source) pins.push_back(e.name + "==" + e.version);
-    return join(pins, ",");
-}
-
 void label(Text& out, const std::string& key, const std::string& value, bool last) {
     out << "      " << key << "=" << dockerfile_quote(value) << (last ? "\n" : " \\\n");
 }
@@ -394,49 +397,10 @@ void footer(Text& out, const Variant& v) {
             out << (i ? "    " : "ENV ") << m.env[i].first << "="
                 << dockerfile_quote(m.env[i].second) << (i + 1 < m.env.size() ? " \\\n" : "\n");
     }
-    std::vector<std::pair<std::string, std::string>> labels = {
-        {"org.opencontainers.image.title", v.name},
-        {"org.opencontainers.image.description", m.description.empty() ? v.name : m.description},
-        {"org.opencontainers.image.version", v.tag},
-        {"org.opencontainers.image.base.name", v.base_ref},
-    };
-    if (v.base_digest) labels.push_back({"org.opencontainers.image.base.digest", *v.base_digest});
-    std::vector<std::pair<std::string, std::string>> td = {
-        {"schema", "1"},
-        {"manifest", m.file},
-        {"manifest-sha256", m.sha256},
-        {"variant", v.name},
-        {"base-kind", base_kind_name(m.base)},
-        {"flavor", v.flavor},
-        {"python", v.python},
-        {"torch", v.torch},
-        {"torchvision", v.torchvision},
-        {"torchaudio", v.torchaudio},
-        {"cuda", v.cuda},
-        {"cudnn", v.cudnn},
-        {"nccl", v.nccl},
-        {"base-cudnn", v.base_cudnn},
-        {"min-driver", v.min_driver},
-        {"min-driver-compat", v.min_driver_compat},
-        {"min-driver-unconfirmed", v.min_driver_unconfirmed ? "true" : ""},
-        {"arch-list", join(v.arch_list, ";")},
-        {"target-gpus", join(v.target_gpus, ",")},
-        {"extensions", extension_pins(v)},
-        {"built-extensions", built_extension_pins(v)},
-        {"python-set", locked_set(v)},
-        {"torch-reports", v.torch_reports},
-    };
-    // Thresholds `torchdock validate` reads back.
-    for (const auto& [precision, tflops] : m.validate.gemm_tflops_min)
-        td.push_back({"validate.gemm-tflops-min." + precision, format_number(tflops)});
-    if (m.validate.allreduce_busbw_min_gbps)
-        td.push_back({"validate.allreduce-busbw-min-gbps",
-                      format_number(*m.validate.allreduce_busbw_min_gbps)});
-    if (m.validate.shm_min_mb)
-        td.push_back({"validate.shm-min-mb", std::to_string(*m.validate.shm_min_mb)});
-    for (const auto& [id, reason] : m.waivers) td.push_back({"waive." + id, reason});
-    for (const auto& [k, value] : td)
-        if (!value.empty()) labels.push_back({"io.torchdock." + k, value});
+    const auto labels = image_labels(v);
+    if (python_set_label_withheld(v))
+        out << "\n# No io.torchdock.python-set label: the platforms' locked sets pin different "
+               "versions,\n# and one label serves every platform's image.";
     out << "\nLABEL ";
     for (std::size_t i = 0; i < labels.size(); ++i) {
         if (i == 0)

@@ -1,6 +1,7 @@
 #include "core/render/index.hpp"
 
 #include "core/json/json_writer.hpp"
+#include "core/render/platforms.hpp"
 #include "core/render/render_plan.hpp"
 
 namespace td {
@@ -49,6 +50,13 @@ std::string render_index(const std::vector<Variant>& variants) {
             w.null();
         if (!v.python_not_locked.empty()) w.key("python_not_locked").value(v.python_not_locked);
         if (v.build_lock) w.key("build_lock").value(v.name + "/" + k_build_requirements_lock);
+        if (!default_platform_only(m)) w.key("platforms").strings(m.platforms);
+        if (!v.platform_locks.empty()) {
+            w.key("python_locks").begin_object();
+            for (const auto& [platform, l] : v.platform_locks)
+                w.key(platform).value(v.name + "/" + requirements_lock_for(platform));
+            w.end_object();
+        }
         w.key("expect").begin_object();
         w.key("python").value(v.python).key("torch").value(v.torch);
         w.key("torchvision").value(v.torchvision).key("torchaudio").value(v.torchaudio);

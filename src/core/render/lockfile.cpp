@@ -8,6 +8,7 @@
 #include "core/json/json_reader.hpp"
 #include "core/json/json_text.hpp"
 #include "core/pypi/wheel_name.hpp"
+#include "core/render/platforms.hpp"
 #include "core/render/python_lock.hpp"
 #include "util/strings.hpp"
 
@@ -15,13 +16,22 @@ namespace td {
 
 namespace {
 
-// "x86_64-manylinux_2_NN", as python_lock_plan writes it.
+// "x86_64-manylinux_2_NN" or "aarch64-manylinux_2_NN", as python_lock_plan writes it.
 std::string check_platform(std::string_view s) {
-    const std::string_view prefix = "x86_64-manylinux_2_";
-    bool ok = s.starts_with(prefix) && s.size() > prefix.size() && s.size() <= prefix.size() + 2;
-    for (char c : s.substr(std::min(s.size(), prefix.size()))) ok = ok && c >= '0' && c <= '9';
+    std::string_view rest = s;
+    bool ok = false;
+    for (std::string_view machine : {"x86_64", "aarch64"})
+        if (s.starts_with(machine)) {
+            rest = s.substr(machine.size());
+            ok = rest.starts_with("-manylinux_2_");
+        }
+    const std::string_view prefix = "-manylinux_2_";
+    ok = ok && rest.size() > prefix.size() && rest.size() <= prefix.size() + 2;
+    for (char c : rest.substr(std::min(rest.size(), prefix.size())))
+        ok = ok && c >= '0' && c <= '9';
     return ok ? std::string()
-              : "platform " + quote_value(s) + " is not like \"x86_64-manylinux_2_36\"";
+              : "platform " + quote_value(s) +
+                    " is not like \"x86_64-manylinux_2_36\" or \"aarch64-manylinux_2_28\"";
 }
 
 // "" or a wheel index directory like "cu126" or "cpu".
@@ -122,13 +132,14 @@ std::optional<ParsedPackage> parse_package(JsonReader& r, const JsonValue::Membe
 void parse_python(JsonReader& r, const JsonValue& python, const std::string& key,
                   std::map<std::string, PythonLock>& out) {
     if (!python.is_object())
-        return r.error(python, key,
-                       std::string("expected an object of variant -> its Python lock "
-                                   "{\"inputs\": ..., \"packages\": ...}, found ") +
-                           kind_name(python.kind));
+        return r.error(
+            python, key,
+            std::string("expected an object of variant (or variant@platform) -> its Python lock "
+                        "{\"inputs\": ..., \"packages\": ...}, found ") +
+                kind_name(python.kind));
     for (const auto& member : python.members) {
         auto path = member_path(key, member.key);
-        if (auto e = grammar::check_variant_name(member.key); !e.empty()) {
+        if (auto e = check_python_lock_key(member.key); !e.empty()) {
             r.diags().add(member.key_pos, path, e);
             continue;
         }
@@ -137,6 +148,13 @@ void parse_python(JsonReader& r, const JsonValue& python, const std::string& key
         std::optional<PythonLockInputs> inputs;
         if (const JsonValue* in = member.value.find("inputs"))
             inputs = parse_inputs(r, *in, path + ".inputs");
+        const std::string platform = python_lock_key_platform(member.key);
+        if (inputs && !inputs->platform.starts_with(wheel_machine(platform) + "-")) {
+            r.error(*member.value.find("inputs"), path + ".inputs.platform",
+                    "resolved for " + quote_value(inputs->platform) + ", but its key is for " +
+                        platform + " (" + wheel_machine(platform) + " wheels)");
+            inputs.reset();
+        }
         const JsonValue* packages = member.value.find("packages");
         if (!packages) continue;
         if (!packages->is_object()) {
@@ -281,7 +299,8 @@ LockFile parse_lockfile(std::string_view text, Diagnostics& diags) {
             diags.add(member.key_pos, path, e);
             continue;
         }
-        if (!r.check_object(member.value, path, {"digest", "media_type"}, {"digest"})) continue;
+        if (!r.check_object(member.value, path, {"digest", "media_type", "platforms"}, {"digest"}))
+            continue;
         const JsonValue* d = member.value.find("digest");
         if (!d) continue;
         auto digest = r.string(*d, path + ".digest");
@@ -291,6 +310,27 @@ LockFile parse_lockfile(std::string_view text, Diagnostics& diags) {
             continue;
         }
         out.images[member.key] = *digest;
+        if (const JsonValue* p = member.value.find("platforms")) {
+            if (!p->is_object()) {
+                r.error(*p, path + ".platforms",
+                        "expected an object of platform -> its manifest's digest");
+                continue;
+            }
+            for (const auto& platform : p->members) {
+                auto at = member_path(path + ".platforms", platform.key);
+                if (auto e = check_build_platform(platform.key); !e.empty()) {
+                    r.diags().add(platform.key_pos, at, e);
+                    continue;
+                }
+                auto pd = r.string(platform.value, at);
+                if (!pd) continue;
+                if (auto e = grammar::check_digest(*pd); !e.empty()) {
+                    r.error(platform.value, at, e);
+                    continue;
+                }
+                out.image_platforms[member.key][platform.key] = *pd;
+            }
+        }
     }
     return out;
 }
@@ -352,6 +392,8 @@ std::string render_lockfile(const std::map<std::string, LockEntry>& entries,
     for (const auto& [ref, e] : entries) {
         images[ref] = {{"digest", e.digest}};
         if (!e.media_type.empty()) images[ref]["media_type"] = e.media_type;
+        for (const auto& [platform, digest] : e.platforms)
+            images[ref]["platforms"][platform] = digest;
     }
     nlohmann::json doc = {{"schema", 1}, {"images", images}};
     if (!python.empty()) doc["python"] = python_locks_json(python);

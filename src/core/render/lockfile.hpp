@@ -32,6 +32,8 @@ namespace td {
 
 struct LockFile {
     LockDigests images;
+    // image reference -> platform -> its manifest's digest in the index (LockEntry.platforms)
+    std::map<std::string, std::map<std::string, std::string>> image_platforms;
     std::map<std::string, PythonLock> python;  // variant name -> its lock
     std::map<std::string, AptLock> apt;        // variant name -> its Debian packages
     // variant name -> the Python set of its build stage (extensions built from source)
@@ -44,6 +46,9 @@ LockFile parse_lockfile(std::string_view text, Diagnostics& diags);
 struct LockEntry {
     std::string digest;
     std::string media_type;  // may be empty
+    // A base of a manifest built for several platforms (or another than linux/amd64): each
+    // of those platforms with its manifest's digest in the index (render/platforms.hpp).
+    std::map<std::string, std::string> platforms = {};
 };
 std::string render_lockfile(const std::map<std::string, LockEntry>& images,
                             const std::map<std::string, PythonLock>& python = {},

@@ -4,6 +4,7 @@
 
 #include "core/grammar/grammar.hpp"
 #include "core/json/json_reader.hpp"
+#include "core/render/platforms.hpp"
 #include "core/validate/waivers.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
@@ -26,7 +27,7 @@ const std::vector<std::string> k_top_keys = {
     "schema",      "name",        "description", "image",       "base",   "matrix",
     "python",      "torchvision", "torchaudio",  "pip",         "apt",    "openmpi",
     "jupyter",     "user",        "env",         "target_gpus", "expect", "validate",
-    "wheel_index", "waivers",     "extensions"};
+    "wheel_index", "waivers",     "extensions",  "platforms"};
 const std::vector<std::string> k_matrix_keys = {"torch", "cuda", "flavor", "os", "ngc", "exclude"};
 const std::vector<std::string> k_axis_keys = {"torch", "cuda", "flavor", "os", "ngc"};
 const std::vector<std::string> k_precisions = {"fp32", "tf32", "fp16", "bf16", "fp8"};
@@ -126,6 +127,9 @@ class ManifestParser {
             if (auto s = m_r.choice(*v, "$.wheel_index", {"pytorch", "pypi"}))
                 m_m.wheel_index = *s == "pypi" ? WheelIndex::Pypi : WheelIndex::Pytorch;
         if (auto* v = root.find("matrix")) parse_matrix(*v, base_ok);
+        if (auto* v = root.find("platforms"))
+            if (auto p = m_r.string_list(*v, "$.platforms", check_build_platform); !p.empty())
+                m_m.platforms = std::move(p);
         if (auto* v = root.find("python")) {
             if (auto s = m_r.string(*v, "$.python")) {
                 if (auto e = grammar::check_python_minor(*s); !e.empty())

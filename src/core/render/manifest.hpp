@@ -74,6 +74,9 @@ struct Manifest {
     std::string image;  // repository for built images
     BaseKind base = BaseKind::OsPip;
     WheelIndex wheel_index = WheelIndex::Pytorch;  // "wheel_index": "pytorch" | "pypi"
+    // The platforms every variant's image is built for (render/platforms.hpp), in the
+    // manifest's order.
+    std::vector<std::string> platforms = {"linux/amd64"};
 
     // Matrix axes; an axis that does not apply to the base kind is empty.
     std::vector<std::string> torch, cuda, flavor, os, ngc;

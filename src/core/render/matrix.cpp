@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/render/platforms.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
@@ -191,6 +192,11 @@ class Expander {
             v.source_build = plan_source_build(v, m_kb, report);
         }
         check_expectations(v);
+        const auto& platforms = m_m->platforms;
+        for (std::size_t i = 0; i < platforms.size(); ++i)
+            if (auto why = platform_refusal(v, platforms[i], m_kb); !why.empty())
+                error("$.platforms[" + std::to_string(i) + "]",
+                      "variant " + v.name + " for " + platforms[i] + ": " + why);
         if (auto it = m_lock.find(v.base_ref); it != m_lock.end()) v.base_digest = it->second;
         return m_diags.count() == before;
     }

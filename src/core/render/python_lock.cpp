@@ -8,6 +8,7 @@
 #include "core/grammar/grammar.hpp"
 #include "core/pypi/pep440.hpp"
 #include "core/pypi/wheel_name.hpp"
+#include "core/render/platforms.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
@@ -70,13 +71,13 @@ std::string check_lock_requirement(std::string_view s) {
     return {};
 }
 
-std::string uv_platform_for_glibc(const std::string& glibc) {
+std::string uv_platform_for_glibc(const std::string& glibc, const std::string& machine) {
     auto v = Version::parse(glibc);
     if (!v || v->parts().size() != 2 || v->major() != 2 || v->minor() < 17) return {};
-    // uv 0.13.8's --python-platform `possible values`: x86_64-manylinux_2_17, _2_28 and
-    // _2_31 to _2_40 (others are refused as invalid values).
+    // uv 0.13.8's --python-platform `possible values`: x86_64- and aarch64-manylinux_2_17,
+    // _2_28 and _2_31 to _2_40 (others are refused as invalid values).
     int minor = v->minor() >= 40 ? 40 : v->minor() >= 31 ? v->minor() : v->minor() >= 28 ? 28 : 17;
-    return "x86_64-manylinux_2_" + std::to_string(minor);
+    return machine + "-manylinux_2_" + std::to_string(minor);
 }
 
 std::vector<std::string> torch_requirements(const Variant& v) {
@@ -89,7 +90,7 @@ std::vector<std::string> torch_requirements(const Variant& v) {
     return reqs;
 }
 
-LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb) {
+LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb, const std::string& platform) {
     LockPlan plan;
     const Manifest& m = *v.manifest;
     if (!v.pip_installs_torch()) {
@@ -104,8 +105,8 @@ LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb) {
                        ", so the wheels' platform is unknown";
         return plan;
     }
-    std::string platform = uv_platform_for_glibc(os->glibc);
-    if (platform.empty()) {
+    std::string uv_platform = uv_platform_for_glibc(os->glibc, wheel_machine(platform));
+    if (uv_platform.empty()) {
         plan.why_not = v.os_id + " has glibc " + os->glibc +
                        ", older than manylinux2014's 2.17, the oldest platform a lock resolves for";
         return plan;
@@ -117,7 +118,7 @@ LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb) {
     for (const auto& ext : v.extensions)
         if (!ext.from_source) in.requirements.push_back(ext.requirement);
     in.python = v.python;
-    in.platform = platform;
+    in.platform = uv_platform;
     if (v.torch_source == Variant::TorchSource::PytorchIndex) in.torch_index = v.wheel_variant;
     plan.inputs = std::move(in);
     return plan;
@@ -313,8 +314,10 @@ std::string check_lock_covers(const PythonLockInputs& inputs,
 }
 
 std::string render_requirements_file(const Variant& v, const std::string& lock_path,
-                                     const PythonLock& lock, bool build) {
+                                     const PythonLock& lock, bool build,
+                                     const std::string& platform) {
     std::string out = "# Rendered by torchdock from " + lock_path + " (variant " + v.name +
+                      (platform.empty() ? "" : ", " + platform) +
                       (build ? "): the build stage's Python set (CUDA toolkit, build "
                                "requirements),\n"
                              : "): the whole Python set,\n") +

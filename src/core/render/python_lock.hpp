@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/knowledge/knowledge_base.hpp"
+#include "core/render/platforms.hpp"
 #include "core/render/variant.hpp"
 #include "util/result.hpp"
 
@@ -59,9 +60,10 @@ std::string check_lock_requirement(std::string_view s);
 std::vector<std::string> torch_requirements(const Variant& v);
 
 // The platform a lock resolves wheels for on an OS with `glibc` ("2.36"): the newest
-// manylinux platform uv 0.13.8 accepts that the glibc runs ("x86_64-manylinux_2_36"); ""
-// when the glibc is not "2.N" or older than manylinux2014's 2.17.
-std::string uv_platform_for_glibc(const std::string& glibc);
+// manylinux platform uv 0.13.8 accepts that the glibc runs, for `machine` ("x86_64" or
+// "aarch64": "x86_64-manylinux_2_36"); "" when the glibc is not "2.N" or older than
+// manylinux2014's 2.17.
+std::string uv_platform_for_glibc(const std::string& glibc, const std::string& machine = "x86_64");
 
 // The inputs of a variant's lock; empty with `why_not` set when the variant cannot be
 // hash-locked (its base brings torch and the Python packages around it).
@@ -69,7 +71,9 @@ struct LockPlan {
     std::optional<PythonLockInputs> inputs;
     std::string why_not;
 };
-LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb);
+// The inputs of its Python set for `platform` (a build platform, render/platforms.hpp).
+LockPlan python_lock_plan(const Variant& v, const KnowledgeBase& kb,
+                          const std::string& platform = k_default_platform);
 // The inputs of the build stage's lock of a variant with extensions built from source (its
 // source_build's requirements, for the same Python and platform); empty without why_not
 // when the variant builds nothing from source or its build stage installs nothing with pip.
@@ -101,9 +105,11 @@ std::vector<OutsideClosure> check_lock_closure(const PythonLockInputs& inputs,
                                                const std::vector<LockedPackage>& packages);
 
 // The requirements file of a locked variant (requirements.lock.txt next to its Dockerfile),
-// or with `build` of its build stage (requirements.build.lock.txt).
+// or with `build` of its build stage (requirements.build.lock.txt); `platform` names the
+// platform of one set of a variant built for several.
 std::string render_requirements_file(const Variant& v, const std::string& lock_path,
-                                     const PythonLock& lock, bool build = false);
+                                     const PythonLock& lock, bool build = false,
+                                     const std::string& platform = "");
 
 // What moved from a lock to a fresh resolution, per package.
 struct PackageChange {

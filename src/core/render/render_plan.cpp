@@ -67,6 +67,8 @@ void warn_unchecked_targets(const std::string& file, const Manifest& m,
 // Python or the OS) is never used: it would install what the manifest no longer says.
 // A lock that fits but records no dependency graph (written before torchdock recorded one)
 // is an error: render could not tell a package nothing requested from one uv resolved.
+// A variant built for several platforms needs a fitting lock for each (render/platforms.hpp
+// keys them); with one missing or stale, none is used.
 void attach_python_locks(const ManifestSource& src, const LockFile* lock, const KnowledgeBase& kb,
                          std::vector<Variant>& variants, std::size_t first, bool build,
                          std::vector<Diagnostic>& warnings, std::vector<Diagnostic>& errors) {
@@ -74,62 +76,85 @@ void attach_python_locks(const ManifestSource& src, const LockFile* lock, const 
     const std::string set = build ? "build stage's Python set" : "Python set";
     const std::map<std::string, PythonLock>* locks =
         lock ? (build ? &lock->build_python : &lock->python) : nullptr;
+    const std::string run_lock = "; run `torchdock lock` (it resolves the set with uv)";
     std::set<std::string> used;
-    for (std::size_t i = first; i < variants.size(); ++i) {
-        Variant& v = variants[i];
-        std::shared_ptr<const PythonLock>& slot = build ? v.build_lock : v.python_lock;
-        std::string& slot_file = build ? v.build_lock_file : v.python_lock_file;
-        std::string& why_not = build ? v.build_not_locked : v.python_not_locked;
-        LockPlan plan = build ? build_lock_plan(v, kb) : python_lock_plan(v, kb);
+    // The lock of one variant's set for one platform, or nullptr with why not.
+    auto fitting = [&](const Variant& v, const std::string& platform,
+                       std::string& why_not) -> const PythonLock* {
+        const std::string name = build ? v.name : python_lock_key(v.name, platform);
+        LockPlan plan = build ? build_lock_plan(v, kb) : python_lock_plan(v, kb, platform);
         if (!plan.inputs) {
             why_not = plan.why_not;
-            if (locks && locks->count(v.name)) {
-                used.insert(v.name);
+            if (locks && locks->count(name)) {
+                used.insert(name);
                 warnings.push_back({*src.lock_path,
                                     {},
-                                    member_path(key, v.name),
+                                    member_path(key, name),
                                     "is not used: variant " + v.name +
                                         (build ? std::string(" builds nothing from source")
                                                : " cannot be hash-locked (" + plan.why_not + ")") +
                                         "; run `torchdock lock` to drop it"});
             }
-            continue;
+            return nullptr;
         }
-        const std::string run_lock = "; run `torchdock lock` (it resolves the set with uv)";
         if (!locks) {
             why_not = "no lock file" + run_lock;
-            continue;
+            return nullptr;
         }
-        auto it = locks->find(v.name);
+        auto it = locks->find(name);
         if (it == locks->end()) {
             why_not = *src.lock_path + " has no " + (build ? "build stage lock" : "Python lock") +
                       " for it" + run_lock;
-        } else if (!(it->second.inputs == *plan.inputs)) {
-            used.insert(v.name);
+            return nullptr;
+        }
+        used.insert(name);
+        if (!(it->second.inputs == *plan.inputs)) {
             why_not = std::string(build ? "the build stage lock in " : "the Python lock in ") +
                       *src.lock_path +
                       " was resolved from other inputs than the manifest now gives" + run_lock;
             warnings.push_back({*src.lock_path,
                                 {},
-                                member_path(key, v.name),
+                                member_path(key, name),
                                 "was resolved from other requirements, Python or platform than "
                                 "the manifest now gives; variant " +
                                     v.name + "'s " + set +
                                     " renders unlocked; run `torchdock lock`"});
-        } else if (!it->second.graph) {
-            used.insert(v.name);
+            return nullptr;
+        }
+        if (!it->second.graph) {
             errors.push_back({*src.lock_path,
                               {},
-                              member_path(key, v.name),
+                              member_path(key, name),
                               "records no dependency graph (no \"required_by\" on its packages: "
                               "it was written by an older torchdock), so render cannot check "
                               "that every locked package was requested by variant " +
                                   v.name + "'s inputs; run `torchdock lock` to re-lock it"});
-        } else {
-            used.insert(v.name);
-            slot = std::make_shared<const PythonLock>(it->second);
-            slot_file = *src.lock_path;
+            return nullptr;
         }
+        return &it->second;
+    };
+    for (std::size_t i = first; i < variants.size(); ++i) {
+        Variant& v = variants[i];
+        const std::vector<std::string> platforms =
+            build ? std::vector<std::string>{k_default_platform} : v.manifest->platforms;
+        std::map<std::string, std::shared_ptr<const PythonLock>> found;
+        std::string why_not;
+        bool all = true;
+        for (const auto& platform : platforms) {
+            std::string why;
+            if (const PythonLock* l = fitting(v, platform, why)) {
+                found[platform] = std::make_shared<const PythonLock>(*l);
+            } else {
+                if (all && !why.empty())
+                    why_not = platforms.size() > 1 ? platform + "'s set: " + why : why;
+                all = false;
+            }
+        }
+        (build ? v.build_not_locked : v.python_not_locked) = why_not;
+        if (!all) continue;
+        (build ? v.build_lock : v.python_lock) = found.at(platforms.front());
+        (build ? v.build_lock_file : v.python_lock_file) = *src.lock_path;
+        if (platforms.size() > 1) v.platform_locks = std::move(found);
     }
     if (locks)
         for (const auto& [name, l] : *locks)
@@ -187,6 +212,10 @@ void attach_apt_locks(const ManifestSource& src, const LockFile* lock,
 }
 
 }  // namespace
+
+std::string requirements_lock_for(const std::string& platform) {
+    return "requirements." + target_arch(platform) + ".lock.txt";
+}
 
 RenderPlan plan_render(const std::vector<ManifestSource>& sources, const KnowledgeBase& kb) {
     RenderPlan plan;
@@ -250,9 +279,12 @@ RenderPlan plan_render(const std::vector<ManifestSource>& sources, const Knowled
     if (!plan.problems.empty()) return plan;
     for (const auto& v : plan.variants) {
         plan.files[v.name + "/Dockerfile"] = render_dockerfile(v);
-        if (v.python_lock)
+        if (v.python_lock && v.platform_locks.empty())
             plan.files[v.name + "/" + k_requirements_lock] =
                 render_requirements_file(v, v.python_lock_file, *v.python_lock);
+        for (const auto& [platform, l] : v.platform_locks)
+            plan.files[v.name + "/" + requirements_lock_for(platform)] =
+                render_requirements_file(v, v.python_lock_file, *l, false, platform);
         if (v.build_lock)
             plan.files[v.name + "/" + k_build_requirements_lock] =
                 render_requirements_file(v, v.build_lock_file, *v.build_lock, true);

@@ -20,6 +20,8 @@ struct ManifestSource {
 
 // The hash-locked requirements file of a locked variant, next to its Dockerfile.
 inline constexpr const char* k_requirements_lock = "requirements.lock.txt";
+// Its name for one platform's set of a variant built for several: "requirements.arm64.lock.txt".
+std::string requirements_lock_for(const std::string& platform);
 // The build stage's set (extensions built from source): the CUDA toolkit and build requirements.
 inline constexpr const char* k_build_requirements_lock = "requirements.build.lock.txt";
 

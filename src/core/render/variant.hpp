@@ -67,6 +67,9 @@ struct Variant {
     std::shared_ptr<const PythonLock> python_lock;
     std::string python_lock_file;   // the lock file it came from
     std::string python_not_locked;  // why not: shown in the Dockerfile and by `list`
+    // Built for several platforms (manifest "platforms"): each one's set, python_lock being
+    // the first's; empty for one platform.
+    std::map<std::string, std::shared_ptr<const PythonLock>> platform_locks;
     // The build stage's Python set (source_build's requirements), hash-locked likewise.
     std::shared_ptr<const PythonLock> build_lock;
     std::string build_lock_file, build_not_locked;

@@ -52,7 +52,10 @@ Result<SbomInput> variant_sbom_input(const Variant& v, const KnowledgeBase& kb) 
              {"torchdock:torch", v.torch},
              {"torchdock:cuda", v.cuda},
              {"torchdock:os", v.os_id},
-             {"torchdock:target-gpus", join(v.target_gpus, ",")}})
+             {"torchdock:target-gpus", join(v.target_gpus, ",")},
+             // Built for several platforms, the packages below are the first one's set.
+             {"torchdock:python-set-platform",
+              v.platform_locks.empty() ? std::string() : m.platforms.front()}})
         if (!value.empty()) in.subject.properties.emplace_back(k, value);
     auto [repo, tag] = split_reference(v.base_ref);
     SbomComponent base = component(Kind::BaseImage, repo, tag);

@@ -116,17 +116,11 @@ std::string cpu_build_fix(const CheckContext& ctx, const std::string& torch_vers
     const TorchPlatformBuild* here = release ? release->platform(key) : nullptr;
     if (!cpu_build || want_cuda.empty() || !here || here->variant != "cpu") return generic;
     const std::string major = split(want_cuda, '.')[0];
-    std::optional<Version> first;
-    for (const auto& r : ctx.kb().torch_releases()) {
-        const TorchPlatformBuild* b = r.platform(key);
-        const TorchVariant* build = b ? b->default_build() : nullptr;
-        auto v = Version::parse(r.version);
-        if (build && v && split(build->cuda, '.')[0] == major && (!first || *v < *first)) first = v;
-    }
+    const auto first = ctx.kb().first_torch_with_cuda_on(key, major);
     return "torch " + torch_version + " on " + key +
            " is a CPU-only build on PyPI (data/torch.json platforms); " +
            (first ? "the first release whose " + key + " wheel is built for CUDA " + major +
-                        " is torch " + first->str() + ": install that or newer"
+                        " is torch " + *first + ": install that or newer"
                   : "no release there is built for CUDA " + major + ": " + generic);
 }
 

@@ -28,6 +28,28 @@ INDEX = json.dumps({
 INDEX_TYPE = "application/vnd.oci.image.index.v1+json"
 INDEX_DIGEST = "sha256:" + hashlib.sha256(INDEX).hexdigest()
 OTHER_DIGEST = "sha256:" + "22" * 32
+# An index of two platforms and a BuildKit attestation manifest (platform unknown/unknown).
+MULTIARCH = json.dumps({
+    "schemaVersion": 2,
+    "mediaType": "application/vnd.oci.image.index.v1+json",
+    "manifests": [
+        {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + "ab" * 32,
+         "size": 525, "platform": {"architecture": "amd64", "os": "linux"}},
+        {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + "cd" * 32,
+         "size": 525, "platform": {"architecture": "arm64", "os": "linux", "variant": "v8"}},
+        {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + "ef" * 32,
+         "size": 840, "platform": {"architecture": "unknown", "os": "unknown"},
+         "annotations": {"vnd.docker.reference.type": "attestation-manifest"}},
+    ],
+}).encode()
+# One image manifest, no index.
+SINGLE = json.dumps({
+    "schemaVersion": 2,
+    "mediaType": "application/vnd.oci.image.manifest.v1+json",
+    "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+               "digest": "sha256:" + "12" * 32, "size": 1469},
+    "layers": [],
+}).encode()
 TOKEN = "good-token"
 
 # mode -> what a manifest request gets (a token request is answered by token_*).
@@ -35,7 +57,7 @@ MODES = {
     "ok", "nodigest", "bearer", "portal", "octet", "stream", "shape", "notjson",
     "mismatch", "twodigests", "badctype", "realm_file", "realm_dict", "crlf_token",
     "nochallenge", "gone", "ratelimit", "escapes", "longdigest", "loop", "redirect",
-    "redirect_file", "hang",
+    "redirect_file", "hang", "multiarch", "single",
 }
 
 
@@ -100,6 +122,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.answer(404)
         if mode == "ok":
             return self.manifest()
+        if mode == "multiarch":
+            digest = "sha256:" + hashlib.sha256(MULTIARCH).hexdigest()
+            return self.answer(200, [("Content-Type", INDEX_TYPE), ("Docker-Content-Digest", digest)],
+                               MULTIARCH)
+        if mode == "single":
+            ctype = "application/vnd.oci.image.manifest.v1+json"
+            digest = "sha256:" + hashlib.sha256(SINGLE).hexdigest()
+            return self.answer(200, [("Content-Type", ctype), ("Docker-Content-Digest", digest)], SINGLE)
         if mode == "nodigest":
             return self.manifest(headers=())
         if mode == "bearer":

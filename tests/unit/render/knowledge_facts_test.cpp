@@ -107,8 +107,9 @@ TEST_CASE("the GPU table knows common cards by the names nvidia-smi prints") {
           Case{"GTX 1080", "6.1"}, Case{"NVIDIA GeForce GTX 1080", "6.1"}, Case{"RTX 2080", "7.5"},
           Case{"NVIDIA GeForce RTX 2080 Ti", "7.5"}, Case{"P40", "6.1"}, Case{"Tesla P40", "6.1"},
           Case{"P4", "6.1"}, Case{"Tesla K40", "3.5"},
-          Case{"NVIDIA GeForce RTX 4060 Laptop GPU", "8.9"},
-          Case{"NVIDIA A800-SXM4-80GB", "8.0"}}) {
+          Case{"NVIDIA GeForce RTX 4060 Laptop GPU", "8.9"}, Case{"NVIDIA A800-SXM4-80GB", "8.0"},
+          // The arm64 (Grace) superchips of issue 24: GH200 sm_90, GB200 sm_100, GB300 sm_103.
+          Case{"GH200", "9.0"}, Case{"GB200", "10.0"}, Case{"NVIDIA GB300", "10.3"}}) {
         INFO(c.name);
         const GpuModel* g = kb.gpu(c.name);
         REQUIRE(g);
