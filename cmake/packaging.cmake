@@ -8,8 +8,11 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/ DESTINATION ${TORCHDOCK_SHARE_DIR}
         PATTERN ".torchdock-kb.lock" EXCLUDE)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/manifests/ DESTINATION ${TORCHDOCK_SHARE_DIR}/manifests)
 if(TARGET probe_options)
+  # The host's probes only: the linux-arm64 set (the emulated tier's) is aarch64 code, which
+  # this package's dpkg-shlibdeps and strip cannot read; an installed torchdock reads arm64
+  # images in the files-only tier, which says so.
   install(DIRECTORY ${PROBES_OUTPUT_DIR}/ DESTINATION ${TORCHDOCK_PROBES_DIR} USE_SOURCE_PERMISSIONS
-          PATTERN "__pycache__" EXCLUDE)
+          PATTERN "__pycache__" EXCLUDE PATTERN "linux-arm64" EXCLUDE)
 else()
   # A torchdock without probes cannot validate anything: refuse to install one.
   install(CODE "message(FATAL_ERROR \"torchdock: the probes were not built (no CUDA headers at configure time); \"

@@ -133,15 +133,29 @@ void validate_one(Run& run, report::ImageValidation& v) {
                                     run.overrides);
     v.expectations_source = in.expect.count("source") ? in.expect["source"] : "none found";
     in.platform = info.value()->platform();
-    const std::string image_machine = elf_machine_of(info.value()->architecture);
-    in.files_only_reason =
-        files_only_reason(info.value()->architecture, run.engine_arch, run.opts.files_only,
-                          engine::host_emulates(image_machine));
-    const bool files_only = !in.files_only_reason.empty();
+    const std::string& image_arch = info.value()->architecture;
+    const std::string image_machine = elf_machine_of(image_arch);
+    // The probes for the image's architecture: the host's set, or the linux-arm64 set beside it
+    // for an arm64 image on an x86 engine (run under qemu-user where this host emulates arm64).
+    fs::path image_probes = run.probes_dir;
+    bool probes_for_image = false;
+    if (auto subdir = probe_set_subdir(image_arch, run.engine_arch); subdir && !subdir->empty()) {
+        image_probes = run.probes_dir / *subdir;
+        probes_for_image = static_cast<bool>(
+            engine::check_probes_dir({image_probes, "the linux/" + oci_arch(image_arch) + " set"}));
+    }
+    const ReadingTier tier = reading_tier(image_arch, run.engine_arch, run.opts.files_only,
+                                          engine::host_emulates(image_machine), probes_for_image);
+    const bool files_only = tier.kind == ReadingTier::FilesOnly;
+    const bool emulated = tier.kind == ReadingTier::Emulated;
+    in.files_only_reason = files_only ? tier.reason : "";
     v.platform = in.platform;
-    v.tier = files_only ? "files-only: " + in.files_only_reason : "";
-    in.gpu_tier = run.gpu_tier && !files_only;
-    in.gpu_skip_reason = files_only ? "files only" : run.gpu_reason;
+    v.tier = tier.name();
+    v.tier_reason = tier.reason;
+    in.gpu_tier = run.gpu_tier && tier.kind == ReadingTier::Full;
+    in.gpu_skip_reason = files_only ? "files only"
+                         : emulated ? "the image runs under qemu-user, which emulates no GPU"
+                                    : run.gpu_reason;
     std::vector<engine::ProbeSpec> specs;
     for (auto& p :
          files_only ? engine::files_only_probes() : engine::validation_probes(run.gpu_tier)) {
@@ -154,11 +168,13 @@ void validate_one(Run& run, report::ImageValidation& v) {
     // Every container runs the image ID resolved here: a tag moved meanwhile changes nothing.
     const std::string& id = info.value()->id.empty() ? v.image : info.value()->id;
     // The files-only tier's probes read an image of any architecture: they are this host's
-    // static programs, and the kernel runs them whatever the image's own files are.
+    // static programs, and the kernel runs them whatever the image's own files are. The
+    // emulated tier's are the image's architecture's, run by qemu-user like the image's code.
     auto reading = engine::probe_image(
-        run.api, id, *info.value(), std::move(specs), run.probes_dir, run.opts.python,
-        in.gpu_tier ? run.gpus : 0, static_cast<int>(run.opts.probe_timeout_s), run.kb,
-        run.run_label, files_only ? std::optional<std::string>(image_machine) : std::nullopt);
+        run.api, id, *info.value(), std::move(specs), emulated ? image_probes : run.probes_dir,
+        run.opts.python, in.gpu_tier ? run.gpus : 0, static_cast<int>(run.opts.probe_timeout_s),
+        run.kb, run.run_label,
+        files_only ? std::optional<std::string>(image_machine) : std::nullopt);
     in.probes = std::move(reading.probes);
     in.runtime = std::move(reading.plan);
     in.entrypoint = std::move(reading.entrypoint);

@@ -104,8 +104,9 @@ std::string validation_table(const ImageValidation& v) {
         (v.expectations_source.empty() ? "" : "  (expectations: " + v.expectations_source + ")") +
         "\n";
     if (!v.error.empty()) return out + "  ERROR: " + terminal_text(v.error) + "\n";
-    if (!v.tier.empty())
-        out += "  " + terminal_text(v.platform) + " " + terminal_text(v.tier) + "\n";
+    if (v.tier != "full")
+        out += "  " + terminal_text(v.platform) + " " + terminal_text(v.tier) + ": " +
+               terminal_text(v.tier_reason) + "\n";
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : v.checks) {
         std::string status = c.status == "pass"     ? "pass"
@@ -193,8 +194,9 @@ std::string validation_json(const std::vector<ImageValidation>& all) {
                           {"probes", probes},
                           {"expectations_source", v.expectations_source},
                           {"platform", v.platform},
-                          {"tier", v.tier.empty() ? "full" : "files-only"},
-                          {"files_only_reason", v.tier.empty() ? "" : v.tier.substr(12)},
+                          {"tier", v.tier},
+                          {"tier_reason", v.tier_reason},
+                          {"files_only_reason", v.tier == "files-only" ? v.tier_reason : ""},
                           {"error", v.error},
                           {"seconds", v.seconds},
                           {"passed", v.passed()},
@@ -277,7 +279,9 @@ std::string validation_markdown(const std::vector<ImageValidation>& all) {
     for (const auto& v : all) {
         out += "\n### " + md_escape(v.image) + "\n\n";
         if (!v.image_id.empty()) out += "Image ID: " + md_escape(v.image_id) + "\n\n";
-        if (!v.tier.empty()) out += md_escape(v.platform) + ", " + md_escape(v.tier) + "\n\n";
+        if (v.tier != "full")
+            out += md_escape(v.platform) + ", " + md_escape(v.tier) + ": " +
+                   md_escape(v.tier_reason) + "\n\n";
         if (!v.error.empty()) {
             out += "**error:** " + md_escape(v.error) + "\n";
             continue;

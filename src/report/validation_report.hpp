@@ -14,7 +14,10 @@ struct ImageValidation {
     std::string image_id;  // what the probes ran on ("sha256:..."), resolved once
     std::string expectations_source;
     std::string platform;  // the image's ("linux/arm64"); "" when the engine records none
-    std::string tier;      // "" the full tier; "files-only: <why>" the tier that reads files only
+    // How the image was read (core/validate/platform ReadingTier): "full", "emulated" (its code
+    // under qemu-user) or "files-only"; tier_reason says why, "" for full.
+    std::string tier = "full";
+    std::string tier_reason;
     std::vector<CheckResult> checks;
     std::map<std::string, ProbeRun> probes;  // the evidence the checks rest on (JSON report)
     std::string error;  // the image could not be validated at all (missing image, engine)

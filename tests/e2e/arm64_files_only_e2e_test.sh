@@ -11,7 +11,9 @@
 # breakages fail naming what is wrong: the x86_64 nvidia-nccl-cu13 wheel over the aarch64
 # one, torch 2.10.0's CPU-only aarch64 wheel behind CUDA labels, bitsandbytes 0.47.0 (no
 # sm_100 code in its CUDA 11.8-12.6 libraries) for a GB200 target, and AWS g5g's T4G (sm_75)
-# for torch 2.11.0's own libtorch_cuda.so.
+# for torch 2.11.0's own libtorch_cuda.so. Then the emulated tier: with Debian's
+# qemu-user-static handler registered (lib/binfmt.sh), validate runs the image's own python
+# and the linux/arm64 probes under qemu-user, and the breakages are seen as torch runs them.
 # Usage: arm64_files_only_e2e_test.sh TORCHDOCK PROBES_DIR [INPUTS_DIR]
 # INPUTS_DIR: where tests/e2e/arm64_inputs_fetch.sh (a ctest fixture) fetched the root and
 # wheels; fetched here when it is not complete. It is removed at the end, as the images are
@@ -22,9 +24,10 @@ PROBES=$(realpath "$2")
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 source "$ROOT/tests/e2e/lib/services.sh"
 source "$ROOT/tests/e2e/lib/arm64_inputs.sh"
+source "$ROOT/tests/e2e/lib/binfmt.sh"
 WORK=$(mktemp -d /tmp/torchdock-arm64-e2e-XXXXXX)
 INPUTS=${3:-$WORK/inputs}
-trap '$DOCKER rmi -f $IMG:healthy $IMG:nccl-x86 $IMG:bnb $IMG:cpu >/dev/null 2>&1; services_stop; rm -rf "$WORK" "$INPUTS"' EXIT
+trap '$DOCKER rmi -f $IMG:healthy $IMG:nccl-x86 $IMG:bnb $IMG:cpu >/dev/null 2>&1; binfmt_restore; services_stop; rm -rf "$WORK" "$INPUTS"' EXIT
 source "$ROOT/tests/e2e/lib/check.sh"
 DOCKER=/usr/bin/docker
 LABELS='{"io.torchdock.torch": "2.11.0", "io.torchdock.cuda": "13.0", "io.torchdock.python": "3.11", "io.torchdock.target-gpus": "GH200,GB200"}'
@@ -40,6 +43,9 @@ if [ "$(uname -m)" != x86_64 ]; then
   exit 77
 fi
 services_start || { echo "FAIL - services did not start"; echo "0 passed, 1 failed"; exit 1; }
+# The files-only sections assert what validate does with no emulation: a qemu-aarch64 handler
+# of this host's is disabled until the emulated section (and put back at the end).
+binfmt_no_aarch64 || { bad "the qemu-aarch64 binfmt handler could not be disabled"; finish; exit 1; }
 
 # --- the arm64 root, the wheels, the images ---------------------------------------------------
 start=$(date +%s.%N)
@@ -108,6 +114,43 @@ check "the same bitsandbytes for GH200 (sm_90, which it carries): TD125 passes" 
 run validate "$IMG:healthy" --expect target-gpus=T4 --json="$WORK/v.json"
 check "torch 2.11.0 aarch64 for AWS g5g's T4G (sm_75): TD125 names torch/lib/libtorch_cuda.so" \
   bash -c "test $(rc) = 1 && grep -q 'torch/lib/libtorch_cuda.so' <<<\"$(field TD125 message)\" && grep -q T4 <<<\"$(field TD125 message)\""
+
+# --- the emulated tier: qemu-user runs the image's own code --------------------------------------
+# With Debian's qemu-user-static registered in binfmt_misc (F flag: it also runs inside
+# containers), validate runs the linux/arm64 probes (cross-compiled by zig beside the host's)
+# and the image's own aarch64 python, under emulation: the checks that the files-only tier
+# skips are judged on what torch really does.
+binfmt_restore
+if why=$(binfmt_aarch64); then
+  start=$(date +%s.%N)
+  run validate "$IMG:healthy" --json="$WORK/v.json"
+  echo "# figure: validate (emulated: qemu-user runs the image's python and the linux/arm64 probes) of the healthy arm64 image, whole process: $(secs "$start") s"
+  check "emulated: exit 0, the emulated tier named with its reason (qemu-user, no GPU tier)" \
+    bash -c "test $(rc) = 0 && grep -q 'linux/arm64 emulated: the image is linux/arm64 and the engine runs linux/amd64; its code runs under qemu-user' '$WORK/out' && python3 -c \"import json; i=json.load(open('$WORK/v.json'))['images'][0]; assert i['tier'] == 'emulated' and i['platform'] == 'linux/arm64'\""
+  check "emulated: the torch probe ran the image's aarch64 python3.11, imported torch from the image, which loaded its CUDA 13 runtime" \
+    python3 -c "import json; t=json.load(open('$WORK/v.json'))['images'][0]['probes']['torch']; assert t['status'] == 'pass' and t['interpreter']['realpath'] == '/usr/bin/python3.11' and t['torch_file'] == '$SITE/torch/__init__.py' and '$SITE/nvidia/cu13/lib/libcudart.so.13' in t['loaded_libraries'], t"
+  check "emulated: TD133 checks torch/version.py against what torch reports" \
+    bash -c "test \"$(field TD133 status)\" = pass"
+  check "emulated: TD119, TD121 and TD140 are judged, no longer skipped for the files-only tier" \
+    bash -c "for id in TD119 TD121 TD140; do python3 -c \"import json,sys; c=next(c for c in json.load(open('$WORK/v.json'))['images'][0]['checks'] if c['id']=='\$id'); sys.exit(c['message'].startswith('files-only tier'))\" || exit 1; done"
+  # The two breakages in one run (two at a time): each image's report split out for `field`.
+  run validate "$IMG:nccl-x86" "$IMG:cpu" -j 2 --json="$WORK/both.json"
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); [json.dump(dict(d, images=[i]), open(sys.argv[2 + n], 'w')) for n, i in enumerate(d['images'])]" \
+    "$WORK/both.json" "$WORK/nccl.json" "$WORK/cpu.json"
+  echo "# the torch probe in the x86_64 NCCL image, under qemu-user: $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['images'][0]['probes']['torch']['reason'][:300])" "$WORK/nccl.json")"
+  check "emulated, the x86_64 NCCL wheel: exit 1, torch does not import, in the aarch64 loader's own words about libnccl.so.2" \
+    bash -c "test $(rc) = 1 && python3 -c \"import json; t=json.load(open('$WORK/nccl.json'))['images'][0]['probes']['torch']; assert t['status'] != 'pass' and 'libnccl.so.2' in json.dumps(t), t\""
+  check "emulated, torch 2.10.0's CPU-only aarch64 wheel: the running torch is a CPU build (TD121) of 2.10.0 (TD120), as its files say (TD133)" \
+    bash -c "test \"$(field TD121 status "$WORK/cpu.json")\" = fail && test \"$(field TD121 message "$WORK/cpu.json")\" = 'torch is a CPU build in an image labelled CUDA 13.0' && test \"$(field TD120 status "$WORK/cpu.json")\" = fail && grep -q '2.10.0' <<<\"$(field TD120 observed "$WORK/cpu.json")\" && test \"$(field TD133 status "$WORK/cpu.json")\" = pass"
+  # A probe directory without the linux/arm64 set: emulation alone is not enough.
+  mkdir -p "$WORK/host-probes" && cp -a "$PROBES"/. "$WORK/host-probes/" && rm -rf "$WORK/host-probes/linux-arm64"
+  run validate "$IMG:healthy" --probes="$WORK/host-probes" --json="$WORK/v.json"
+  check "emulated but no linux/arm64 probes: the files-only tier, saying the probes were not built" \
+    bash -c "test $(rc) = 0 && grep -q \"this host emulates linux/arm64 (binfmt qemu), but torchdock's linux/arm64 probes were not built\" '$WORK/out'"
+  binfmt_restore
+else
+  skipped "the emulated tier (qemu-user): $why"
+fi
 
 # --- --files-only on this machine's own architecture ---------------------------------------------
 run validate "$TD_REGISTRY/library/debian:bookworm" --files-only --json="$WORK/v.json"

@@ -7,11 +7,13 @@ set -uo pipefail
 TD=$(realpath "$1")
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 source "$ROOT/tests/e2e/lib/services.sh"
+source "$ROOT/tests/e2e/lib/binfmt.sh"
 WORK=$(mktemp -d /tmp/torchdock-build-e2e-XXXXXX)
 chmod 755 "$WORK"  # the permission test reads it as another user
 ALT_PID=""
 cleanup() {
   [ -n "$ALT_PID" ] && kill "$ALT_PID" 2>/dev/null
+  binfmt_restore  # a handler disabled for the no-emulation check, if interrupted there
   services_stop
   rm -rf "$WORK"
 }
@@ -156,12 +158,14 @@ mkdir -p "$WORK/mp/manifests"
 sed -e 's/"schema": 1,/"schema": 1, "platforms": ["linux\/amd64", "linux\/arm64"],/' \
   -e 's#torchdock/debian-cpu#torchdock/debian-mp#' "$ROOT/manifests/debian-cpu.json" >"$WORK/mp/manifests/debian-cpu.json"
 (cd "$WORK/mp" && "$TD" render --out d >/dev/null 2>&1)
-(cd "$WORK/mp" && "$TD" build --dockerfiles d --platform linux/arm64 >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
-if [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
-  skipped "build --platform linux/arm64 without emulation: this host has a qemu-aarch64 binfmt handler (exit $(rc))"
-else
+# Without a qemu-aarch64 handler (this host's is disabled meanwhile, lib/binfmt.sh).
+if binfmt_no_aarch64; then
+  (cd "$WORK/mp" && "$TD" build --dockerfiles d --platform linux/arm64 >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
+  binfmt_restore
   check "build --platform linux/arm64 on this amd64 engine without qemu: exit 3, naming qemu-user-static and a native builder" \
     bash -c "test $(rc) = 3 && grep -q 'needs emulation, and this host has no qemu-aarch64 handler in binfmt_misc: install Debian.s qemu-user-static' '$WORK/err' && grep -q 'native arm64 builder' '$WORK/err'"
+else
+  bad "the qemu-aarch64 binfmt handler could not be disabled for the no-emulation check"
 fi
 (cd "$WORK/mp" && "$TD" build --dockerfiles d --platform linux/amd64 >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
 check "build --platform linux/amd64 of the two-platform variant: exit 0, a linux/amd64 image labelled with both platforms" \

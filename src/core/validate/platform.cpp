@@ -35,24 +35,47 @@ std::optional<std::string> wheel_tag_machine(const std::string& tag) {
     return platform;
 }
 
-std::string files_only_reason(const std::string& image_arch, const std::string& engine_arch,
-                              bool forced, bool emulated) {
-    if (forced) return "--files-only: the image's files are read, none of its code is run";
+std::string ReadingTier::name() const {
+    switch (kind) {
+        case Emulated:
+            return "emulated";
+        case FilesOnly:
+            return "files-only";
+        case Full:
+            break;
+    }
+    return "full";
+}
+
+ReadingTier reading_tier(const std::string& image_arch, const std::string& engine_arch, bool forced,
+                         bool emulated, bool probes_for_image) {
+    if (forced)
+        return {ReadingTier::FilesOnly,
+                "--files-only: the image's files are read, none of its code is run"};
     std::string image = oci_arch(image_arch), engine = oci_arch(engine_arch);
     if (image.empty() || engine.empty() || image == engine) return {};
-    // Even where this host emulates the image's machine, the probes that load the image's
-    // libraries are this host's programs and could not load them: the files are what is read.
-    if (emulated)
-        return "the image is linux/" + image + " and the engine runs linux/" + engine +
-               "; this host emulates linux/" + image +
-               " (binfmt qemu), but the probes that load an image's libraries are built for "
-               "linux/" +
-               engine + " only, so only the image's files are read (validate on a linux/" + image +
-               " host for the checks that run its code)";
-    return "the image is linux/" + image + " and the engine runs linux/" + engine +
-           " with no emulation for it, so only the image's files are read (validate on a "
-           "linux/" +
-           image + " host for the checks that run its code)";
+    const std::string on = "the image is linux/" + image + " and the engine runs linux/" + engine;
+    const std::string elsewhere =
+        ", so only the image's files are read (validate on a linux/" + image +
+        " host, or where qemu-user emulates it, for the checks that run its code)";
+    if (!emulated) return {ReadingTier::FilesOnly, on + " with no emulation for it" + elsewhere};
+    if (!probes_for_image)
+        return {ReadingTier::FilesOnly, on + "; this host emulates linux/" + image +
+                                            " (binfmt qemu), but torchdock's linux/" + image +
+                                            " probes were not built" + elsewhere};
+    return {ReadingTier::Emulated,
+            on +
+                "; its code runs under qemu-user (this host's binfmt handler) with torchdock's "
+                "linux/" +
+                image + " probes: slower than native, and no GPU tier (a GPU is not emulated)"};
+}
+
+std::optional<std::string> probe_set_subdir(const std::string& image_arch,
+                                            const std::string& engine_arch) {
+    std::string image = oci_arch(image_arch), engine = oci_arch(engine_arch);
+    if (image.empty() || engine.empty() || image == engine) return std::string();
+    if (image == "arm64") return std::string("linux-arm64");
+    return std::nullopt;
 }
 
 namespace {

@@ -23,13 +23,27 @@ std::string elf_machine_of(const std::string& arch);
 // platform part (not three '-'-separated parts).
 std::optional<std::string> wheel_tag_machine(const std::string& tag);
 
-// Why validate reads the image's files only (the files-only tier), in a sentence; "" when
-// its code can run: `forced` is --files-only; otherwise an image for another architecture
-// than the engine's. `emulated` (this host runs that architecture's binaries through
-// qemu-user's binfmt handler) changes only the sentence: the probes that load an image's
-// libraries are built for this host's architecture, so they could not load the image's.
-std::string files_only_reason(const std::string& image_arch, const std::string& engine_arch,
-                              bool forced, bool emulated);
+// How validate reads an image:
+//   full       its code runs natively (the image's platform is the engine's);
+//   emulated   its code runs under qemu-user: the image is for another architecture, this host
+//              has a binfmt qemu handler for it, and torchdock's probes for that architecture
+//              are built (the linux-arm64 set beside the host's); no GPU tier;
+//   files-only only its files are read: `forced` (--files-only), or another architecture with
+//              no emulation or no probes for it.
+// An image or engine that records no architecture is read in the full tier, as before.
+struct ReadingTier {
+    enum Kind { Full, Emulated, FilesOnly } kind = Full;
+    std::string reason;        // a sentence; "" for full
+    std::string name() const;  // "full", "emulated", "files-only"
+};
+ReadingTier reading_tier(const std::string& image_arch, const std::string& engine_arch, bool forced,
+                         bool emulated, bool probes_for_image);
+
+// The subdirectory of the probes directory that holds the probes for an image of `image_arch`
+// on an engine of `engine_arch`: "" (the host's own set) when they agree or one is unknown,
+// "linux-arm64" for an arm64 image elsewhere, nullopt when torchdock builds no set for it.
+std::optional<std::string> probe_set_subdir(const std::string& image_arch,
+                                            const std::string& engine_arch);
 
 // The directories CPython's site module would put on sys.path for the interpreter at `path`
 // (as PATH reaches it) that really is `realpath`, read from names alone: PYTHONPATH, a venv's

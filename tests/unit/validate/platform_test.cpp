@@ -30,7 +30,7 @@ const CheckResult& check(const std::vector<CheckResult>& all, const std::string&
 ValidationInput files_only_arm64_image(const std::string& distributions) {
     ValidationInput in;
     in.platform = "linux/arm64";
-    in.files_only_reason = files_only_reason("arm64", "x86_64", false, false);
+    in.files_only_reason = reading_tier("arm64", "x86_64", false, false, false).reason;
     in.expect = {{"source", "image labels"},
                  {"cuda", "13.0"},
                  {"torch", "2.11.0"},
@@ -67,19 +67,46 @@ TEST_CASE("platform: architecture names, ELF machines and wheel tags") {
     CHECK_FALSE(wheel_tag_machine("garbage").has_value());
 }
 
-TEST_CASE("platform: the files-only tier is chosen by architecture, emulation and --files-only") {
-    CHECK(files_only_reason("amd64", "x86_64", false, false).empty());
-    CHECK(files_only_reason("arm64", "aarch64", false, false).empty());
-    // Emulated: still files only (the probes that load libraries are this host's), said so.
-    CHECK_THAT(files_only_reason("arm64", "x86_64", false, true),
-               ContainsSubstring("this host emulates linux/arm64 (binfmt qemu), but the probes"));
-    CHECK_THAT(files_only_reason("arm64", "x86_64", false, false),
-               ContainsSubstring("linux/arm64 and the engine runs linux/amd64"));
-    CHECK_THAT(files_only_reason("amd64", "x86_64", true, false),
+TEST_CASE(
+    "platform: the reading tier is chosen by architecture, emulation, probes and --files-only") {
+    using K = ReadingTier::Kind;
+    CHECK(reading_tier("amd64", "x86_64", false, false, false).kind == K::Full);
+    CHECK(reading_tier("arm64", "aarch64", false, false, false).kind == K::Full);
+    CHECK(reading_tier("amd64", "x86_64", false, false, false).reason.empty());
+    // Emulated and the probes for arm64 are built: the image's code runs under qemu-user.
+    auto emulated = reading_tier("arm64", "x86_64", false, true, true);
+    CHECK(emulated.kind == K::Emulated);
+    CHECK(emulated.name() == "emulated");
+    CHECK_THAT(emulated.reason, ContainsSubstring("runs under qemu-user"));
+    CHECK_THAT(emulated.reason, ContainsSubstring("no GPU tier"));
+    // Emulated, but no linux/arm64 probes: files only, and the missing probes named.
+    auto no_probes = reading_tier("arm64", "x86_64", false, true, false);
+    CHECK(no_probes.kind == K::FilesOnly);
+    CHECK_THAT(no_probes.reason,
+               ContainsSubstring("emulates linux/arm64 (binfmt qemu), but torchdock's linux/arm64 "
+                                 "probes were not built"));
+    auto plain = reading_tier("arm64", "x86_64", false, false, true);
+    CHECK(plain.kind == K::FilesOnly);
+    CHECK(plain.name() == "files-only");
+    CHECK_THAT(plain.reason,
+               ContainsSubstring("linux/arm64 and the engine runs linux/amd64 with no "
+                                 "emulation"));
+    // --files-only wins over everything, on any image.
+    CHECK(reading_tier("amd64", "x86_64", true, false, false).kind == K::FilesOnly);
+    CHECK(reading_tier("arm64", "x86_64", true, true, true).kind == K::FilesOnly);
+    CHECK_THAT(reading_tier("amd64", "x86_64", true, false, false).reason,
                ContainsSubstring("--files-only"));
     // An engine or image that records no architecture: the full tier, as before.
-    CHECK(files_only_reason("", "x86_64", false, false).empty());
-    CHECK(files_only_reason("arm64", "", false, false).empty());
+    CHECK(reading_tier("", "x86_64", false, false, false).kind == K::Full);
+    CHECK(reading_tier("arm64", "", false, true, true).kind == K::Full);
+}
+
+TEST_CASE("platform: the probe set for an image's architecture") {
+    CHECK(probe_set_subdir("amd64", "x86_64") == "");
+    CHECK(probe_set_subdir("arm64", "aarch64") == "");
+    CHECK(probe_set_subdir("arm64", "x86_64") == "linux-arm64");
+    CHECK(probe_set_subdir("", "x86_64") == "");
+    CHECK_FALSE(probe_set_subdir("ppc64le", "x86_64").has_value());
 }
 
 TEST_CASE("platform: import directories read from names") {
