@@ -39,12 +39,24 @@ std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOp
         out.not_audited = st.error().message;
         return std::nullopt;
     }
-    fs::path probes_dir = probes_at.path;
+    // An image of another architecture runs under qemu-user with its architecture's probes
+    // where this host emulates it; otherwise torch cannot run, and the labels alone decide.
+    auto engine_info = api.info();
+    auto probe_set = engine::image_reading(probes_at.path, info.architecture,
+                                           engine_info ? engine_info->architecture : "", false);
+    if (probe_set.tier.kind == ReadingTier::FilesOnly) {
+        out.not_audited = "the kernel audit needs torch to run, and " + probe_set.tier.reason +
+                          " (validate reads them: TD125)";
+        return std::nullopt;
+    }
+    if (probe_set.tier.kind == ReadingTier::Emulated) out.reading = probe_set.tier.reason;
     remove_leftovers_of_killed_runs(api);
     std::string label = engine::new_run_label();
     const std::string& id = info.id.empty() ? opts.image : info.id;
-    auto probes = engine::probe_image(api, id, info, engine::kernel_audit_probes(), probes_dir,
-                                      opts.python, 0, 60, kb, label)
+    // Emulated, torch and probe-kernels take longer: the timeout of validate's probes.
+    const int timeout_s = probe_set.tier.kind == ReadingTier::Emulated ? 180 : 60;
+    auto probes = engine::probe_image(api, id, info, engine::kernel_audit_probes(),
+                                      probe_set.probes_dir, opts.python, 0, timeout_s, kb, label)
                       .probes;
     if (engine::interrupted()) return stop_interrupted_run(api, label);
     const ProbeRun& k = probes["kernels"];

@@ -13,6 +13,7 @@
 #include "core/sbom/sbom_sources.hpp"
 #include "engine/container_run.hpp"
 #include "engine/docker_api.hpp"
+#include "engine/file_probe_cache.hpp"
 #include "engine/install_layout.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/probe_exec.hpp"
@@ -60,9 +61,24 @@ int image_sbom(const SbomOptions& opts, const KnowledgeBase& kb) {
     remove_leftovers_of_killed_runs(api.value());
     std::string label = engine::new_run_label();
     const std::string& id = info.value()->id.empty() ? opts.target : info.value()->id;
-    progress("sbom " + opts.target + ": reading its files with the probes");
-    auto reading = engine::probe_image(api.value(), id, *info.value(), engine::sbom_probes(),
-                                       probes_at.path, opts.python, 0, 300, kb, label);
+    // An image of another architecture: its own architecture's probes under qemu-user where
+    // this host emulates it, else its files alone (probe-record and probe-kernels read them
+    // whatever the architecture; the torch probe cannot run).
+    auto engine_info = api->info();
+    const std::string& arch = info.value()->architecture;
+    auto probe_set = engine::image_reading(probes_at.path, arch,
+                                           engine_info ? engine_info->architecture : "", false);
+    const bool files_only = probe_set.tier.kind == ReadingTier::FilesOnly;
+    std::vector<engine::ProbeSpec> specs;
+    for (auto& p : engine::sbom_probes())
+        if (!files_only || engine::reads_files_only(p.name)) specs.push_back(std::move(p));
+    progress("sbom " + opts.target + ": reading its files with the probes" +
+             (probe_set.tier.kind == ReadingTier::Full
+                  ? std::string()
+                  : " (" + probe_set.tier.name() + ": " + probe_set.tier.reason + ")"));
+    auto reading = engine::probe_image(
+        api.value(), id, *info.value(), std::move(specs), probe_set.probes_dir, opts.python, 0, 300,
+        kb, label, files_only ? std::optional<std::string>(elf_machine_of(arch)) : std::nullopt);
     if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
     auto in = image_sbom_input(opts.target, info.value()->id, info.value()->labels, reading.probes);
     if (!in) return fail(in.error());

@@ -133,19 +133,12 @@ void validate_one(Run& run, report::ImageValidation& v) {
                                     run.overrides);
     v.expectations_source = in.expect.count("source") ? in.expect["source"] : "none found";
     in.platform = info.value()->platform();
-    const std::string& image_arch = info.value()->architecture;
-    const std::string image_machine = elf_machine_of(image_arch);
-    // The probes for the image's architecture: the host's set, or the linux-arm64 set beside it
-    // for an arm64 image on an x86 engine (run under qemu-user where this host emulates arm64).
-    fs::path image_probes = run.probes_dir;
-    bool probes_for_image = false;
-    if (auto subdir = probe_set_subdir(image_arch, run.engine_arch); subdir && !subdir->empty()) {
-        image_probes = run.probes_dir / *subdir;
-        probes_for_image = static_cast<bool>(
-            engine::check_probes_dir({image_probes, "the linux/" + oci_arch(image_arch) + " set"}));
-    }
-    const ReadingTier tier = reading_tier(image_arch, run.engine_arch, run.opts.files_only,
-                                          engine::host_emulates(image_machine), probes_for_image);
+    const std::string image_machine = elf_machine_of(info.value()->architecture);
+    // The host's probes, or the linux-arm64 set for an arm64 image on an x86 engine (run under
+    // qemu-user where this host emulates arm64), and the tier that follows.
+    const auto probe_set = engine::image_reading(run.probes_dir, info.value()->architecture,
+                                                 run.engine_arch, run.opts.files_only);
+    const ReadingTier& tier = probe_set.tier;
     const bool files_only = tier.kind == ReadingTier::FilesOnly;
     const bool emulated = tier.kind == ReadingTier::Emulated;
     in.files_only_reason = files_only ? tier.reason : "";
@@ -169,12 +162,12 @@ void validate_one(Run& run, report::ImageValidation& v) {
     const std::string& id = info.value()->id.empty() ? v.image : info.value()->id;
     // The files-only tier's probes read an image of any architecture: they are this host's
     // static programs, and the kernel runs them whatever the image's own files are. The
-    // emulated tier's are the image's architecture's, run by qemu-user like the image's code.
+    // emulated tier's are the image's architecture's (probe_set), run by qemu-user like the
+    // image's code.
     auto reading = engine::probe_image(
-        run.api, id, *info.value(), std::move(specs), emulated ? image_probes : run.probes_dir,
-        run.opts.python, in.gpu_tier ? run.gpus : 0, static_cast<int>(run.opts.probe_timeout_s),
-        run.kb, run.run_label,
-        files_only ? std::optional<std::string>(image_machine) : std::nullopt);
+        run.api, id, *info.value(), std::move(specs), probe_set.probes_dir, run.opts.python,
+        in.gpu_tier ? run.gpus : 0, static_cast<int>(run.opts.probe_timeout_s), run.kb,
+        run.run_label, files_only ? std::optional<std::string>(image_machine) : std::nullopt);
     in.probes = std::move(reading.probes);
     in.runtime = std::move(reading.plan);
     in.entrypoint = std::move(reading.entrypoint);

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <system_error>
 
+#include "engine/environment_facts.hpp"
+
 #ifndef TORCHDOCK_DATA_FROM_BIN
 #error "TORCHDOCK_DATA_FROM_BIN must be defined by the build (cmake/install_layout.cmake)"
 #endif
@@ -63,6 +65,22 @@ Status check_probes_dir(const LocatedDir& dir) {
                      "" TORCHDOCK_PROBES_FROM_BIN
                      " from the binary's directory; built: "
                      "build/<preset>/libexec/torchdock/probes), or reinstall torchdock"};
+}
+
+ImageReading image_reading(const fs::path& probes_dir, const std::string& image_arch,
+                           const std::string& engine_arch, bool files_only) {
+    fs::path image_set = probes_dir;
+    bool probes_for_image = false;
+    if (auto subdir = probe_set_subdir(image_arch, engine_arch); subdir && !subdir->empty()) {
+        image_set = probes_dir / *subdir;
+        probes_for_image = static_cast<bool>(
+            check_probes_dir({image_set, "the linux/" + oci_arch(image_arch) + " set"}));
+    }
+    ReadingTier tier = reading_tier(image_arch, engine_arch, files_only,
+                                    host_emulates(elf_machine_of(image_arch)), probes_for_image);
+    // The files-only tier runs this host's static programs, whatever the image's architecture.
+    if (tier.kind != ReadingTier::Emulated) image_set = probes_dir;
+    return {image_set, std::move(tier)};
 }
 
 }  // namespace td::engine

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "core/validate/platform.hpp"
 #include "util/result.hpp"
 
 namespace td::engine {
@@ -29,5 +30,16 @@ LocatedDir locate_probes_dir(const std::optional<std::string>& flag);
 // every command that runs probes starts with). Otherwise a Config error naming the directory,
 // how it was chosen, what is missing, and the fix (--probes DIR or $TORCHDOCK_PROBES).
 Status check_probes_dir(const LocatedDir& dir);
+
+// The probes that read an image of `image_arch` on an engine of `engine_arch`, and how
+// (core/validate/platform reading_tier): `probes_dir` itself, or the linux-arm64 set in it
+// for an arm64 image on another engine, which runs under qemu-user where this host emulates
+// arm64 (host_emulates) and the set was built. `files_only`: --files-only.
+struct ImageReading {
+    std::filesystem::path probes_dir;  // the set to run: the linux-arm64 one when emulated
+    ReadingTier tier;
+};
+ImageReading image_reading(const std::filesystem::path& probes_dir, const std::string& image_arch,
+                           const std::string& engine_arch, bool files_only);
 
 }  // namespace td::engine

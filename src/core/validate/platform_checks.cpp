@@ -128,7 +128,8 @@ void torch_build_files(CheckContext& ctx) {
     const json& rec = ctx.data("record");
     if (!rec.contains("distributions")) return ctx.skip("TD133", ctx.why_missing("record"));
     const json* dist = torch_distribution(rec);
-    if (!dist) return ctx.skip("TD133", "no torch distribution where the files-only tier looked");
+    if (!dist)
+        return ctx.skip("TD133", "probe-record found no torch distribution (dist-info) to read");
     const json texts = dist->value("texts", json::object());
     const json text = texts.is_object() ? texts.value("torch/version.py", json()) : json();
     if (!text.is_string())

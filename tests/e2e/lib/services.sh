@@ -53,45 +53,52 @@ start_engine() {
   return 1
 }
 
-registry_ping() { curl -sf --max-time 3 "http://$TD_REGISTRY/v2/" >/dev/null 2>&1; }
+registry_ping() { curl -sf --max-time 3 "http://${1:-$TD_REGISTRY}/v2/" >/dev/null 2>&1; }
 
-start_registry() {
-  mkdir -p "$TD_SVC_DIR/registry"
-  if registry_ping; then svc_log "using the registry already at $TD_REGISTRY"; return 0; fi
-  cat >"$TD_SVC_DIR/registry.yml" <<YML
+# registry_serve ADDR DIR: Debian's docker-registry on ADDR (host:port) storing in DIR,
+# stopped by services_stop; an answering ADDR is used as it is.
+registry_serve() {
+  local addr=$1 dir=$2
+  mkdir -p "$dir"
+  if registry_ping "$addr"; then svc_log "using the registry already at $addr"; return 0; fi
+  cat >"$dir.yml" <<YML
 version: 0.1
 storage:
   filesystem:
-    rootdirectory: $TD_SVC_DIR/registry
+    rootdirectory: $dir
   delete:
     enabled: true
 http:
-  addr: $TD_REGISTRY
+  addr: $addr
 log:
   level: warn
 YML
-  docker-registry serve "$TD_SVC_DIR/registry.yml" >"$TD_SVC_DIR/registry.log" 2>&1 &
+  docker-registry serve "$dir.yml" >"$dir.log" 2>&1 &
   TD_STARTED_PIDS+=($!)
-  for _ in $(seq 1 40); do registry_ping && { svc_log "registry started ($TD_REGISTRY)"; return 0; }; sleep 0.25; done
-  svc_log "registry did not start:"; tail -20 "$TD_SVC_DIR/registry.log" >&2
+  for _ in $(seq 1 40); do registry_ping "$addr" && { svc_log "registry started ($addr)"; return 0; }; sleep 0.25; done
+  svc_log "registry did not start:"; tail -20 "$dir.log" >&2
   return 1
 }
 
-# debian_rootfs_tarball SUITE [MIRROR]: prints the path of a `debootstrap --variant=minbase
-# SUITE` root file system as a tarball in $TORCHDOCK_CACHE, made once (about a minute) from
-# MIRROR (a setting the caller takes from its user), else debootstrap's default mirror.
-# Status 1, with debootstrap's last lines, when it fails (a suite that mirror no longer
-# carries, no network).
+start_registry() { registry_serve "$TD_REGISTRY" "$TD_SVC_DIR/registry"; }
+
+# debian_rootfs_tarball SUITE [MIRROR] [ARCH]: prints the path of a `debootstrap
+# --variant=minbase SUITE` root file system as a tarball in $TORCHDOCK_CACHE, made once (about
+# a minute) from MIRROR (a setting the caller takes from its user), else debootstrap's default
+# mirror. ARCH (arm64) is another architecture's complete root: debootstrap's second stage
+# runs its maintainer scripts under qemu-user, so the binfmt handler must be enabled
+# (lib/binfmt.sh; about two minutes here). Status 1, with debootstrap's last lines, when it
+# fails (a suite that mirror no longer carries, no network).
 debian_rootfs_tarball() {
-  local suite=$1 mirror=${2:-}
-  local tarball="$TORCHDOCK_CACHE/debian-$suite-minbase.tar" log="$TORCHDOCK_CACHE/debootstrap-$suite.log"
+  local suite=$1 mirror=${2:-} arch=${3:-}
+  local tarball="$TORCHDOCK_CACHE/debian-$suite${arch:+-$arch}-minbase.tar" log="$TORCHDOCK_CACHE/debootstrap-$suite${arch:+-$arch-full}.log"
   if [ ! -s "$tarball" ]; then
-    svc_log "debootstrap $suite (about a minute)"
-    local root="$TORCHDOCK_CACHE/rootfs-$suite.$$"
+    svc_log "debootstrap ${arch:+--arch=$arch }$suite (about a minute${arch:+, more under qemu-user})"
+    local root="$TORCHDOCK_CACHE/rootfs-$suite${arch:+-$arch}.$$"
     rm -rf "$root"
     mkdir -p "$TORCHDOCK_CACHE"
-    debootstrap --variant=minbase "$suite" "$root" ${mirror:+"$mirror"} >"$log" 2>&1 \
-      || { svc_log "debootstrap $suite failed:"; tail -5 "$log" >&2; rm -rf "$root"; return 1; }
+    debootstrap ${arch:+--arch="$arch"} --variant=minbase "$suite" "$root" ${mirror:+"$mirror"} >"$log" 2>&1 \
+      || { svc_log "debootstrap $suite ${arch} failed:"; tail -5 "$log" >&2; rm -rf "$root"; return 1; }
     # What docker's debian images do: no apt cache kept, no recommends.
     rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
     tar -C "$root" -cf "$tarball.$$.tmp" . && mv "$tarball.$$.tmp" "$tarball"
