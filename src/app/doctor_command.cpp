@@ -113,6 +113,19 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         if (!info.value())
             return fail(Error{ErrorKind::Config,
                               "no such image: " + *opts.image + " (build or pull it first)"});
+        // An image of another architecture runs under qemu-user with its architecture's probes
+        // where this host emulates it; doctor reads an image by running it, so otherwise it
+        // cannot, and says where to go instead.
+        auto engine_info = api->info();
+        auto probe_set = engine::image_reading(probes_dir, info.value()->architecture,
+                                               engine_info ? engine_info->architecture : "", false);
+        if (probe_set.tier.kind == ReadingTier::FilesOnly)
+            return fail(Error{ErrorKind::Environment, "doctor runs the image's code, and " +
+                                                          probe_set.tier.reason +
+                                                          ": `torchdock validate " + *opts.image +
+                                                          "` reads it in its files-only tier"});
+        const bool emulated = probe_set.tier.kind == ReadingTier::Emulated;
+        if (emulated) progress("doctor " + *opts.image + ": " + probe_set.tier.reason);
         progress("doctor " + *opts.image + ": reading the image");
         auto f = engine::image_facts(api.value(), *opts.image, label);
         if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
@@ -122,7 +135,8 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         progress("doctor " + *opts.image + ": running the probes");
         const std::string& id = info.value()->id.empty() ? *opts.image : info.value()->id;
         auto reading = engine::probe_image(api.value(), id, *info.value(), engine::doctor_probes(),
-                                           probes_dir, opts.python, 0, 60, kb.value(), label);
+                                           probe_set.probes_dir, opts.python, 0,
+                                           emulated ? 180 : 60, kb.value(), label);
         probes = std::move(reading.probes);
         facts.interpreter_why = reading.plan.why;
         if (engine::interrupted()) return stop_interrupted_run(api.value(), label);

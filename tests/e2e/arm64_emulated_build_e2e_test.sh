@@ -48,6 +48,7 @@ python3 "$ROOT/tests/e2e/lib/docker_archive.py" "$WORK/spec.json" | $DOCKER load
   $DOCKER tag "$TD_REGISTRY/library/debian:bookworm" "$MIRROR/library/debian:bookworm-amd64" &&
   $DOCKER push -q "$MIRROR/library/debian:bookworm-amd64" >/dev/null &&
   $DOCKER push -q "$MIRROR/library/debian:bookworm-arm64" >/dev/null &&
+  { $DOCKER manifest rm "$MIRROR/library/debian:bookworm" >/dev/null 2>&1; true; } &&
   $DOCKER manifest create --insecure "$MIRROR/library/debian:bookworm" \
     "$MIRROR/library/debian:bookworm-amd64" "$MIRROR/library/debian:bookworm-arm64" >/dev/null &&
   $DOCKER manifest push --purge --insecure "$MIRROR/library/debian:bookworm" >/dev/null

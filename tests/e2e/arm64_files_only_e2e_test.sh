@@ -115,13 +115,16 @@ run validate "$IMG:healthy" --expect target-gpus=T4 --json="$WORK/v.json"
 check "torch 2.11.0 aarch64 for AWS g5g's T4G (sm_75): TD125 names torch/lib/libtorch_cuda.so" \
   bash -c "test $(rc) = 1 && grep -q 'torch/lib/libtorch_cuda.so' <<<\"$(field TD125 message)\" && grep -q T4 <<<\"$(field TD125 message)\""
 
-# --- preflight and sbom of the arm64 image, no emulation ---------------------------------------
+# --- preflight, sbom and doctor of the arm64 image, no emulation ------------------------------
 run preflight "$IMG:healthy" --driver 580.95.05 --gpu GB200 --json="$WORK/pre.json"
 check "preflight without emulation: UNKNOWN (exit 1), the kernel audit not run, saying torch cannot run here" \
   bash -c "test $(rc) = 1 && python3 -c \"import json; d=json.load(open('$WORK/pre.json')); assert d['answer'] == 'unknown' and any('the kernel audit needs torch to run, and the image is linux/arm64' in n for n in d['notes']), d\""
 run sbom "$IMG:healthy" -o "$WORK/arm64.cdx.json"
 check "sbom without emulation: exit 0, every distribution read from the files, torch 2.11.0 and the aarch64 nvidia-nccl-cu13 among them" \
   bash -c "test $(rc) = 0 && python3 -c \"import json; c={(x['name'], x.get('version')) for x in json.load(open('$WORK/arm64.cdx.json'))['components']}; assert ('torch', '2.11.0') in c and ('nvidia-nccl-cu13', '2.28.9') in c, sorted(c)[:20]\""
+run doctor --image "$IMG:healthy" --json="$WORK/doc.json"
+check "doctor without emulation: exit 3, it runs the image's code and cannot here, pointing at validate's files-only tier" \
+  bash -c "test $(rc) = 3 && grep -q \"doctor runs the image's code, and the image is linux/arm64 and the engine runs linux/amd64 with no emulation\" '$WORK/err' && grep -q 'reads it in its files-only tier' '$WORK/err'"
 
 # --- the emulated tier: qemu-user runs the image's own code --------------------------------------
 # With Debian's qemu-user-static registered in binfmt_misc (F flag: it also runs inside
@@ -147,6 +150,9 @@ if why=$(binfmt_aarch64); then
   run preflight "$IMG:healthy" --driver 580.95.05 --gpu T4 --json="$WORK/pre.json"
   check "emulated preflight for AWS g5g's T4G (sm_75): NO (exit 1)" \
     bash -c "test $(rc) = 1 && python3 -c \"import json; d=json.load(open('$WORK/pre.json')); assert d['answer'] == 'no', d\""
+  run doctor --image "$IMG:healthy" --json="$WORK/doc.json"
+  check "emulated doctor: the fingerprint has torch 2.11.0+cu130 from the image's python, run under qemu-user" \
+    python3 -c "import json; t=json.load(open('$WORK/doc.json'))['torch']; assert t['version'] == '2.11.0+cu130', t"
   # The two breakages in one run (two at a time): each image's report split out for `field`.
   run validate "$IMG:nccl-x86" "$IMG:cpu" -j 2 --json="$WORK/both.json"
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); [json.dump(dict(d, images=[i]), open(sys.argv[2 + n], 'w')) for n, i in enumerate(d['images'])]" \
