@@ -124,8 +124,8 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
                                                           probe_set.tier.reason +
                                                           ": `torchdock validate " + *opts.image +
                                                           "` reads it in its files-only tier"});
-        const bool emulated = probe_set.tier.kind == ReadingTier::Emulated;
-        if (emulated) progress("doctor " + *opts.image + ": " + probe_set.tier.reason);
+        if (probe_set.tier.kind == ReadingTier::Emulated)
+            progress("doctor " + *opts.image + ": " + probe_set.tier.reason);
         progress("doctor " + *opts.image + ": reading the image");
         auto f = engine::image_facts(api.value(), *opts.image, label);
         if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
@@ -136,7 +136,7 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         const std::string& id = info.value()->id.empty() ? *opts.image : info.value()->id;
         auto reading = engine::probe_image(api.value(), id, *info.value(), engine::doctor_probes(),
                                            probe_set.probes_dir, opts.python, 0,
-                                           emulated ? 180 : 60, kb.value(), label);
+                                           probe_set.timeout_s(60), kb.value(), label);
         probes = std::move(reading.probes);
         facts.interpreter_why = reading.plan.why;
         if (engine::interrupted()) return stop_interrupted_run(api.value(), label);

@@ -30,10 +30,11 @@ namespace {
 
 // Runs the torch probe and probe-kernels in the image. The audit is evidence only when
 // probe-kernels ran to its end; otherwise the reason becomes a note and the labels alone
-// decide. Returns the exit code when interrupted by Ctrl-C.
+// decide. `emulated`: why the image ran under qemu-user, when it did (a note). Returns the
+// exit code when interrupted by Ctrl-C.
 std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOptions& opts,
                                  const engine::ImageInfo& info, const KnowledgeBase& kb,
-                                 ImageProbes& out) {
+                                 ImageProbes& out, std::string& emulated) {
     auto probes_at = engine::locate_probes_dir(opts.probes_dir);
     if (auto st = engine::check_probes_dir(probes_at); !st) {
         out.not_audited = st.error().message;
@@ -49,15 +50,14 @@ std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOp
                           " (validate reads them: TD125)";
         return std::nullopt;
     }
-    if (probe_set.tier.kind == ReadingTier::Emulated) out.reading = probe_set.tier.reason;
+    if (probe_set.tier.kind == ReadingTier::Emulated) emulated = probe_set.tier.reason;
     remove_leftovers_of_killed_runs(api);
     std::string label = engine::new_run_label();
     const std::string& id = info.id.empty() ? opts.image : info.id;
-    // Emulated, torch and probe-kernels take longer: the timeout of validate's probes.
-    const int timeout_s = probe_set.tier.kind == ReadingTier::Emulated ? 180 : 60;
-    auto probes = engine::probe_image(api, id, info, engine::kernel_audit_probes(),
-                                      probe_set.probes_dir, opts.python, 0, timeout_s, kb, label)
-                      .probes;
+    auto probes =
+        engine::probe_image(api, id, info, engine::kernel_audit_probes(), probe_set.probes_dir,
+                            opts.python, 0, probe_set.timeout_s(60), kb, label)
+            .probes;
     if (engine::interrupted()) return stop_interrupted_run(api, label);
     const ProbeRun& k = probes["kernels"];
     if (!k.usable() || !k.data.contains("objects"))
@@ -135,14 +135,17 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
             requirements.hides_gpus = kv;
     }
     ImageProbes kernels;
+    std::string emulated;
     if (opts.no_kernel_audit) {
         kernels.not_audited = "--no-kernel-audit";
     } else {
-        if (auto code = audit_kernels(api.value(), opts, *info.value(), kb.value(), kernels))
+        if (auto code =
+                audit_kernels(api.value(), opts, *info.value(), kb.value(), kernels, emulated))
             return *code;
     }
     PreflightResult r =
         preflight(expect, driver, gpus, kb.value(), fc.value(), requirements, kernels);
+    if (!emulated.empty()) r.notes.insert(r.notes.begin(), emulated);
     if (opts.json) {
         nlohmann::json targets = nlohmann::json::array();
         for (const auto& t : r.targets)

@@ -38,6 +38,11 @@ Status check_probes_dir(const LocatedDir& dir);
 struct ImageReading {
     std::filesystem::path probes_dir;  // the set to run: the linux-arm64 one when emulated
     ReadingTier tier;
+    // A probe timeout for this tier: `native_s`, three times that under qemu-user (torch's
+    // import took about 34 s emulated here).
+    int timeout_s(int native_s) const {
+        return tier.kind == ReadingTier::Emulated ? 3 * native_s : native_s;
+    }
 };
 ImageReading image_reading(const std::filesystem::path& probes_dir, const std::string& image_arch,
                            const std::string& engine_arch, bool files_only);

@@ -451,7 +451,6 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
                                 " in the image is a CPU build (torch.version.cuda is None): it "
                                 "runs nothing on a GPU");
     for (auto& t : r.targets) t.ok = t.reasons.empty();
-    if (!probed.reading.empty()) r.notes.push_back(probed.reading);
     if (!probed.audit.is_object() && !probed.not_audited.empty())
         r.notes.push_back("the image's kernels were not audited: " + probed.not_audited);
     if (auto missing = torch_archs_missing_from_binary(probed.audit, probed.torch);

@@ -62,7 +62,6 @@ struct ImageProbes {
     nlohmann::json audit;     // probe-kernels' data; null when not audited
     nlohmann::json torch;     // the torch probe's data (loaded_libraries, arch_list) or null
     std::string not_audited;  // why there is no audit (shown as a note)
-    std::string reading;      // how the image ran when not natively (qemu-user; a note)
 };
 
 struct PreflightResult {
