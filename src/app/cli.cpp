@@ -182,6 +182,50 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
                              "the python whose torch to inspect (default: the environment's own: "
                              "VIRTUAL_ENV, CONDA_PREFIX, then python3/python on PATH)");
 
+    auto& nc = c.node_check;
+    c.node_check_cmd = c.app.add_subcommand(
+        "node-check",
+        "the quick tier of this node with an image (a Slurm health check or prolog): exit 0 "
+        "healthy, 1 drain, 3 not checked");
+    add_common(c.node_check_cmd);
+    c.node_check_cmd->add_option("image", nc.image, "the image jobs run here")->required();
+    add_report_flag(c.node_check_cmd, "--json", nc.json,
+                    "the verdict, fingerprint, checks and preflight as JSON (what fleet gathers)");
+    c.node_check_cmd->add_option("--node", nc.node,
+                                 "this node's name in the report (default: SLURMD_NODENAME, else "
+                                 "the host name)");
+    add_duration_option(c.node_check_cmd, "--deadline", nc.deadline_s,
+                        "the whole check may take (Slurm kills a HealthCheckProgram after 60 s)",
+                        3600);
+    c.node_check_cmd->add_flag("--drain", nc.drain,
+                               "on a drain verdict, drain this node with scontrol and the reason");
+    c.node_check_cmd->add_option("--probes", nc.probes_dir,
+                                 "probe directory (default: as for validate)");
+    c.node_check_cmd->add_option("--python", nc.python,
+                                 "the image's python whose torch to check (default: the image's "
+                                 "own)");
+
+    auto& fleet = c.fleet;
+    c.fleet_cmd = c.app.add_subcommand(
+        "fleet",
+        "node-check on every node of a Slurm partition or node list through srun, and the "
+        "nodes that differ from the majority");
+    add_common(c.fleet_cmd);
+    c.fleet_cmd->add_option("image", fleet.image, "the image jobs run")->required();
+    auto* nodes_opt =
+        c.fleet_cmd->add_option("--nodes", fleet.nodes, "a Slurm hostlist, e.g. node[1-8],gpu12");
+    auto* part_opt =
+        c.fleet_cmd->add_option("--partition", fleet.partition, "every node of this partition");
+    nodes_opt->excludes(part_opt);
+    add_duration_option(c.fleet_cmd, "--timeout", fleet.timeout_s,
+                        "srun may take as a whole (nodes without a report by then time out)",
+                        24 * 3600);
+    add_duration_option(c.fleet_cmd, "--deadline", fleet.deadline_s,
+                        "each node's node-check may take", 3600);
+    add_report_flag(c.fleet_cmd, "--json", fleet.json, "every node's report and the comparison");
+    add_report_flag(c.fleet_cmd, "--markdown", fleet.markdown, "a Markdown summary");
+    add_report_flag(c.fleet_cmd, "--junit", fleet.junit, "one test case per node, as JUnit XML");
+
     auto& diff = c.diff;
     c.diff_cmd = c.app.add_subcommand(
         "diff", "compare two fingerprints, the differences most likely to break a GPU job first");
@@ -198,7 +242,7 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
     c.diff_cmd->add_option("--only", diff.only,
                            "show only these categories (repeatable or comma-separated): driver, "
                            "cuda, cudnn, nccl, arch, torch, gpu, libraries, search_path, "
-                           "findings, kernels, env, os, python, cosmetic");
+                           "findings, kernels, image, env, os, python, cosmetic");
     c.diff_cmd->add_option("--hide", diff.hide, "leave these categories out (repeatable)");
 
     auto& pre = c.pre;

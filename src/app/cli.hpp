@@ -23,6 +23,8 @@ struct Cli {
     LockOptions lock;
     ValidateOptions validate;
     DoctorOptions doctor;
+    NodeCheckOptions node_check;
+    FleetOptions fleet;
     DiffOptions diff;
     PreflightOptions pre;
     ExplainOptions explain;
@@ -31,7 +33,7 @@ struct Cli {
     SbomOptions sbom;
     CLI::App *init_cmd{}, *render_cmd{}, *list_cmd{}, *build_cmd{}, *lock_cmd{}, *validate_cmd{},
         *doctor_cmd{}, *diff_cmd{}, *pre_cmd{}, *explain_cmd{}, *checks_cmd{}, *kb_cmd{},
-        *kb_refresh_cmd{}, *sbom_cmd{};
+        *kb_refresh_cmd{}, *sbom_cmd{}, *node_check_cmd{}, *fleet_cmd{};
 };
 
 // The whole command line; `version` is called for --version only (it may read files).

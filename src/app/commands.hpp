@@ -82,6 +82,25 @@ struct DoctorOptions {
     std::optional<std::string> python;  // the interpreter to use (default: the environment's own)
 };
 
+struct NodeCheckOptions {
+    std::string image;
+    std::optional<std::string> json;
+    std::optional<std::string> node;  // the name in reports (default: SLURMD_NODENAME, hostname)
+    long long deadline_s = 50;        // the whole check, Slurm's HealthCheckProgram has 60 s
+    bool drain = false;               // scontrol drain this node when the verdict is drain
+    std::optional<std::string> probes_dir;
+    std::optional<std::string> python;
+};
+
+struct FleetOptions {
+    std::string image;
+    std::optional<std::string> nodes;      // a Slurm hostlist: node[1-3],gpu7
+    std::optional<std::string> partition;  // every node of a partition
+    long long timeout_s = 180;             // srun as a whole
+    long long deadline_s = 50;             // each node's node-check
+    std::optional<std::string> json, markdown, junit;
+};
+
 struct DiffOptions {
     std::string a, b;  // fingerprint files (doctor --json)
     std::optional<std::string> json;
@@ -152,6 +171,8 @@ int run_list(const CommonOptions& common, const ListOptions& opts);
 int run_build(const BuildOptions& opts);
 int run_lock(const CommonOptions& common, const LockOptions& opts);
 int run_validate(const CommonOptions& common, const ValidateOptions& opts);
+int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts);
+int run_fleet(const CommonOptions& common, const FleetOptions& opts);
 int run_doctor(const CommonOptions& common, const DoctorOptions& opts);
 int run_diff(const DiffOptions& opts);
 // Loads the knowledge base and manifests and plans the whole matrix. On failure prints

@@ -95,13 +95,9 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
     std::map<std::string, ProbeRun> probes;
     EnvironmentFacts facts;
     if (opts.host) {
-        facts = engine::host_facts();
-        RuntimePlan plan = plan_runtime(facts.env, {}, nullptr, nullptr, "", opts.python);
-        facts.interpreter_why = plan.why;
-        probes = engine::run_probes(engine::doctor_probes(), plan, kb.value(),
-                                    [&](const engine::ProbeSpec& p) {
-                                        return engine::run_probe_on_host(p, probes_dir, 60);
-                                    });
+        auto host = engine::read_host(kb.value(), probes_dir, opts.python, 60);
+        facts = std::move(host.facts);
+        probes = std::move(host.probes);
     } else {
         auto api = engine::DockerApi::from_environment();
         if (!api) return fail(api.error());
@@ -161,13 +157,7 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
     }
     if (opts.json) {
         nlohmann::json doc = fp;
-        doc["findings"] = nlohmann::json::array();
-        for (const auto& f : findings)
-            doc["findings"].push_back({{"id", f.id},
-                                       {"severity", f.severity},
-                                       {"title", f.title},
-                                       {"detail", f.detail},
-                                       {"fix", f.fix}});
+        doc["findings"] = findings_json(findings);
         if (auto st = emit_report(opts.json, json_text(doc)); !st) return fail(st.error());
     }
     for (const auto& f : findings)

@@ -89,8 +89,10 @@ const std::vector<EnvironmentVariable>& environment_variables() {
          "CA bundle handed to builds' pip when --ca-cert is not given (first one set)"},
         {"NO_COLOR", "no colour when set and not empty (--color always overrides it)"},
         {"XDG_CONFIG_HOME, XDG_CACHE_HOME, HOME", "where the user's settings and cache live"},
-        {"PATH", "where docker, uv, hadolint and the host's python are found"},
+        {"PATH", "where docker, uv, hadolint, srun and the host's python are found"},
         {"KUBERNETES_SERVICE_HOST", "doctor --host notes that it runs in a Kubernetes pod"},
+        {"SLURMD_NODENAME", "node-check's node name under Slurm (--node overrides it)"},
+        {"SLURM_CONF", "the cluster fleet's srun, sinfo and scontrol talk to (Slurm's own)"},
     };
     return vars;
 }

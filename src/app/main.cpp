@@ -59,6 +59,8 @@ int main(int argc, char** argv) {
         if (*c.validate_cmd) return run_validate(c.common, c.validate);
         if (*c.doctor_cmd) return run_doctor(c.common, c.doctor);
         if (*c.diff_cmd) return run_diff(c.diff);
+        if (*c.node_check_cmd) return run_node_check(c.common, c.node_check);
+        if (*c.fleet_cmd) return run_fleet(c.common, c.fleet);
         if (*c.pre_cmd) return run_preflight(c.common, c.pre);
         if (*c.explain_cmd) return run_explain(c.common, c.explain);
         if (*c.checks_cmd) return run_checks(c.common, c.checks);

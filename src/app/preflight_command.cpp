@@ -76,9 +76,7 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
     auto data_dir = engine::find_data_dir(common.data_dir);
     auto kb = engine::load_knowledge_base(data_dir);
     if (!kb) return fail(kb.error());
-    auto fc_text = engine::read_text_file(data_dir / "forward_compat.json");
-    if (!fc_text) return fail({ErrorKind::Config, fc_text.error().message});
-    auto fc = ForwardCompat::parse(fc_text.value());
+    auto fc = engine::load_forward_compat(data_dir);
     if (!fc) return fail(fc.error());
 
     std::string driver = opts.driver.value_or("");
@@ -125,15 +123,7 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
     Expectations expect = gather_expectations(opts.image, info.value()->labels, info.value()->env,
                                               kb.value(), overrides.value());
 
-    ContainerRequirements requirements;
-    for (const auto& kv : info.value()->env) {
-        if (starts_with(kv, "NVIDIA_REQUIRE_CUDA=")) requirements.require_cuda = kv.substr(20);
-        if (starts_with(kv, "NVIDIA_DISABLE_REQUIRE=") && kv.size() > 23)
-            requirements.disable_require = true;
-        if (kv == "CUDA_VISIBLE_DEVICES=" || kv == "CUDA_VISIBLE_DEVICES=-1" ||
-            kv == "NVIDIA_VISIBLE_DEVICES=void" || kv == "NVIDIA_VISIBLE_DEVICES=none")
-            requirements.hides_gpus = kv;
-    }
+    ContainerRequirements requirements = container_requirements(info.value()->env);
     ImageProbes kernels;
     std::string emulated;
     if (opts.no_kernel_audit) {

@@ -127,6 +127,8 @@ Result<EngineInfo> DockerApi::info() const {
             for (const auto& [name, value] : j["Runtimes"].items()) out.runtimes.push_back(name);
         if (j.contains("Architecture") && j["Architecture"].is_string())
             out.architecture = j["Architecture"].get<std::string>();
+        if (j.contains("ServerVersion") && j["ServerVersion"].is_string())
+            out.server_version = j["ServerVersion"].get<std::string>();
     } catch (const json::exception& e) {
         return Error{ErrorKind::Environment, std::string("info: unreadable answer: ") + e.what()};
     }
@@ -171,6 +173,7 @@ Result<std::optional<ImageInfo>> DockerApi::inspect_image(const std::string& ref
         if (config.is_object() && config.contains("User") && config["User"].is_string())
             info.user = config["User"].get<std::string>();
         info.layers = strings(j.value("RootFS", json::object()), "Layers");
+        info.repo_digests = strings(j, "RepoDigests");
         auto text = [&](const char* key) {
             return j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
                                                          : std::string();

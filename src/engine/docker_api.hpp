@@ -26,6 +26,7 @@ struct ImageInfo {
     std::vector<std::string> cmd;           // Config.Cmd
     std::string user;                       // Config.User ("" = root)
     std::vector<std::string> layers;        // RootFS.Layers: the diff IDs, bottom first
+    std::vector<std::string> repo_digests;  // RepoDigests: "repo@sha256:..." it was pulled as
     std::string os, architecture, variant;  // "linux", "arm64", "v8" ("" when not recorded)
     // "linux/arm64" ("linux/arm64/v8" with a variant); "" when the image records no
     // architecture.
@@ -37,6 +38,7 @@ struct ImageInfo {
 struct EngineInfo {
     std::vector<std::string> runtimes;
     std::string architecture;
+    std::string server_version;  // ServerVersion (Docker's, or Podman's through its API)
 };
 
 struct ContainerSpec {

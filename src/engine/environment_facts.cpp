@@ -1,9 +1,11 @@
 #include "engine/environment_facts.hpp"
 
 #include <gnu/libc-version.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "engine/files.hpp"
@@ -62,7 +64,27 @@ EnvironmentFacts host_facts() {
     if (::statvfs("/dev/shm", &st) == 0)
         f.shm_bytes = static_cast<long long>(st.f_blocks) * static_cast<long long>(st.f_frsize);
     f.container_runtime = detect_container_runtime();
+    struct rlimit lock {};
+    if (::getrlimit(RLIMIT_MEMLOCK, &lock) == 0)
+        f.memlock_bytes =
+            lock.rlim_cur == RLIM_INFINITY ? -1 : static_cast<long long>(lock.rlim_cur);
+    std::error_code ec;
+    for (fs::directory_iterator it("/dev/infiniband", ec), end; !ec && it != end; it.increment(ec))
+        f.infiniband.push_back(it->path().filename().string());
+    std::sort(f.infiniband.begin(), f.infiniband.end());
     return f;
+}
+
+HostReading read_host(const KnowledgeBase& kb, const fs::path& probes_dir,
+                      const std::optional<std::string>& python, int timeout_s) {
+    HostReading r;
+    r.facts = host_facts();
+    RuntimePlan plan = plan_runtime(r.facts.env, {}, nullptr, nullptr, "", python);
+    r.facts.interpreter_why = plan.why;
+    r.probes = run_probes(doctor_probes(), plan, kb, [&](const ProbeSpec& p) {
+        return run_probe_on_host(p, probes_dir, timeout_s);
+    });
+    return r;
 }
 
 bool host_emulates(const std::string& elf_machine) {

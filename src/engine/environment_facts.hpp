@@ -2,6 +2,9 @@
 // Facts about an environment that no probe reports: OS release, glibc, environment
 // variables, /dev/shm size, the container runtime we are in (host), or the same read from
 // an image through a throwaway container.
+#include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "core/diagnose/doctor.hpp"
@@ -10,6 +13,15 @@
 namespace td::engine {
 
 EnvironmentFacts host_facts();
+
+// This machine's facts with doctor's probes run on it (each within `timeout_s`), judging the
+// torch of `python` (default: the environment's own, core/validate/runtime_env).
+struct HostReading {
+    EnvironmentFacts facts;
+    std::map<std::string, ProbeRun> probes;
+};
+HostReading read_host(const KnowledgeBase& kb, const std::filesystem::path& probes_dir,
+                      const std::optional<std::string>& python, int timeout_s);
 // Size of /dev/shm a default `docker run` of the image gets; an Error says why it could
 // not be read.
 Result<long long> shm_bytes_in_image(const DockerApi& api, const std::string& image,

@@ -15,14 +15,13 @@
 namespace td::engine {
 namespace fs = std::filesystem;
 
-namespace {
-
-// The running binary, symlinks resolved (a link in /usr/local/bin still finds /usr/share).
 fs::path own_binary() {
     std::error_code ec;
     fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     return ec ? fs::path() : exe;
 }
+
+namespace {
 
 LocatedDir locate(const std::optional<std::string>& flag, const char* flag_name,
                   const char* env_name, const char* from_bin) {

@@ -32,6 +32,12 @@ Result<KnowledgeBase> load_knowledge_base(const fs::path& data_dir) {
     return KnowledgeBase::parse(texts);
 }
 
+Result<ForwardCompat> load_forward_compat(const fs::path& data_dir) {
+    auto text = read_text_file(data_dir / "forward_compat.json");
+    if (!text) return Error{ErrorKind::Config, text.error().message};
+    return ForwardCompat::parse(text.value());
+}
+
 Result<ErrorSignatures> load_error_signatures(const fs::path& data_dir) {
     fs::path dir = data_dir / "error_signatures";
     std::error_code ec;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/diagnose/explain.hpp"
+#include "core/diagnose/preflight.hpp"
 #include "core/knowledge/knowledge_base.hpp"
 #include "core/render/render_plan.hpp"
 #include "util/result.hpp"
@@ -22,6 +23,9 @@ Result<KnowledgeBase> load_knowledge_base(const std::filesystem::path& data_dir)
 // The error signatures of `explain`: every <data_dir>/error_signatures/*.json (one file per
 // family), read in file-name order. Errors name the file and the JSON path.
 Result<ErrorSignatures> load_error_signatures(const std::filesystem::path& data_dir);
+
+// <data_dir>/forward_compat.json: which GPUs take CUDA forward compatibility (preflight's).
+Result<ForwardCompat> load_forward_compat(const std::filesystem::path& data_dir);
 
 // Every manifests/*.json (not *.lock.json), sorted by file name, with its lock file
 // <stem>.lock.json when present. An empty or missing directory is an error.

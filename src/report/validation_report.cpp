@@ -7,6 +7,7 @@
 
 #include "core/json/json_text.hpp"
 #include "core/reference/reference.hpp"
+#include "report/markup.hpp"
 #include "report/table.hpp"
 #include "util/strings.hpp"
 
@@ -21,44 +22,6 @@ int count(const ImageValidation& v, const char* status) {
 
 std::string clip(const std::string& s, std::size_t n) {
     return s.size() <= n ? s : s.substr(0, n - 3) + "...";
-}
-
-// XML 1.0 text: markup characters as entities; control characters (which XML 1.0 cannot
-// carry) and bytes that are not UTF-8 shown escaped as in terminal_text.
-std::string xml_escape(const std::string& s) {
-    std::string out;
-    for (char c : terminal_text(s)) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
-
-// A Markdown table cell: one line (terminal_text), pipes and backticks escaped.
-// Inert Markdown: every ASCII punctuation character is backslash-escaped (CommonMark allows
-// that for all of them), so text from an image makes no HTML, link, image, emphasis or table
-// cell of its own.
-std::string md_escape(const std::string& s) {
-    std::string out;
-    for (char c : terminal_text(s)) {
-        if (std::ispunct(static_cast<unsigned char>(c))) out += '\\';
-        out += c;
-    }
-    return out;
 }
 
 }  // namespace

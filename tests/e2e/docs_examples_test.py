@@ -31,6 +31,8 @@ NEEDS = {
     "diff": "needs fingerprints doctor writes from test images (e2e_diagnosis covers it)",
     "preflight": "needs a test suite's image (e2e_diagnosis covers it)",
     "kb": "needs the package index (e2e_kb_refresh covers it)",
+    "node-check": "needs the engine and an image (e2e_fleet_slurm covers it)",
+    "fleet": "needs a Slurm cluster and engines (e2e_fleet_slurm covers it)",
 }
 passed = failed = skipped = 0
 

@@ -33,6 +33,7 @@ CORE_DOMAINS = {
     # The reference pages of every ID: validate's checks, doctor's findings, explain's
     # signatures.
     "reference": {"validate", "diagnose"},
+    "fleet": {"diagnose", "validate", "json"},
 }
 # Domains that probes/ compile as well (C++17, standard library only): not even util, and
 # no third-party header.

@@ -189,6 +189,12 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     fp["env"] = env;
     fp["shm_bytes"] = f.shm_bytes ? json(*f.shm_bytes) : json();
     fp["container_runtime"] = f.container_runtime;
+    if (f.kind == "host") {
+        fp["memlock_bytes"] = !f.memlock_bytes       ? json()
+                              : *f.memlock_bytes < 0 ? json("unlimited")
+                                                     : json(*f.memlock_bytes);
+        fp["infiniband"] = f.infiniband;
+    }
     if (!f.labels.empty()) fp["labels"] = f.labels;
     json probe_status = json::object();
     for (const auto& [name, run] : probes)
@@ -359,6 +365,14 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
                 " MiB; NCCL and DataLoader workers need more",
             "containers: --ipc=host or --shm-size=8g; Kubernetes: an emptyDir with medium: Memory "
             "at /dev/shm");
+    if (fp["infiniband"].is_array() && !fp["infiniband"].empty() &&
+        fp["memlock_bytes"].is_number_integer())
+        add("DR124", "locked memory is limited on an InfiniBand host",
+            "ulimit -l is " + std::to_string(fp["memlock_bytes"].get<long long>() >> 10) +
+                " KiB with " + std::to_string(fp["infiniband"].size()) +
+                " entries in /dev/infiniband; NCCL's IB transport pins its buffers",
+            "run jobs with an unlimited memlock limit (limits.conf, slurmd's "
+            "LimitMEMLOCK=infinity, --ulimit memlock=-1 for containers)");
     json& env = fp["env"];
     if (env.is_object() && env.contains("CUDA_VISIBLE_DEVICES") &&
         env["CUDA_VISIBLE_DEVICES"] == "")
@@ -425,6 +439,17 @@ std::vector<Finding> doctor_findings(const json& fp, const KnowledgeBase& kb,
                        "re-run doctor; where the value came from an image's probe answer, that "
                        "image's answers are not evidence"});
     }
+    return out;
+}
+
+json findings_json(const std::vector<Finding>& findings) {
+    json out = json::array();
+    for (const auto& f : findings)
+        out.push_back({{"id", f.id},
+                       {"severity", f.severity},
+                       {"title", f.title},
+                       {"detail", f.detail},
+                       {"fix", f.fix}});
     return out;
 }
 

@@ -24,6 +24,10 @@ struct EnvironmentFacts {
     std::string container_runtime;  // none | docker | podman | kubernetes | ... (host only)
     std::map<std::string, std::string> labels;  // image only
     std::string interpreter_why;  // why the python judged is that one (core RuntimePlan::why)
+    // Host only: the soft RLIMIT_MEMLOCK (-1 unlimited; nullopt unread) and the entries of
+    // /dev/infiniband (uverbs0, rdma_cm...), which NCCL's IB transport needs.
+    std::optional<long long> memlock_bytes;
+    std::vector<std::string> infiniband;
 };
 
 // The fingerprint (schema 1). Only variables that change GPU behaviour are kept from the
@@ -43,6 +47,9 @@ struct Finding {
 // `explain` says.
 std::vector<Finding> doctor_findings(const nlohmann::json& fingerprint, const KnowledgeBase& kb,
                                      const ErrorSignatures* signatures = nullptr);
+
+// The findings as the fingerprint's "findings" list (doctor --json, node-check's report).
+nlohmann::json findings_json(const std::vector<Finding>& findings);
 
 // Parses /etc/os-release text.
 std::map<std::string, std::string> parse_os_release(const std::string& text);

@@ -110,6 +110,14 @@ const std::vector<FindingInfo> k_catalog = {
      "a fingerprint value has another type than doctor writes; judging stopped there",
      "the findings after it were not judged", "the fingerprint file or the probes' answers",
      "re-run doctor; an image's answers of that shape are not evidence", k_untrusted},
+    {"DR124", "error", "locked memory is limited on an InfiniBand host",
+     "the host has /dev/infiniband devices and a finite RLIMIT_MEMLOCK (ulimit -l)",
+     "InfiniBand verbs pin (lock) the buffers they register; NCCL's IB transport then fails to "
+     "register memory or falls back to sockets, and multi-node jobs slow down or fail",
+     "getrlimit(RLIMIT_MEMLOCK) of the process and the entries of /dev/infiniband",
+     "set memlock unlimited for jobs (limits.conf, slurmd's LimitMEMLOCK=infinity, or "
+     "--ulimit memlock=-1 for containers), and PropagateResourceLimitsExcept=MEMLOCK in "
+     "slurm.conf"},
 };
 #pragma GCC diagnostic pop
 

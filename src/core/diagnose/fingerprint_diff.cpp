@@ -18,7 +18,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::string kAbsent = "(absent)";
+const std::string kAbsent = k_absent_value;
 
 std::string text_of(const json& j, const char* key) {
     if (!j.is_object()) return {};
@@ -229,6 +229,34 @@ Rank rank(const std::string& path, const std::string& a, const std::string& b,
     if (starts_with(path, "torch.")) return {"torch", 40, "a torch property differs"};
     if (path == "shm_bytes")
         return {"env", 40, "/dev/shm differs: NCCL and DataLoader workers need shared memory"};
+    if (path == "image.id")
+        return {"image", 97,
+                "the same reference names other bytes on this node: the nodes run different "
+                "images"};
+    if (path == "image.shm_bytes")
+        return {"image", 41,
+                "containers get another /dev/shm from this node's engine: NCCL and DataLoader "
+                "workers need shared memory"};
+    if (path == "image.engine")
+        return {"image", 34, "a different container engine or engine version runs the image"};
+    if (starts_with(path, "checks[")) {
+        if (path.back() == ']') return {"cosmetic", 8, "a check ran on one side only"};
+        if (ends_with(path, ".status")) {
+            auto failed = [](const std::string& v) { return v == "fail" || v == "error"; };
+            return {"findings",
+                    failed(a) || failed(b) ? 70 : (a == "warn" || b == "warn" ? 45 : 12),
+                    "validate judges the image differently here"};
+        }
+        return {"cosmetic", 6, "a check observed something else (see its status)"};
+    }
+    if (path == "memlock_bytes")
+        return {"env", 52,
+                "the locked-memory limit differs: InfiniBand verbs (NCCL's IB transport) pin "
+                "their buffers"};
+    if (path == "infiniband")
+        return {"env", 53,
+                "the InfiniBand devices differ: NCCL uses IB where it finds it, sockets "
+                "elsewhere"};
     if (path == "env.CUDA_VISIBLE_DEVICES" || path == "env.NVIDIA_VISIBLE_DEVICES")
         return {"env", 38, "a different set of GPUs is visible"};
     if (path == "env.NVIDIA_DRIVER_CAPABILITIES")
@@ -304,9 +332,16 @@ void arch_gaps(const json& self, const json& other, bool self_is_a,
 
 const std::vector<std::string>& diff_categories() {
     static const std::vector<std::string> all = {
-        "driver",      "cuda",     "cudnn",   "nccl", "arch", "torch",  "gpu",     "libraries",
-        "search_path", "findings", "kernels", "env",  "os",   "python", "cosmetic"};
+        "driver",      "cuda",     "cudnn",   "nccl",  "arch", "torch", "gpu",    "libraries",
+        "search_path", "findings", "kernels", "image", "env",  "os",    "python", "cosmetic"};
     return all;
+}
+
+FingerprintDifference rank_difference(const std::string& path, const std::string& a,
+                                      const std::string& b, const std::string& version_a,
+                                      const std::string& version_b) {
+    Rank r = rank(path, a, b, version_a.empty() ? a : version_a, version_b.empty() ? b : version_b);
+    return {path, a, b, r.category, r.weight, r.why};
 }
 
 std::vector<FingerprintDifference> diff_fingerprints(const nlohmann::json& a,

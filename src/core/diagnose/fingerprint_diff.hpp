@@ -18,8 +18,19 @@ struct FingerprintDifference {
 };
 
 // The categories, most decisive first: driver cuda cudnn nccl arch torch gpu libraries
-// search_path findings kernels env os python cosmetic.
+// search_path findings kernels image env os python cosmetic (image: what a node-check saw of
+// the image on its node: its ID, the engine, /dev/shm in its containers).
 const std::vector<std::string>& diff_categories();
+
+// How `diff` ranks one flattened leaf (core/diagnose/fingerprint_flatten) whose value is `a` on
+// one side and `b` on the other ("(absent)" for a side without it); `version_a`/`version_b`
+// are the leaves' versions (FlatLeaf::version), "" when they have none.
+FingerprintDifference rank_difference(const std::string& path, const std::string& a,
+                                      const std::string& b, const std::string& version_a = "",
+                                      const std::string& version_b = "");
+
+// What an absent side shows as.
+inline constexpr const char* k_absent_value = "(absent)";
 
 // Every leaf that differs (core/diagnose/fingerprint_flatten: list elements matched by
 // identity, never by position, so a reordered list is no difference and an element on one

@@ -177,6 +177,18 @@ bool ForwardCompat::supports(const std::string& driver_version,
     return std::find(b->cuda.begin(), b->cuda.end(), cuda->major_minor()) != b->cuda.end();
 }
 
+ContainerRequirements container_requirements(const std::vector<std::string>& image_env) {
+    ContainerRequirements r;
+    for (const auto& kv : image_env) {
+        if (starts_with(kv, "NVIDIA_REQUIRE_CUDA=")) r.require_cuda = kv.substr(20);
+        if (starts_with(kv, "NVIDIA_DISABLE_REQUIRE=") && kv.size() > 23) r.disable_require = true;
+        if (kv == "CUDA_VISIBLE_DEVICES=" || kv == "CUDA_VISIBLE_DEVICES=-1" ||
+            kv == "NVIDIA_VISIBLE_DEVICES=void" || kv == "NVIDIA_VISIBLE_DEVICES=none")
+            r.hides_gpus = kv;
+    }
+    return r;
+}
+
 PreflightResult preflight(const std::map<std::string, std::string>& expect,
                           const std::string& driver_version,
                           const std::vector<std::string>& gpu_models, const KnowledgeBase& kb,

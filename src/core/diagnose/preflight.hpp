@@ -55,6 +55,9 @@ struct ContainerRequirements {
     std::string hides_gpus;
 };
 
+// Read from the image's environment ("NAME=value" entries, Config.Env).
+ContainerRequirements container_requirements(const std::vector<std::string>& image_env);
+
 // What the probes preflight ran in the image observed: the kernel audit (every GPU is then
 // judged on the code the image really carries, as validate's TD125 and doctor's DR118 judge
 // it) and torch's own facts (its CUDA version, when no label names one).

@@ -156,3 +156,28 @@ ensure_debian_base() {
 services_start() {
   start_engine && start_registry && ensure_debian_base
 }
+
+# engine_serve NAME [DOCKERD_FLAG...]: a second, private dockerd (its own data root, exec
+# root and socket under $TD_SVC_DIR/NAME) with these flags, e.g. --default-shm-size=256m:
+# another engine on the same host, as another node would have. Sets TD_SERVED_HOST to its
+# DOCKER_HOST (call it in this shell, not in $(...): services_stop stops what it started).
+# One already answering at that socket is used as it is.
+engine_serve() {
+  local name=$1 dir="$TD_SVC_DIR/$1"; shift
+  local host="unix://$dir/docker.sock"
+  mkdir -p "$dir"
+  TD_SERVED_HOST=$host
+  if DOCKER_HOST=$host engine_ping; then return 0; fi
+  pkill -9 -f "containerd.*$dir/exec" 2>/dev/null && sleep 0.5
+  rm -f "$dir/docker.sock" "$dir/dockerd.pid" "$dir/exec/containerd/containerd.pid"
+  dockerd --bridge=none --iptables=false --ip6tables=false "$@" \
+    --data-root "$dir/docker" --exec-root "$dir/exec" --pidfile "$dir/dockerd.pid" \
+    -H "$host" >"$dir/dockerd.log" 2>&1 &
+  TD_STARTED_PIDS+=($!)
+  for _ in $(seq 1 60); do
+    DOCKER_HOST=$host engine_ping && { svc_log "second engine $name started ($host)"; return 0; }
+    sleep 0.5
+  done
+  svc_log "dockerd $name did not start; last log lines:"; tail -20 "$dir/dockerd.log" >&2
+  return 1
+}

@@ -1,0 +1,114 @@
+// `torchdock fleet IMAGE`: node-check on every node of a Slurm partition or node list, one srun
+// task per node (Slurm's own launcher, no fan-out of ours), the reports gathered from srun's
+// labelled output and compared (core/fleet).
+#include <iostream>
+#include <map>
+
+#include "app/commands.hpp"
+#include "app/console.hpp"
+#include "app/exit_codes.hpp"
+#include "app/output.hpp"
+#include "core/fleet/fleet.hpp"
+#include "core/fleet/srun_output.hpp"
+#include "engine/install_layout.hpp"
+#include "engine/interrupt.hpp"
+#include "engine/slurm.hpp"
+#include "report/fleet_report.hpp"
+#include "util/strings.hpp"
+
+namespace td::app {
+namespace {
+
+// node-check as each task runs it: this binary (the same path on every node: a shared
+// filesystem or the same package), its report on stdout.
+std::vector<std::string> node_check_argv(const CommonOptions& common, const FleetOptions& opts) {
+    std::string self = engine::own_binary().string();
+    std::vector<std::string> argv = {
+        self.empty() ? std::string("torchdock") : self, "-q", "node-check", opts.image, "--json=-",
+        "--deadline=" + std::to_string(opts.deadline_s)};
+    if (common.data_dir) argv.push_back("--data=" + *common.data_dir);
+    return argv;
+}
+
+}  // namespace
+
+int run_fleet(const CommonOptions& common, const FleetOptions& opts) {
+    engine::install_interrupt_handlers();
+    if (opts.image.empty() || opts.image.find_first_of(" \t\r\n") != std::string::npos)
+        return fail(Error{ErrorKind::Usage,
+                          "image " + quote_value(opts.image) + " is not an image reference"});
+    if (!opts.nodes && !opts.partition) {
+        print_error("give --nodes HOSTLIST or --partition NAME");
+        return k_exit_config;
+    }
+    if ((opts.nodes && opts.nodes->empty()) || (opts.partition && opts.partition->empty())) {
+        print_error(std::string(opts.nodes ? "--nodes" : "--partition") + " is empty");
+        return k_exit_config;
+    }
+    std::vector<ReportFlag> flags = {
+        {"--json", &opts.json}, {"--markdown", &opts.markdown}, {"--junit", &opts.junit}};
+    if (auto st = check_report_flags(flags); !st) return fail(st.error());
+    auto listed = engine::slurm_nodes(opts.nodes.value_or(""), opts.partition.value_or(""),
+                                      std::chrono::seconds(30));
+    if (!listed) return fail(listed.error());
+
+    std::vector<std::string> usable;
+    std::map<std::string, FleetNode> results;
+    for (const auto& n : listed.value()) {
+        if (engine::slurm_node_usable(n.state))
+            usable.push_back(n.name);
+        else
+            results[n.name] = {n.name, nullptr, "launcher",
+                               "Slurm has this node " + n.state + ": no task can start there"};
+    }
+    bool timed_out = false;
+    std::string launch_error;
+    if (!usable.empty()) {
+        progress("fleet: node-check on " + std::to_string(usable.size()) + " nodes through srun");
+        auto run = engine::srun_each_node(usable, opts.partition.value_or(""),
+                                          node_check_argv(common, opts),
+                                          std::chrono::seconds(opts.timeout_s));
+        if (!run) return fail(run.error());
+        if (run->outcome == engine::ProcessResult::Outcome::Interrupted) {
+            print_error("interrupted (srun was stopped, which cancels its tasks)");
+            return k_exit_interrupted;
+        }
+        timed_out = run->outcome == engine::ProcessResult::Outcome::TimedOut;
+        auto node_errors = srun_node_errors(run->err);
+        auto launch_errors = srun_launch_errors(run->err);
+        for (const auto& [task, text] : split_labelled_output(run->out)) {
+            FleetNode n = classify_task({"", text, "", false, 0, ""});
+            if (!n.report.is_object()) continue;
+            n.node = n.report.value("node", "");
+            results[n.node] = std::move(n);
+        }
+        bool none_came_back = results.size() == listed->size() - usable.size();
+        if (none_came_back && !launch_errors.empty()) launch_error = launch_errors.front();
+        for (const auto& name : usable)
+            if (!results.count(name))
+                results[name] = classify_task({name, "", node_errors[name], timed_out,
+                                               static_cast<int>(opts.timeout_s), launch_error});
+    }
+    std::vector<FleetNode> ordered;
+    for (const auto& n : listed.value()) ordered.push_back(results[n.name]);
+    for (auto& [name, n] : results)  // a report from a node not asked for (a renamed node)
+        if (std::none_of(listed->begin(), listed->end(),
+                         [&](const engine::SlurmNode& s) { return s.name == name; }))
+            ordered.push_back(n);
+    FleetReport report = judge_fleet(opts.image, std::move(ordered));
+
+    std::ostream& human = any_to_stdout(flags) ? std::cerr : std::cout;
+    human << report::fleet_table(report);
+    for (auto st : {emit_report(opts.json, report::fleet_json(report)),
+                    emit_report(opts.markdown, report::fleet_markdown(report)),
+                    emit_report(opts.junit, report::fleet_junit(report))})
+        if (!st) return fail(st.error());
+    if (report.failed == report.nodes.size() && !launch_error.empty()) {
+        print_error("srun started no node-check: " + launch_error);
+        return k_exit_environment;
+    }
+    bool all_healthy = report.healthy == report.nodes.size();
+    return report.uniform() && all_healthy ? k_exit_ok : k_exit_check_failed;
+}
+
+}  // namespace td::app

@@ -1,0 +1,120 @@
+#include "app/image_validation.hpp"
+
+#include "app/console.hpp"
+#include "core/diagnose/explain.hpp"
+#include "core/validate/checks.hpp"
+#include "core/validate/platform.hpp"
+#include "core/validate/probe_plan.hpp"
+#include "engine/container_run.hpp"
+#include "engine/environment_facts.hpp"
+#include "engine/install_layout.hpp"
+#include "engine/interrupt.hpp"
+#include "engine/probe_exec.hpp"
+#include "engine/runtime_env.hpp"
+
+namespace td::app {
+
+bool gpu_tier_available(const Result<engine::EngineInfo>& engine, const std::string& gpus_flag,
+                        int gpu_count, std::string& reason) {
+    if (gpu_count == 0) {
+        reason = "--gpus " + gpus_flag;
+        return false;
+    }
+    if (engine && std::find(engine->runtimes.begin(), engine->runtimes.end(), "nvidia") !=
+                      engine->runtimes.end())
+        return true;
+    reason =
+        "the engine has no NVIDIA runtime (nvidia-container-toolkit), so no GPU can be given to a "
+        "container";
+    return false;
+}
+
+void validate_image(ValidationRun& run, report::ImageValidation& v) {
+    auto info = run.api.inspect_image(v.image);
+    if (!info) {
+        v.error = info.error().message;
+        return;
+    }
+    if (!info.value()) {
+        v.error = "no such image: " + v.image + " (build or pull it first)";
+        v.missing_image = true;
+        return;
+    }
+    progress("validate " + v.image + ": running the probes in " +
+             (info.value()->id.empty() ? v.image : info.value()->id.substr(0, 19)));
+    ValidationInput in;
+    in.image = v.image;
+    in.expect = gather_expectations(v.image, info.value()->labels, info.value()->env, run.kb,
+                                    run.overrides);
+    v.expectations_source = in.expect.count("source") ? in.expect["source"] : "none found";
+    in.platform = info.value()->platform();
+    const std::string image_machine = elf_machine_of(info.value()->architecture);
+    // The host's probes, or the linux-arm64 set for an arm64 image on an x86 engine (run under
+    // qemu-user where this host emulates arm64), and the tier that follows.
+    const auto probe_set = engine::image_reading(run.probes_dir, info.value()->architecture,
+                                                 run.engine_arch, run.opts.files_only);
+    const ReadingTier& tier = probe_set.tier;
+    const bool files_only = tier.kind == ReadingTier::FilesOnly;
+    const bool emulated = tier.kind == ReadingTier::Emulated;
+    in.files_only_reason = files_only ? tier.reason : "";
+    v.platform = in.platform;
+    v.tier = tier.name();
+    v.tier_reason = tier.reason;
+    in.gpu_tier = run.gpu_tier && tier.kind == ReadingTier::Full;
+    in.gpu_skip_reason = files_only ? "files only"
+                         : emulated ? "the image runs under qemu-user, which emulates no GPU"
+                                    : run.gpu_reason;
+    std::vector<engine::ProbeSpec> specs;
+    for (auto& p :
+         files_only ? engine::files_only_probes() : engine::validation_probes(run.gpu_tier)) {
+        for (auto& flag : label_probe_flags(p.name, info.value()->labels))
+            p.args.push_back(std::move(flag));
+        if (!p.gpu_only || in.gpu_tier) specs.push_back(std::move(p));
+    }
+    // The image as `docker run IMAGE python` runs it: its entrypoint's environment, the
+    // python its PATH resolves to (engine/runtime_env).
+    // Every container runs the image ID resolved here: a tag moved meanwhile changes nothing.
+    const std::string& id = info.value()->id.empty() ? v.image : info.value()->id;
+    // The files-only tier's probes read an image of any architecture: they are this host's
+    // static programs, and the kernel runs them whatever the image's own files are. The
+    // emulated tier's are the image's architecture's (probe_set), run by qemu-user like the
+    // image's code.
+    auto reading = engine::probe_image(
+        run.api, id, *info.value(), std::move(specs), probe_set.probes_dir, run.opts.python,
+        in.gpu_tier ? run.gpus : 0, static_cast<int>(run.opts.probe_timeout_s), run.kb,
+        run.run_label, files_only ? std::optional<std::string>(image_machine) : std::nullopt);
+    in.probes = std::move(reading.probes);
+    in.runtime = std::move(reading.plan);
+    in.entrypoint = std::move(reading.entrypoint);
+    in.image_id = info.value()->id;
+    v.image_id = in.image_id;
+    if (engine::interrupted()) return;
+    // /dev/shm as probe-env read it (no shell needed); a shell only when it could not.
+    const ProbeRun& env = in.probes["env"];
+    if (env.usable() && env.data.contains("shm_bytes") && env.data["shm_bytes"].is_number())
+        in.shm_bytes = env.data["shm_bytes"].get<long long>();
+    else if (auto shm = engine::shm_bytes_in_image(run.api, id, run.run_label))
+        in.shm_bytes = shm.value();
+    else
+        in.shm_error = shm.error().message;
+    // Error texts (an import error, torch's cuDNN error) get the cause and fix `explain` gives.
+    in.advise = [&run](const std::string& text) -> std::optional<ErrorAdvice> {
+        auto e = explain_error_text(text, run.signatures, run.kb);
+        if (!e) return std::nullopt;
+        return ErrorAdvice{e->id, e->cause, e->fix};
+    };
+    v.checks = evaluate(in, run.kb);
+    // Flags and settings first, then the image's own io.torchdock.waive.* labels.
+    auto waivers = run.waivers;
+    for (auto& w : waivers_from_labels(info.value()->labels, v.waiver_notes))
+        waivers.push_back(std::move(w));
+    for (auto& note : apply_waivers(v.checks, waivers)) v.waiver_notes.push_back(std::move(note));
+    v.probes = in.probes;
+    // Probes that could not reach the engine are errors already; say why once, and exit 3.
+    if (auto alive = run.api.ping(); !alive) {
+        v.error = "the Docker engine went away during validation: " + alive.error().message;
+        run.engine_lost = true;
+    }
+}
+
+}  // namespace td::app

@@ -1,0 +1,43 @@
+#pragma once
+// One image validated: its probes run (the tier its platform allows) and their answers judged.
+// Shared by `validate` (many images, in parallel) and `node-check` (one image on this node).
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "app/commands.hpp"
+#include "core/diagnose/explain.hpp"
+#include "core/knowledge/knowledge_base.hpp"
+#include "core/validate/waivers.hpp"
+#include "engine/docker_api.hpp"
+#include "report/validation_report.hpp"
+
+namespace td::app {
+
+// Whether the engine can give GPUs to containers; `reason` says why not. `gpu_count` 0 is
+// "--gpus none".
+bool gpu_tier_available(const Result<engine::EngineInfo>& engine, const std::string& gpus_flag,
+                        int gpu_count, std::string& reason);
+
+struct ValidationRun {
+    const ValidateOptions& opts;
+    const KnowledgeBase& kb;
+    const ErrorSignatures& signatures;
+    const engine::DockerApi& api;
+    const std::map<std::string, std::string>& overrides;
+    std::filesystem::path probes_dir;
+    std::string engine_arch;  // GET /info Architecture ("x86_64"); "" when unknown
+    bool gpu_tier = false;
+    int gpus = 0;
+    std::string gpu_reason;
+    std::string run_label;
+    std::atomic<bool> engine_lost{false};
+    std::vector<Waiver> waivers{};  // --waive, then the settings file's (labels per image)
+};
+
+// Fills `v` (whose `image` is set): its checks, probes and tier, or `error`.
+void validate_image(ValidationRun& run, report::ImageValidation& v);
+
+}  // namespace td::app

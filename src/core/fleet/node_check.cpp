@@ -1,0 +1,137 @@
+#include "core/fleet/node_check.hpp"
+
+#include "util/strings.hpp"
+
+namespace td {
+namespace {
+
+using json = nlohmann::json;
+
+std::string text(const json& j, const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
+                                                                  : std::string();
+}
+
+// One printable ASCII line: anything else (an image's text included) becomes '?'.
+std::string one_line(const std::string& s, std::size_t max) {
+    std::string out;
+    for (char c : s) {
+        if (out.size() >= max) break;
+        out += c >= 0x20 && c < 0x7f ? c : (c == '\n' || c == '\t' ? ' ' : '?');
+    }
+    if (s.size() > max) out += "...";
+    return out;
+}
+
+std::string check_line(const CheckResult& c) {
+    std::string line = c.id + " " + c.name + ": " + c.message;
+    if (!c.observed.empty() || !c.expected.empty())
+        line += " (observed " + (c.observed.empty() ? std::string("-") : c.observed) +
+                ", expected " + (c.expected.empty() ? std::string("-") : c.expected) + ")";
+    return line;
+}
+
+}  // namespace
+
+NodeVerdict judge_node(const NodeCheckFacts& f) {
+    NodeVerdict v;
+    auto drain = [&](std::string reason) {
+        v.state = "drain";
+        v.reasons.push_back(std::move(reason));
+    };
+    if (!f.engine_error.empty()) drain("the container engine does not answer: " + f.engine_error);
+    if (f.deadline_passed)
+        drain("the checks did not finish within " + std::to_string(f.deadline_s) + " s");
+    if (f.fingerprint.is_object() && f.fingerprint.contains("findings") &&
+        f.fingerprint["findings"].is_array())
+        for (const auto& finding : f.fingerprint["findings"]) {
+            std::string line =
+                text(finding, "id") + " " + text(finding, "title") + ": " + text(finding, "detail");
+            if (text(finding, "severity") == "error")
+                drain(line);
+            else if (text(finding, "severity") == "warning")
+                v.notes.push_back(line);
+        }
+    if (f.preflight && f.preflight->answer == "no") {
+        std::vector<std::string> why;
+        if (!f.preflight->driver_ok) why.push_back(f.preflight->driver_verdict);
+        for (const auto& t : f.preflight->targets)
+            if (!t.ok) why.push_back(t.gpu + ": " + join(t.reasons, "; "));
+        drain("preflight: the image will not run on this node's driver and GPUs: " +
+              join(why, "; "));
+    }
+    for (const auto& c : f.checks) {
+        if (c.status == "fail" || c.status == "error")
+            drain(check_line(c));
+        else if (c.status == "warn")
+            v.notes.push_back(check_line(c));
+    }
+    if (v.state == "healthy" && (f.image_missing || !f.image_error.empty())) {
+        v.state = "unknown";
+        v.reasons.push_back(f.image_missing
+                                ? "image " + f.image.reference +
+                                      " is not on this node's engine (pull it first)"
+                                : "the image could not be checked here: " + f.image_error);
+    }
+    return v;
+}
+
+std::string nhc_line(const std::string& node, const NodeVerdict& v) {
+    if (v.state == "healthy") return "OK: torchdock: " + one_line(node, 64) + ": healthy";
+    std::string more =
+        v.reasons.size() > 1 ? " (+" + std::to_string(v.reasons.size() - 1) + " more)" : "";
+    return std::string(v.state == "drain" ? "ERROR" : "UNKNOWN") +
+           ": torchdock: " + one_line(node, 64) + ": " +
+           one_line(v.reasons.empty() ? std::string("-") : v.reasons.front(), 400) + more;
+}
+
+std::string drain_reason(const NodeVerdict& v) {
+    return one_line("torchdock: " + (v.reasons.empty() ? v.state : v.reasons.front()), 197);
+}
+
+json node_check_report(const NodeCheckFacts& f, const NodeVerdict& v) {
+    json checks = json::array();
+    for (const auto& c : f.checks)
+        checks.push_back({{"id", c.id},
+                          {"name", c.name},
+                          {"status", c.status},
+                          {"observed", c.observed},
+                          {"expected", c.expected},
+                          {"message", c.message}});
+    json preflight = json::object();
+    if (f.preflight) {
+        json targets = json::array();
+        for (const auto& t : f.preflight->targets)
+            targets.push_back({{"gpu", t.gpu}, {"cc", t.cc}, {"ok", t.ok}, {"reasons", t.reasons}});
+        preflight = {{"answer", f.preflight->answer},
+                     {"driver_ok", f.preflight->driver_ok},
+                     {"driver_verdict", f.preflight->driver_verdict},
+                     {"targets", targets},
+                     {"notes", f.preflight->notes}};
+    } else {
+        preflight = {{"answer", "skipped"}, {"reason", f.preflight_skipped}};
+    }
+    const ImageOnNode& im = f.image;
+    return {{"schema", 1},
+            {"kind", "node-check"},
+            {"node", f.node},
+            {"verdict", v.state},
+            {"reasons", v.reasons},
+            {"notes", v.notes},
+            {"nhc", nhc_line(f.node, v)},
+            {"seconds", f.seconds},
+            {"deadline_s", f.deadline_s},
+            {"image",
+             {{"reference", im.reference},
+              {"id", im.id.empty() ? json() : json(im.id)},
+              {"repo_digests", im.repo_digests},
+              {"engine", im.engine},
+              {"shm_bytes", im.shm_bytes ? json(*im.shm_bytes) : json()},
+              {"tier", im.tier},
+              {"missing", f.image_missing}}},
+            {"fingerprint", f.fingerprint},
+            {"checks", checks},
+            {"preflight", preflight}};
+}
+
+}  // namespace td

@@ -1,0 +1,117 @@
+#include "engine/slurm.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "util/strings.hpp"
+
+namespace td::engine {
+namespace {
+
+std::string trimmed(const std::string& s) {
+    auto b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string::npos) return {};
+    return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+Result<ProcessResult> run_slurm(std::vector<std::string> argv, std::chrono::seconds timeout) {
+    if (find_program(argv[0]).empty())
+        return Error{ErrorKind::Environment,
+                     argv[0] +
+                         " is not on the PATH: torchdock drives Slurm through its own "
+                         "commands (install Slurm's client commands, e.g. Debian's "
+                         "slurm-client)"};
+    ProcessSpec spec;
+    spec.argv = std::move(argv);
+    spec.env = environment_with({});
+    spec.timeout = timeout;
+    spec.max_output = std::size_t{64} << 20;
+    return run_process(spec);
+}
+
+Result<std::string> slurm_output(std::vector<std::string> argv, std::chrono::seconds timeout) {
+    std::string what = join(argv, " ");
+    auto r = run_slurm(std::move(argv), timeout);
+    if (!r) return r.error();
+    if (!r->ok())
+        return Error{ErrorKind::Environment,
+                     what + ": " + r->describe() +
+                         (r->err.empty() ? "" : ": " + terminal_text(trimmed(r->err), 400))};
+    return r->out;
+}
+
+}  // namespace
+
+bool slurm_node_usable(const std::string& state) {
+    static const std::set<std::string> usable = {"idle",      "mix",  "mixed",     "alloc",
+                                                 "allocated", "comp", "completing"};
+    return usable.count(state) > 0;
+}
+
+Result<std::vector<SlurmNode>> slurm_nodes(const std::string& hostlist,
+                                           const std::string& partition,
+                                           std::chrono::seconds timeout) {
+    // Every node sinfo knows, with its state; then the ones asked for.
+    std::vector<std::string> sinfo = {"sinfo", "--noheader", "--Node", "--format=%N %t"};
+    if (!partition.empty()) sinfo.push_back("--partition=" + partition);
+    auto listing = slurm_output(sinfo, timeout);
+    if (!listing) return listing.error();
+    std::vector<SlurmNode> known;
+    for (const auto& line : split(listing.value(), '\n')) {
+        auto parts = split(trimmed(line), ' ');
+        if (parts.size() < 2 || parts[0].empty()) continue;
+        if (std::none_of(known.begin(), known.end(),
+                         [&](const SlurmNode& n) { return n.name == parts[0]; }))
+            known.push_back(SlurmNode{parts[0], parts.back()});
+    }
+    if (hostlist.empty()) {
+        if (known.empty())
+            return Error{ErrorKind::Config, "partition " + quote_value(partition) +
+                                                " has no nodes (sinfo lists none)"};
+        return known;
+    }
+    auto names = slurm_output({"scontrol", "show", "hostnames", hostlist}, timeout);
+    if (!names) return names.error();
+    std::vector<SlurmNode> out;
+    for (const auto& name : split(names.value(), '\n')) {
+        std::string n = trimmed(name);
+        if (n.empty()) continue;
+        auto it = std::find_if(known.begin(), known.end(),
+                               [&](const SlurmNode& k) { return k.name == n; });
+        if (it == known.end())
+            return Error{ErrorKind::Config,
+                         "node " + quote_value(n) + " of --nodes " + quote_value(hostlist) +
+                             " is not a node Slurm knows (sinfo -N lists it not)"};
+        out.push_back(*it);
+    }
+    if (out.empty())
+        return Error{ErrorKind::Config, "--nodes " + quote_value(hostlist) + " names no node"};
+    return out;
+}
+
+Result<ProcessResult> srun_each_node(const std::vector<std::string>& nodes,
+                                     const std::string& partition,
+                                     const std::vector<std::string>& argv,
+                                     std::chrono::seconds timeout) {
+    std::string count = std::to_string(nodes.size());
+    std::vector<std::string> cmd = {
+        "srun", "--job-name=torchdock-fleet", "--nodelist=" + join(nodes, ","), "--nodes=" + count,
+        "--ntasks=" + count, "--ntasks-per-node=1", "--label", "--kill-on-bad-exit=0",
+        // Nodes busy with other jobs: fail now, not queue forever.
+        "--immediate=" +
+            std::to_string(std::min<long long>(60, std::max<long long>(1, timeout.count() / 2)))};
+    if (!partition.empty()) cmd.push_back("--partition=" + partition);
+    cmd.push_back("--");
+    cmd.insert(cmd.end(), argv.begin(), argv.end());
+    return run_slurm(std::move(cmd), timeout);
+}
+
+Status drain_node(const std::string& node, const std::string& reason) {
+    auto r =
+        slurm_output({"scontrol", "update", "NodeName=" + node, "State=DRAIN", "Reason=" + reason},
+                     std::chrono::seconds(30));
+    if (!r) return r.error();
+    return ok_status();
+}
+
+}  // namespace td::engine

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# End to end: `torchdock node-check` and `torchdock fleet` on a real Slurm (Debian's
+# slurm-wlm and munge: slurmctld and three slurmd on this host, tests/e2e/lib/slurm.sh) and
+# real engines, with differences planted per node the way sites have them:
+#   node1  its slurmd runs with `ulimit -l` 64 KiB (PropagateResourceLimits=NONE)
+#   node2  its tasks use a second dockerd started with --default-shm-size=256m, whose
+#          torchdock/debian-cpu:debian12 is another image (rebuilt with a label)
+#   node3  its TaskProlog exports NCCL_SOCKET_IFNAME=eth9
+# fleet must name each against the majority; a node whose slurmd is gone is a launcher
+# failure, a node whose engine lacks the image an image failure, never anything else.
+# Usage: fleet_slurm_e2e_test.sh TORCHDOCK PROBES_DIR
+set -uo pipefail
+TD=$(realpath "$1")
+export TORCHDOCK_PROBES=$(realpath "$2")
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+source "$ROOT/tests/e2e/lib/services.sh"
+source "$ROOT/tests/e2e/lib/slurm.sh"
+WORK=$(mktemp -d /tmp/torchdock-fleet-e2e-XXXXXX)
+trap 'slurm_stop; services_stop; rm -rf "$WORK"' EXIT
+source "$ROOT/tests/e2e/lib/check.sh"
+IMG=torchdock/debian-cpu:debian12
+secs() { echo "$(date +%s.%N) - $1" | bc; }
+# jq-like: jf FILE EXPR (a Python expression over d)
+# (a tuple expression prints its parts separated by blanks)
+jf() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+for tool in srun slurmctld slurmd munged; do
+  command -v $tool >/dev/null || { echo "FAIL - $tool is not installed (scripts/install-deps.sh installs slurm-wlm and munge)"; echo "0 passed, 1 failed"; exit 1; }
+done
+services_start || { echo "FAIL - services did not start"; echo "0 passed, 1 failed"; exit 1; }
+
+# --- the image: the bundled Debian CPU manifest, as the main job builds it (cached) -------
+mkdir -p "$WORK/cpu/manifests" && cp "$ROOT/manifests/debian-cpu.json" "$WORK/cpu/manifests/"
+(cd "$WORK/cpu" && "$TD" lock --mirror "docker.io=$TD_REGISTRY" >/dev/null && "$TD" render --out dockerfiles >/dev/null &&
+ "$TD" build --mirror "docker.io=$TD_REGISTRY" >"$WORK/cpu/build.out" 2>&1)
+check "built $IMG" test $? = 0
+
+# --- node-check on this host --------------------------------------------------------------
+start=$(date +%s.%N)
+run node-check "$IMG" --json="$WORK/nc.json"
+took=$(secs "$start")
+echo "# figure: node-check $IMG on this host as a whole process: $took s"
+check "node-check of a healthy node: exit 0 and an OK line ($(head -1 "$WORK/out"))" \
+  bash -c "test $(rc) = 0 && grep -q '^OK: torchdock: ' '$WORK/out'"
+check "node-check finishes within Slurm's 60 s HealthCheckProgram limit ($took s)" \
+  test "$(echo "$took < 60" | bc)" = 1
+check "node-check's report: verdict, the image's ID on this engine, /dev/shm in its containers, checks, the host's ulimit -l" \
+  test "$(jf "$WORK/nc.json" "d['verdict'], d['image']['id'][:7], d['image']['shm_bytes'], len(d['checks']) > 10, d['fingerprint']['memlock_bytes'] is not None")" = "healthy sha256: 67108864 True True"
+check "the TD130 warning is a note, not a drain reason" has out "note: TD130"
+
+run node-check torchdock/no-such:image
+check "node-check of an image this engine lacks: exit 3, UNKNOWN, 'pull it first'" \
+  bash -c "test $(rc) = 3 && grep -q '^UNKNOWN: torchdock: .*not on this node.s engine (pull it first)' '$WORK/out'"
+DOCKER_HOST=unix://$WORK/no-engine.sock "$TD" node-check "$IMG" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
+check "node-check with a dead engine: exit 1 (drain), the engine named ($(head -1 "$WORK/out" | cut -c1-90))" \
+  bash -c "test $(rc) = 1 && grep -q '^ERROR: torchdock: .*: the container engine does not answer' '$WORK/out'"
+run node-check "$IMG" --deadline 0
+check "--deadline 0 is refused (exit 2)" test "$(rc)" = 2
+run node-check ""
+check "an empty image reference is refused (exit 2)" test "$(rc)" = 2
+
+# --- a second engine for node2: another default /dev/shm, another image behind the tag -----
+engine_serve engine-b --default-shm-size=256m || { bad "second dockerd did not start"; finish; exit 1; }
+B=$TD_SERVED_HOST
+start=$(date +%s.%N)
+/usr/bin/docker save "$IMG" | DOCKER_HOST=$B /usr/bin/docker load -q >/dev/null
+printf 'FROM %s\nLABEL io.torchdock.test.rebuilt=node2\n' "$IMG" >"$WORK/Dockerfile.b"
+DOCKER_HOST=$B DOCKER_BUILDKIT=1 /usr/bin/docker build -q -t "$IMG" -f "$WORK/Dockerfile.b" "$WORK" >/dev/null 2>"$WORK/b.err"
+check "the second engine holds another image under $IMG ($(secs "$start") s)" \
+  test "$(DOCKER_HOST=$B /usr/bin/docker image inspect -f '{{.Id}}' "$IMG")" != "$(/usr/bin/docker image inspect -f '{{.Id}}' "$IMG")"
+/usr/bin/docker tag "$IMG" torchdock/debian-cpu:only-engine-a
+
+# --- Slurm: three nodes with their differences ----------------------------------------------
+export TD_SLURM_LIMITS_node1="--memlock=65536"
+export TD_SLURM_NODE_ENV_node2="DOCKER_HOST=$B"
+export TD_SLURM_NODE_ENV_node3="NCCL_SOCKET_IFNAME=eth9"
+slurm_start node1 node2 node3 || { bad "Slurm did not start"; finish; exit 1; }
+ok "Slurm is up: slurmctld and slurmd -N node1/node2/node3"
+
+# node-check as a health check would run it on a node, draining it through scontrol.
+srun --nodelist=node1 -N1 -n1 env DOCKER_HOST="unix://$WORK/no-engine.sock" "$TD" node-check "$IMG" --drain >"$WORK/out" 2>"$WORK/err"
+echo $? >"$WORK/rc"
+reason=$(sinfo -h -N -n node1 -o '%E')
+check "node-check --drain on node1 with a dead engine: exit 1 and Slurm drains node1 ($(sinfo -h -N -n node1 -o '%t'): $reason)" \
+  bash -c "test $(rc) = 1 && sinfo -h -N -n node1 -o '%t' | grep -q drain && echo '$reason' | grep -q '^torchdock: the container engine does not answer'"
+scontrol update NodeName=node1 State=RESUME
+for _ in $(seq 1 50); do sinfo -h -N -n node1 -o '%t' | grep -qx idle && break; sleep 0.2; done
+check "node1 resumed" bash -c "sinfo -h -N -n node1 -o '%t' | grep -qx idle"
+
+# --- the fleet report -------------------------------------------------------------------------
+start=$(date +%s.%N)
+run fleet "$IMG" --partition fleet --json="$WORK/f.json" --markdown="$WORK/f.md" --junit="$WORK/f.xml"
+took=$(secs "$start")
+echo "# figure: fleet over 3 nodes (node-check on each through srun) as a whole process: $took s"
+cp "$WORK/out" "$WORK/fleet.out"
+check "fleet: exit 1, the fleet is not uniform" bash -c "test $(rc) = 1 && grep -q 'not uniform' '$WORK/fleet.out'"
+outliers=$(jf "$WORK/f.json" "'\n'.join(o['line'] for o in d['outliers'])")
+echo "$outliers" | sed 's/^/# outlier: /'
+check "node2's other image behind the same tag is named first" \
+  test "$(jf "$WORK/f.json" "d['outliers'][0]['node'], d['outliers'][0]['path']")" = "node2 image.id"
+check "node1's ulimit -l is named against the majority" \
+  grep -qx 'node1: locked memory (ulimit -l) 64 KiB vs 8 MiB on 2 nodes' <<<"$outliers"
+check "node2's engine's /dev/shm is named against the majority" \
+  grep -qx 'node2: /dev/shm in containers 256 MiB vs 64 MiB on 2 nodes' <<<"$outliers"
+check "node3's NCCL_SOCKET_IFNAME is named against the majority" \
+  grep -qx 'node3: NCCL_SOCKET_IFNAME eth9 vs (unset) on 2 nodes' <<<"$outliers"
+check "each node is a group of its own, and every node reported healthy" \
+  test "$(jf "$WORK/f.json" "len(d['groups']), d['counts']['healthy'], d['counts']['no_report']")" = "3 3 0"
+check "the JUnit report has a failing test case per differing node" \
+  python3 -c "import sys, xml.etree.ElementTree as E; s=E.parse(sys.argv[1]).getroot().find('testsuite'); sys.exit(0 if s.get('tests')=='3' and s.get('failures')=='3' else 1)" "$WORK/f.xml"
+check "the Markdown report lists the outliers" grep -q 'node3\\: NCCL\\_SOCKET\\_IFNAME eth9' "$WORK/f.md"
+
+# Two nodes alike in what matters: uniform, exit 0.
+run fleet "$IMG" --nodes node3 --json="$WORK/f1.json"
+check "fleet over one node is uniform: exit 0" test "$(rc)" = 0
+
+# --- failures that are not the fleet's differences -------------------------------------------
+run fleet torchdock/debian-cpu:only-engine-a --nodes 'node[1-3]' --json="$WORK/f2.json"
+check "an image missing on node2's engine is an image failure there, exit 1 ($(jf "$WORK/f2.json" "[n['failure_kind'] for n in d['nodes']]"))" \
+  bash -c "test $(rc) = 1 && test \"\$(python3 -c \"import json; d=json.load(open('$WORK/f2.json')); print([n['failure_kind'] for n in d['nodes']])\")\" = \"[None, 'image', None]\""
+
+kill -9 "$(cat "$TD_SLURM_DIR/slurmd.node3.pid")"
+run fleet "$IMG" --nodes 'node[1-3]' --json="$WORK/f3.json"
+check "node3's slurmd gone: a launcher failure naming srun's words, not an NCCL or image one ($(jf "$WORK/f3.json" "d['nodes'][2]['failure']"))" \
+  test "$(jf "$WORK/f3.json" "d['nodes'][2]['failure_kind'], 'failed on node node3' in d['nodes'][2]['failure'], d['nodes'][0]['verdict']")" = "launcher True healthy"
+slurmd -N node3
+
+# --- node-check as Slurm's HealthCheckProgram -------------------------------------------------
+# The wrapper a site would install (docs/commands.md): slurmd gives it SLURMD_NODENAME and no
+# other variable, so it sets what node-check needs. node2's engine is dead here.
+slurm_stop
+cat >"$WORK/health.sh" <<HC
+#!/bin/sh
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin SLURM_CONF=$SLURM_CONF
+export TORCHDOCK_PROBES=$TORCHDOCK_PROBES DOCKER_HOST=$DOCKER_HOST
+[ "\$SLURMD_NODENAME" = node2 ] && export DOCKER_HOST=unix://$WORK/no-engine.sock
+exec "$TD" -q node-check "$IMG" --drain --deadline 50s >>"$WORK/health.\$SLURMD_NODENAME.log" 2>&1
+HC
+chmod 755 "$WORK/health.sh"
+start=$(date +%s.%N)
+TD_SLURM_HEALTH_CHECK="$WORK/health.sh" TD_SLURM_HEALTH_INTERVAL=600 slurm_start node1 node2 ||
+  { bad "Slurm with a health check did not start"; finish; exit 1; }
+for _ in $(seq 1 150); do
+  sinfo -h -N -n node2 -o '%t' | grep -q drain && grep -q '^OK' "$WORK/health.node1.log" 2>/dev/null && break
+  sleep 0.2
+done
+check "slurmd ran node-check as its HealthCheckProgram: node2 (dead engine) drained with torchdock's reason, node1 healthy and idle ($(secs "$start") s; node2: $(sinfo -h -N -n node2 -o '%t %E' | cut -c1-80))" \
+  bash -c "sinfo -h -N -n node2 -o '%t %E' | grep -q '^drain torchdock: the container engine does not answer' && sinfo -h -N -n node1 -o '%t' | grep -qx idle && grep -q '^OK: torchdock: node1: healthy' '$WORK/health.node1.log'"
+
+# --- bad input ------------------------------------------------------------------------------
+run fleet "$IMG"
+check "fleet without --nodes or --partition: exit 2" bash -c "test $(rc) = 2 && grep -q 'give --nodes' '$WORK/err'"
+run fleet "$IMG" --nodes 'node[1-3]' --partition fleet
+check "fleet with both --nodes and --partition: exit 2" test "$(rc)" = 2
+run fleet "$IMG" --nodes 'nodeX'
+check "a node Slurm does not know: exit 2, named" bash -c "test $(rc) = 2 && grep -q 'nodeX' '$WORK/err'"
+run fleet "$IMG" --partition nosuch
+check "an unknown partition: exit 2 or 3 with sinfo's words" bash -c "test $(rc) -ge 2 && grep -q 'nosuch' '$WORK/err'"
+SLURM_CONF=$WORK/no-slurm.conf "$TD" fleet "$IMG" --partition fleet >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
+check "no reachable Slurm: exit 3 with Slurm's own error" test "$(rc)" = 3
+check "no probe container is left behind on either engine" \
+  test "$(/usr/bin/docker ps -aq --filter label=io.torchdock.run | wc -l)$(DOCKER_HOST=$B /usr/bin/docker ps -aq --filter label=io.torchdock.run | wc -l)" = 00
+finish
