@@ -226,6 +226,59 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
     add_report_flag(c.fleet_cmd, "--markdown", fleet.markdown, "a Markdown summary");
     add_report_flag(c.fleet_cmd, "--junit", fleet.junit, "one test case per node, as JUnit XML");
 
+    auto& ar = c.allreduce;
+    auto rank_flags = [&ar](CLI::App* sub) {
+        sub->add_option("image", ar.image, "the image the ranks run")->required();
+        sub->add_option("--backend", ar.backend,
+                        "auto (NCCL where CUDA works, else gloo), gloo, nccl")
+            ->check(CLI::IsMember({"auto", "gloo", "nccl"}))
+            ->capture_default_str();
+        sub->add_option("--sizes", ar.sizes, "message sizes in bytes, comma-separated")
+            ->capture_default_str();
+        sub->add_option("--iters", ar.iters, "timed all-reduces per size (1 to 1000)")
+            ->check(CLI::Range(1, 1000))
+            ->capture_default_str();
+        add_duration_option(sub, "--timeout", ar.timeout_s,
+                            "the rendezvous and each collective may take", 3600);
+        sub->add_option("--python", ar.python, "the image's python (default: the image's own)");
+        sub->add_option("--probes", ar.probes_dir, "probe directory (default: as for validate)");
+    };
+    c.allreduce_cmd = c.app.add_subcommand(
+        "allreduce",
+        "a multi-node all-reduce inside the image over a Slurm partition or node list: exact sums, "
+        "time and bandwidth per size, the transport NCCL used");
+    add_common(c.allreduce_cmd);
+    rank_flags(c.allreduce_cmd);
+    auto* ar_nodes =
+        c.allreduce_cmd->add_option("--nodes", ar.nodes, "a Slurm hostlist, e.g. node[1-8]");
+    auto* ar_part =
+        c.allreduce_cmd->add_option("--partition", ar.partition, "every node of this partition");
+    ar_nodes->excludes(ar_part);
+    c.allreduce_cmd
+        ->add_option("--tasks-per-node", ar.tasks_per_node,
+                     "ranks per node (one per GPU on GPU nodes; 1 to 64)")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
+    c.allreduce_cmd->add_option("--baseline", ar.baseline,
+                                "an allreduce --json from healthy nodes: bus bandwidth is judged "
+                                "against it (without one it is reported, not judged)");
+    c.allreduce_cmd
+        ->add_option("--tolerance", ar.tolerance,
+                     "the fraction under the baseline that still passes")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    add_report_flag(c.allreduce_cmd, "--json", ar.json, "the result, every rank and its sizes");
+    add_report_flag(c.allreduce_cmd, "--junit", ar.junit, "one test case per rank, as JUnit XML");
+    add_report_flag(c.allreduce_cmd, "--nccl-tests-json", ar.nccl_tests_json,
+                    "the sizes as nccl-tests' -J JSON (for tools that read those files)");
+
+    c.allreduce_rank_cmd = c.app.add_subcommand(
+        "allreduce-rank",
+        "one rank of allreduce, as srun starts it: rank, world size and rendezvous from Slurm's "
+        "environment; the image runs the probe on the host network; its report on stdout");
+    add_common(c.allreduce_rank_cmd);
+    rank_flags(c.allreduce_rank_cmd);
+
     auto& diff = c.diff;
     c.diff_cmd = c.app.add_subcommand(
         "diff", "compare two fingerprints, the differences most likely to break a GPU job first");

@@ -25,6 +25,7 @@ struct Cli {
     DoctorOptions doctor;
     NodeCheckOptions node_check;
     FleetOptions fleet;
+    AllreduceOptions allreduce;
     DiffOptions diff;
     PreflightOptions pre;
     ExplainOptions explain;
@@ -33,7 +34,8 @@ struct Cli {
     SbomOptions sbom;
     CLI::App *init_cmd{}, *render_cmd{}, *list_cmd{}, *build_cmd{}, *lock_cmd{}, *validate_cmd{},
         *doctor_cmd{}, *diff_cmd{}, *pre_cmd{}, *explain_cmd{}, *checks_cmd{}, *kb_cmd{},
-        *kb_refresh_cmd{}, *sbom_cmd{}, *node_check_cmd{}, *fleet_cmd{};
+        *kb_refresh_cmd{}, *sbom_cmd{}, *node_check_cmd{}, *fleet_cmd{}, *allreduce_cmd{},
+        *allreduce_rank_cmd{};
 };
 
 // The whole command line; `version` is called for --version only (it may read files).

@@ -101,6 +101,21 @@ struct FleetOptions {
     std::optional<std::string> json, markdown, junit;
 };
 
+struct AllreduceOptions {
+    std::string image;
+    std::optional<std::string> nodes, partition;
+    int tasks_per_node = 1;  // ranks per node (one per GPU on GPU nodes)
+    std::string backend = "auto";
+    std::string sizes = "4096,1048576,16777216";  // bytes
+    int iters = 5;
+    long long timeout_s = 60;  // the rendezvous and each collective
+    std::optional<std::string> baseline;
+    double tolerance = 0.2;
+    std::optional<std::string> json, junit, nccl_tests_json;
+    std::optional<std::string> python;
+    std::optional<std::string> probes_dir;
+};
+
 struct DiffOptions {
     std::string a, b;  // fingerprint files (doctor --json)
     std::optional<std::string> json;
@@ -173,6 +188,8 @@ int run_lock(const CommonOptions& common, const LockOptions& opts);
 int run_validate(const CommonOptions& common, const ValidateOptions& opts);
 int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts);
 int run_fleet(const CommonOptions& common, const FleetOptions& opts);
+int run_allreduce(const CommonOptions& common, const AllreduceOptions& opts);
+int run_allreduce_rank(const CommonOptions& common, const AllreduceOptions& opts);
 int run_doctor(const CommonOptions& common, const DoctorOptions& opts);
 int run_diff(const DiffOptions& opts);
 // Loads the knowledge base and manifests and plans the whole matrix. On failure prints

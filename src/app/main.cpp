@@ -61,6 +61,8 @@ int main(int argc, char** argv) {
         if (*c.diff_cmd) return run_diff(c.diff);
         if (*c.node_check_cmd) return run_node_check(c.common, c.node_check);
         if (*c.fleet_cmd) return run_fleet(c.common, c.fleet);
+        if (*c.allreduce_cmd) return run_allreduce(c.common, c.allreduce);
+        if (*c.allreduce_rank_cmd) return run_allreduce_rank(c.common, c.allreduce);
         if (*c.pre_cmd) return run_preflight(c.common, c.pre);
         if (*c.explain_cmd) return run_explain(c.common, c.explain);
         if (*c.checks_cmd) return run_checks(c.common, c.checks);

@@ -210,6 +210,7 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
     }
     spec.env = p.env;
     spec.keep_entrypoint = p.keep_entrypoint;
+    if (p.host_network) spec.network_mode = "host";
     spec.binds = {fs::absolute(probes_dir).string() + ":" + k_probe_mount + ":ro"};
     spec.gpus = gpus;
     spec.timeout = std::chrono::seconds(timeout_s);

@@ -33,6 +33,7 @@ struct ProbeSpec {
     // for probes that only read files: a preloaded library must not answer for them).
     std::vector<std::string> env;
     bool keep_entrypoint = false;  // only probe-env, to read what a wrapper sets up
+    bool host_network = false;     // only the all-reduce probe: its ranks are on other hosts
 };
 
 inline ProbeSpec probe_spec(std::string name, std::string file, std::vector<std::string> args = {},

@@ -1,9 +1,12 @@
 #include "engine/slurm.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "util/strings.hpp"
+
+extern char** environ;
 
 namespace td::engine {
 namespace {
@@ -92,11 +95,13 @@ Result<std::vector<SlurmNode>> slurm_nodes(const std::string& hostlist,
 Result<ProcessResult> srun_each_node(const std::vector<std::string>& nodes,
                                      const std::string& partition,
                                      const std::vector<std::string>& argv,
-                                     std::chrono::seconds timeout) {
+                                     std::chrono::seconds timeout, int per_node) {
     std::string count = std::to_string(nodes.size());
+    std::string tasks = std::to_string(nodes.size() * static_cast<std::size_t>(per_node));
     std::vector<std::string> cmd = {
         "srun", "--job-name=torchdock-fleet", "--nodelist=" + join(nodes, ","), "--nodes=" + count,
-        "--ntasks=" + count, "--ntasks-per-node=1", "--label", "--kill-on-bad-exit=0",
+        "--ntasks=" + tasks, "--ntasks-per-node=" + std::to_string(per_node),
+        "--distribution=block", "--label", "--kill-on-bad-exit=0",
         // Nodes busy with other jobs: fail now, not queue forever.
         "--immediate=" +
             std::to_string(std::min<long long>(60, std::max<long long>(1, timeout.count() / 2)))};
@@ -104,6 +109,47 @@ Result<ProcessResult> srun_each_node(const std::vector<std::string>& nodes,
     cmd.push_back("--");
     cmd.insert(cmd.end(), argv.begin(), argv.end());
     return run_slurm(std::move(cmd), timeout);
+}
+
+Result<std::string> slurm_node_address(const std::string& node) {
+    auto text = slurm_output({"scontrol", "show", "node", node}, std::chrono::seconds(30));
+    if (!text) return text.error();
+    std::string addr = node_address(text.value());
+    return addr.empty() ? node : addr;
+}
+
+Result<std::string> first_node_of(const std::string& hostlist) {
+    auto names =
+        slurm_output({"scontrol", "show", "hostnames", hostlist}, std::chrono::seconds(30));
+    if (!names) return names.error();
+    std::string first = trimmed(names.value().substr(0, names.value().find('\n')));
+    if (first.empty())
+        return Error{ErrorKind::Environment,
+                     "the hostlist " + quote_value(hostlist) + " names no node"};
+    return first;
+}
+
+Result<SlurmRank> this_slurm_rank() {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; *e; ++e) {
+        std::string kv = *e;
+        auto eq = kv.find('=');
+        if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    return slurm_rank(env);
+}
+
+std::vector<std::string> collective_environment() {
+    std::vector<std::string> out;
+    for (char** e = environ; *e; ++e) {
+        std::string kv = *e;
+        for (const char* prefix : {"NCCL_", "GLOO_", "TORCH_NCCL_", "UCX_"})
+            if (starts_with(kv, prefix) && kv.find('=') != std::string::npos) {
+                out.push_back(kv);
+                break;
+            }
+    }
+    return out;
 }
 
 Status drain_node(const std::string& node, const std::string& reason) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fleet/allreduce.hpp"
 #include "engine/process.hpp"
 #include "util/result.hpp"
 
@@ -25,12 +26,25 @@ Result<std::vector<SlurmNode>> slurm_nodes(const std::string& hostlist,
 // Whether a node in this state takes a new job step (idle, mix, alloc, completing).
 bool slurm_node_usable(const std::string& state);
 
-// `srun --label` with one task on each of `nodes`, running `argv` there; the result as the
-// process runner gives it (TERM, then KILL on timeout: srun cancels the step on TERM).
+// `srun --label` with `per_node` tasks on each of `nodes` (block distribution: task i on node
+// i / per_node), running `argv` there; the result as the process runner gives it (TERM,
+// then KILL on timeout: srun cancels the step on TERM).
 Result<ProcessResult> srun_each_node(const std::vector<std::string>& nodes,
                                      const std::string& partition,
                                      const std::vector<std::string>& argv,
-                                     std::chrono::seconds timeout);
+                                     std::chrono::seconds timeout, int per_node = 1);
+
+// The address of a node (`scontrol show node NAME`: NodeAddr), else the name itself; and the
+// first node of a hostlist (`scontrol show hostnames`).
+Result<std::string> slurm_node_address(const std::string& node);
+Result<std::string> first_node_of(const std::string& hostlist);
+
+// This process's place in its srun step (core/fleet/allreduce slurm_rank over its environment).
+Result<SlurmRank> this_slurm_rank();
+
+// This process's variables that steer collectives (NCCL_*, GLOO_*, TORCH_NCCL_*, UCX_*), as
+// "NAME=value": a rank's container gets them, as pyxis and enroot pass a job's environment.
+std::vector<std::string> collective_environment();
 
 // `scontrol update NodeName=NODE State=DRAIN Reason=REASON`.
 Status drain_node(const std::string& node, const std::string& reason);

@@ -33,6 +33,8 @@ NEEDS = {
     "kb": "needs the package index (e2e_kb_refresh covers it)",
     "node-check": "needs the engine and an image (e2e_fleet_slurm covers it)",
     "fleet": "needs a Slurm cluster and engines (e2e_fleet_slurm covers it)",
+    "allreduce": "needs a Slurm cluster and an image with torch (e2e_fleet_slurm covers it)",
+    "allreduce-rank": "runs as a task of an srun step (e2e_fleet_slurm covers it)",
 }
 passed = failed = skipped = 0
 

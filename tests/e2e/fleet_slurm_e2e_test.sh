@@ -114,6 +114,55 @@ check "the Markdown report lists the outliers" grep -q 'node3\\: NCCL\\_SOCKET\\
 run fleet "$IMG" --nodes node3 --json="$WORK/f1.json"
 check "fleet over one node is uniform: exit 0" test "$(rc)" = 0
 
+# --- the all-reduce across nodes, inside the image (gloo on these CPU nodes) -----------------
+start=$(date +%s.%N)
+run allreduce "$IMG" --partition fleet --json="$WORK/ar.json" --nccl-tests-json="$WORK/ar-nt.json" --junit="$WORK/ar.xml"
+took=$(secs "$start")
+echo "# figure: allreduce over 3 nodes (3 ranks, gloo, one container per rank) as a whole process: $took s"
+jf "$WORK/ar.json" "'\n'.join('# figure: all-reduce %d bytes across 3 ranks: %.1f us, busbw %.3f GB/s' % (z['bytes'], z['time_us'], z['busbw_gbps']) for z in d['sizes'])"
+check "allreduce: 3 ranks on 3 nodes (node2 through its own engine), gloo, every sum exact, exit 0" \
+  test "$(rc) $(jf "$WORK/ar.json" "d['verdict'], d['world'], d['backend'], [r['node'] for r in d['ranks']], sum(z['wrong'] for z in d['sizes']), len(d['sizes'])")" = "0 pass 3 gloo ['node1', 'node2', 'node3'] 0 3"
+check "bandwidth is reported, not judged, without a baseline" has out "bandwidth not judged: no baseline"
+check "the nccl-tests JSON has one result per size with in-place times and bus bandwidth" \
+  test "$(jf "$WORK/ar-nt.json" "[r['size'] for r in d['results']], all(r['in_place']['bus_bw'] > 0 and r['in_place']['nwrong'] == 0 for r in d['results']), d['average_bus_bandwidth']['okay']")" = "[4096, 1048576, 16777216] True true"
+check "the JUnit report: one test case per rank and one for the sums, none failing" \
+  python3 -c "import sys, xml.etree.ElementTree as E; s=E.parse(sys.argv[1]).getroot().find('testsuite'); sys.exit(0 if (s.get('tests'), s.get('failures')) == ('4', '0') else 1)" "$WORK/ar.xml"
+python3 - "$WORK/ar.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for name, factor in (("fast", 1000.0), ("slow", 0.001)):
+    b = dict(d, sizes=[dict(z, busbw_gbps=z["busbw_gbps"] * factor) for z in d["sizes"]])
+    json.dump(b, open(sys.argv[1].replace(".json", "-baseline-%s.json" % name), "w"))
+PY
+run allreduce "$IMG" --partition fleet --baseline "$WORK/ar-baseline-fast.json"
+check "against a baseline 1000 times faster every size is slow: exit 1, named" \
+  bash -c "test $(rc) = 1 && grep -q 'is under the baseline' '$WORK/out' && grep -q 'against the baseline (3 of 3 sizes)' '$WORK/out'"
+run allreduce "$IMG" --partition fleet --baseline "$WORK/ar-baseline-slow.json"
+check "against a baseline 1000 times slower: exit 0" test "$(rc)" = 0
+run allreduce "$IMG" --nodes 'node[1-2]' --tasks-per-node 2 --json="$WORK/ar4.json"
+check "2 nodes x 2 tasks: 4 ranks, exact ($(jf "$WORK/ar4.json" "d['verdict'], [r['node'] for r in d['ranks']]"))" \
+  test "$(rc) $(jf "$WORK/ar4.json" "d['verdict'], [r['node'] for r in d['ranks']]")" = "0 pass ['node1', 'node1', 'node2', 'node2']"
+
+# A rank that hangs (its process stopped before the rendezvous): named with its node.
+"$TD" allreduce "$IMG" --partition fleet --timeout 5 --json="$WORK/hang.json" >"$WORK/out" 2>"$WORK/err" &
+ar_pid=$!
+stopped=""
+for _ in $(seq 1 400); do
+  stopped=$(pgrep -f 'allreduce_probe.py.*--rank=1 ' | head -1)
+  [ -n "$stopped" ] && { kill -STOP "$stopped"; break; }
+  sleep 0.05
+done
+wait $ar_pid; echo $? >"$WORK/rc"
+[ -n "$stopped" ] && kill -CONT "$stopped" 2>/dev/null
+check "a hung rank: exit 1 and the first finding names rank 1 on node2 ($(jf "$WORK/hang.json" "d['findings'][0]" 2>/dev/null))" \
+  bash -c "test -n '$stopped' && test $(rc) = 1 && python3 -c \"import json,sys; d=json.load(open('$WORK/hang.json')); sys.exit(0 if d['findings'][0].startswith('rank 1 on node2 hung') else 1)\""
+
+run allreduce-rank "$IMG"
+check "allreduce-rank outside an srun step: exit 3, naming SLURM_PROCID" \
+  bash -c "test $(rc) = 3 && grep -q 'SLURM_PROCID is not set' '$WORK/err'"
+run allreduce "$IMG" --partition fleet --sizes 3
+check "allreduce --sizes 3: exit 2" test "$(rc)" = 2
+
 # --- failures that are not the fleet's differences -------------------------------------------
 run fleet torchdock/debian-cpu:only-engine-a --nodes 'node[1-3]' --json="$WORK/f2.json"
 check "an image missing on node2's engine is an image failure there, exit 1 ($(jf "$WORK/f2.json" "[n['failure_kind'] for n in d['nodes']]"))" \
