@@ -16,11 +16,12 @@ trap 'on_error "$LINENO" "$BASH_COMMAND" "$?"' ERR
 APT_PACKAGES=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libcli11-dev
               libcurl4-openssl-dev zlib1g-dev clang-format
               docker.io docker-registry debootstrap curl bc procps util-linux
-              dpkg-dev qemu-user-static slurm-wlm munge)
+              dpkg-dev qemu-user-static slurm-wlm munge podman)
 # dpkg-dev: dpkg-shlibdeps, for the .deb's Depends (cpack). qemu-user-static: its binfmt
 # handler runs arm64 images here (the emulated tier, tests/e2e/lib/binfmt.sh registers it).
 # slurm-wlm and munge: a real Slurm (slurmctld and one slurmd per test node, started by
-# tests/e2e/lib/slurm.sh) for node-check and fleet.
+# tests/e2e/lib/slurm.sh) for node-check and fleet. podman: its Docker-compatible API on a
+# private socket (tests/e2e/lib/services.sh podman_serve), the second container engine.
 # Python with pip only where the python3 on PATH cannot run pip (a fresh minimal Debian).
 python3 -m pip --version >/dev/null 2>&1 || APT_PACKAGES+=(python3 python3-pip)
 

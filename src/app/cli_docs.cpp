@@ -92,7 +92,7 @@ probe directory, when \fB\-\-probes\fR is not given
 settings file (registry mirrors, package indexes), when \fB\-\-config\fR is not given
 .TP
 .B DOCKER_HOST
-the Docker engine (\fIunix://\fR only); default \fI/var/run/docker.sock\fR
+the container engine (\fIunix://\fR only); default \fI/var/run/docker.sock\fR: dockerd, or Podman's Docker-compatible API (not for \fBbuild\fR and \fBlock\fR)
 .TP
 .B TORCHDOCK_DOCKER
 the Docker client \fBbuild\fR runs

@@ -84,7 +84,9 @@ const std::vector<EnvironmentVariable>& environment_variables() {
         {"TORCHDOCK_CACHE_DIR",
          "cache of file probe results (default: $XDG_CACHE_HOME/torchdock, else "
          "~/.cache/torchdock)"},
-        {"DOCKER_HOST", "the Docker engine (unix:// only; default /var/run/docker.sock)"},
+        {"DOCKER_HOST",
+         "the container engine (unix:// only; default /var/run/docker.sock): dockerd, "
+         "or Podman's Docker-compatible API (not for build and lock)"},
         {"PIP_CERT, REQUESTS_CA_BUNDLE, SSL_CERT_FILE",
          "CA bundle handed to builds' pip when --ca-cert is not given (first one set)"},
         {"NO_COLOR", "no colour when set and not empty (--color always overrides it)"},

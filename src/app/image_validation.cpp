@@ -14,10 +14,20 @@
 
 namespace td::app {
 
-bool gpu_tier_available(const Result<engine::EngineInfo>& engine, const std::string& gpus_flag,
-                        int gpu_count, std::string& reason) {
+bool gpu_tier_available(const Result<engine::EngineInfo>& engine, bool podman,
+                        const std::string& gpus_flag, int gpu_count, std::string& reason) {
     if (gpu_count == 0) {
         reason = "--gpus " + gpus_flag;
+        return false;
+    }
+    if (podman) {
+        // Podman's issue 22645: DeviceRequests through its compatible API start a container
+        // without the GPU; HostConfig.Runtime is accepted and ignored. Podman gives GPUs
+        // through CDI (`podman run --device nvidia.com/gpu=all`).
+        reason =
+            "Podman's Docker-compatible API ignores the GPU requests torchdock makes "
+            "(DeviceRequests, the nvidia runtime); Podman gives GPUs through CDI (`podman run "
+            "--device nvidia.com/gpu=all`), which torchdock does not request";
         return false;
     }
     if (engine && std::find(engine->runtimes.begin(), engine->runtimes.end(), "nvidia") !=

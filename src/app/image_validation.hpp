@@ -17,9 +17,10 @@
 namespace td::app {
 
 // Whether the engine can give GPUs to containers; `reason` says why not. `gpu_count` 0 is
-// "--gpus none".
-bool gpu_tier_available(const Result<engine::EngineInfo>& engine, const std::string& gpus_flag,
-                        int gpu_count, std::string& reason);
+// "--gpus none". `podman`: the engine is Podman's Docker-compatible API, which takes the GPU
+// requests torchdock makes (DeviceRequests, the nvidia runtime) and ignores them.
+bool gpu_tier_available(const Result<engine::EngineInfo>& engine, bool podman,
+                        const std::string& gpus_flag, int gpu_count, std::string& reason);
 
 struct ValidationRun {
     const ValidateOptions& opts;

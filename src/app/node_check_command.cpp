@@ -130,7 +130,8 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
         auto engine_info = api->info();
         facts.image.id = info->id;
         facts.image.repo_digests = info->repo_digests;
-        facts.image.engine = engine_info ? engine_info->server_version : "";
+        auto version = api->version();
+        facts.image.engine = version ? version->name + " " + version->version : "";
         ValidateOptions vopts;
         vopts.images = {opts.image};
         vopts.python = opts.python;
@@ -144,7 +145,7 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
                           no_overrides,
                           probes_at.path,
                           engine_info ? engine_info->architecture : std::string(),
-                          gpu_tier_available(engine_info, "auto", -1, gpu_reason),
+                          gpu_tier_available(engine_info, api->is_podman(), "auto", -1, gpu_reason),
                           -1,
                           gpu_reason,
                           run_label};

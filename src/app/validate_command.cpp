@@ -118,7 +118,8 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
 
     std::string gpu_reason;
     auto engine_info = api->info();
-    bool gpu_tier = gpu_tier_available(engine_info, opts.gpus, gpu_count, gpu_reason);
+    bool gpu_tier =
+        gpu_tier_available(engine_info, api->is_podman(), opts.gpus, gpu_count, gpu_reason);
     ValidationRun run{opts,
                       kb.value(),
                       signatures.value(),

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "core/build/build_progress.hpp"
+#include "engine/docker_api.hpp"
 #include "engine/files.hpp"
 #include "engine/process.hpp"
 #include "util/strings.hpp"
@@ -16,7 +17,31 @@ std::string BuildBackend::describe() const {
     return client + (buildx ? " buildx build" : " build (DOCKER_BUILDKIT=1)");
 }
 
+namespace {
+
+// Podman's Docker-compatible API serves no BuildKit (a docker client's BuildKit session is
+// answered 404: "failed to dial gRPC: unable to upgrade to h2c"), and Podman's own builder
+// does not build the rendered Dockerfiles as written: seen with Podman 4.3.1 (buildah 1.28),
+// the second RUN with a `sharing=locked` cache mount waits forever, a `sharing=shared` one
+// finds apt's http method gone, and SHELL is dropped in its default OCI format.
+Error podman_refusal(const DockerApi& api) {
+    auto v = api.version();
+    return Error{ErrorKind::Environment,
+                 "DOCKER_HOST is Podman's Docker-compatible API (" + api.socket() +
+                     (v ? ", Podman " + v->version : std::string()) +
+                     "), which serves no BuildKit, and Podman's own builder does not build the "
+                     "rendered Dockerfiles as written (RUN --mount caches with sharing=locked "
+                     "hang on their second use; SHELL is dropped): build with a Docker engine, "
+                     "then move the image (`docker save IMAGE | podman load`, or push and "
+                     "pull); validate, doctor, preflight, node-check, fleet and allreduce work "
+                     "through Podman's API"};
+}
+
+}  // namespace
+
 Result<BuildBackend> detect_build_backend() {
+    if (auto api = DockerApi::from_environment(); api && api->is_podman())
+        return podman_refusal(api.value());
     std::vector<std::string> candidates;
     if (const char* forced = std::getenv("TORCHDOCK_DOCKER"); forced && *forced)
         candidates.push_back(forced);

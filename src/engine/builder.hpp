@@ -19,8 +19,9 @@ struct BuildBackend {
     std::string describe() const;
 };
 
-// Environment error with the fix when no BuildKit-capable client is found. The client
-// may be forced with $TORCHDOCK_DOCKER.
+// Environment error with the fix when no BuildKit-capable client is found, or when
+// $DOCKER_HOST is Podman's API (no BuildKit there; builder.cpp says what was seen of Podman's
+// own builder). The client may be forced with $TORCHDOCK_DOCKER.
 Result<BuildBackend> detect_build_backend();
 
 struct BuildRequest {

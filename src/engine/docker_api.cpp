@@ -102,18 +102,35 @@ Status DockerApi::ping() const {
     return ok_status();
 }
 
-Result<EngineVersion> DockerApi::version() const {
-    auto r = call("GET", "/version");
-    if (!r) return r.error();
-    if (r->status != 200) return api_error(r.value(), "version");
+Result<EngineVersion> parse_engine_version(const std::string& body) {
     try {
-        auto j = json::parse(r->body);
-        return EngineVersion{j.value("Version", ""), j.value("ApiVersion", ""), j.value("Os", ""),
-                             j.value("Arch", "")};
+        auto j = json::parse(body);
+        EngineVersion v{j.value("Version", ""), j.value("ApiVersion", ""), j.value("Os", ""),
+                        j.value("Arch", "")};
+        if (j.contains("Components") && j["Components"].is_array() && !j["Components"].empty() &&
+            j["Components"][0].is_object() &&
+            j["Components"][0].value("Name", "") == "Podman Engine")
+            v.name = "podman";
+        return v;
     } catch (const json::exception& e) {
         return Error{ErrorKind::Environment,
                      std::string("version: unreadable answer: ") + e.what()};
     }
+}
+
+Result<EngineVersion> DockerApi::version() const {
+    auto r = call("GET", "/version");
+    if (!r) return r.error();
+    if (r->status != 200) return api_error(r.value(), "version");
+    return parse_engine_version(r->body);
+}
+
+bool DockerApi::is_podman() const {
+    std::call_once(m_kind->asked, [this] {
+        auto v = version();
+        m_kind->podman = v && v->name == "podman";
+    });
+    return m_kind->podman;
 }
 
 Result<EngineInfo> DockerApi::info() const {
@@ -127,8 +144,6 @@ Result<EngineInfo> DockerApi::info() const {
             for (const auto& [name, value] : j["Runtimes"].items()) out.runtimes.push_back(name);
         if (j.contains("Architecture") && j["Architecture"].is_string())
             out.architecture = j["Architecture"].get<std::string>();
-        if (j.contains("ServerVersion") && j["ServerVersion"].is_string())
-            out.server_version = j["ServerVersion"].get<std::string>();
     } catch (const json::exception& e) {
         return Error{ErrorKind::Environment, std::string("info: unreadable answer: ") + e.what()};
     }
@@ -296,7 +311,8 @@ Result<std::pair<std::string, std::string>> DockerApi::container_logs(const std:
     // k_max_log_bytes of them, however much the container printed.
     HttpRequest req;
     req.url = std::string("http://localhost") + k_api + "/containers/" + id +
-              "/logs?stdout=1&stderr=1&tail=" + std::to_string(k_max_log_lines);
+              "/logs?stdout=1&stderr=1" +
+              (is_podman() ? std::string() : "&tail=" + std::to_string(k_max_log_lines));
     req.unix_socket = m_socket;
     req.timeouts.total = std::chrono::seconds(30);
     req.max_body = k_max_log_bytes;

@@ -3,6 +3,8 @@
 // /var/run/docker.sock). Podman's Docker-compatible socket speaks the same API.
 // Every call has a named timeout; the engine's own error message is decoded.
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +16,9 @@ namespace td::engine {
 
 struct EngineVersion {
     std::string version, api_version, os, arch;
+    // "podman" when the first component is "Podman Engine" (Podman's Docker-compatible API),
+    // else "docker".
+    std::string name = "docker";
 };
 
 struct ImageInfo {
@@ -38,7 +43,6 @@ struct ImageInfo {
 struct EngineInfo {
     std::vector<std::string> runtimes;
     std::string architecture;
-    std::string server_version;  // ServerVersion (Docker's, or Podman's through its API)
 };
 
 struct ContainerSpec {
@@ -66,12 +70,15 @@ struct ContainerSpec {
 
 // The JSON body of POST /containers/create for `spec` (exposed for tests).
 std::string container_create_body(const ContainerSpec& spec);
+// GET /version's answer; Environment error when it is not the JSON object the API gives.
+Result<EngineVersion> parse_engine_version(const std::string& body);
 
 class DockerApi {
   public:
     // Resolves the socket from $DOCKER_HOST; Usage error for a non-unix DOCKER_HOST.
     static Result<DockerApi> from_environment();
-    explicit DockerApi(std::string socket_path) : m_socket(std::move(socket_path)) {}
+    explicit DockerApi(std::string socket_path)
+        : m_socket(std::move(socket_path)), m_kind(std::make_shared<Kind>()) {}
 
     const std::string& socket() const { return m_socket; }
 
@@ -79,6 +86,9 @@ class DockerApi {
     // nothing listening; ErrorKind::Environment.
     Status ping() const;
     Result<EngineVersion> version() const;
+    // Whether the socket is Podman's Docker-compatible API (GET /version, asked once per
+    // DockerApi and its copies); false when the engine cannot say.
+    bool is_podman() const;
     // The OCI runtimes the engine offers ("runc", "nvidia", ...) and its host's architecture.
     Result<EngineInfo> info() const;
     // Whether the engine has a network of that name ("bridge": dockerd started with
@@ -96,7 +106,9 @@ class DockerApi {
     Result<int> wait_container(const std::string& id,
                                std::chrono::milliseconds timeout) const;  // exit code
     // stdout and stderr of the last k_max_log_lines lines; an Error when they exceed
-    // k_max_log_bytes (a container flooding its output cannot fill memory).
+    // k_max_log_bytes (a container flooding its output cannot fill memory). Podman 4's `tail`
+    // counts each 8 KiB piece of a long line as a line (a probe's JSON result would come back
+    // cut), so from Podman the whole log is read, under the same byte bound.
     static constexpr int k_max_log_lines = 1000;
     static constexpr std::size_t k_max_log_bytes = std::size_t{8} << 20;
     Result<std::pair<std::string, std::string>> container_logs(const std::string& id) const;
@@ -109,6 +121,11 @@ class DockerApi {
 
   private:
     std::string m_socket;
+    struct Kind {
+        std::once_flag asked;
+        bool podman = false;
+    };
+    std::shared_ptr<Kind> m_kind;
     Result<HttpResponse> call(const std::string& method, const std::string& path,
                               const std::string& body = {},
                               std::chrono::milliseconds timeout = std::chrono::seconds(30),

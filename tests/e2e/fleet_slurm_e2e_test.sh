@@ -5,9 +5,14 @@
 #   node1  its slurmd runs with `ulimit -l` 64 KiB (PropagateResourceLimits=NONE)
 #   node2  its tasks use a second dockerd started with --default-shm-size=256m, whose
 #          torchdock/debian-cpu:debian12 is another image (rebuilt with a label)
-#   node3  its TaskProlog exports NCCL_SOCKET_IFNAME=eth9
+#   node3  its tasks use Podman (`podman system service`, its Docker-compatible API on a
+#          private socket) holding the same image, and its TaskProlog exports
+#          NCCL_SOCKET_IFNAME=eth9
 # fleet must name each against the majority; a node whose slurmd is gone is a launcher
 # failure, a node whose engine lacks the image an image failure, never anything else.
+# Podman on this host: validate and node-check through its API give Docker's verdicts; build
+# through it is refused with the reason (no BuildKit there; Podman 4.3's builder hangs on the
+# rendered Dockerfiles' locked cache mounts).
 # Usage: fleet_slurm_e2e_test.sh TORCHDOCK PROBES_DIR
 set -uo pipefail
 TD=$(realpath "$1")
@@ -70,10 +75,46 @@ check "the second engine holds another image under $IMG ($(secs "$start") s)" \
   test "$(DOCKER_HOST=$B /usr/bin/docker image inspect -f '{{.Id}}' "$IMG")" != "$(/usr/bin/docker image inspect -f '{{.Id}}' "$IMG")"
 /usr/bin/docker tag "$IMG" torchdock/debian-cpu:only-engine-a
 
+# --- Podman for node3: the same image, moved from dockerd ----------------------------------
+command -v podman >/dev/null || { bad "podman is not installed (scripts/install-deps.sh installs it)"; finish; exit 1; }
+# Podman's own default /dev/shm is 65536000 bytes (62.5 MiB), Docker's 64 MiB: set to
+# Docker's here, so that node3's differences are the ones planted.
+podman_serve podman 67108864 || { bad "podman system service did not start"; finish; exit 1; }
+P=$TD_SERVED_HOST
+start=$(date +%s.%N)
+/usr/bin/docker save "$IMG" | td_podman load -q >/dev/null
+check "Podman holds $IMG with dockerd's image ID ($(secs "$start") s to move it)" \
+  test "$(td_podman image inspect -f '{{.Id}}' "$IMG")" = "$(/usr/bin/docker image inspect -f '{{.Id}}' "$IMG" | sed 's/^sha256://')"
+run validate "$IMG" --json="$WORK/v-docker.json"
+DOCKER_HOST=$P "$TD" validate "$IMG" --json="$WORK/v-podman.json" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
+statuses() { jf "$1" "sorted((c['id'], c['status']) for c in $2)" 2>&1; }
+counts=$(jf "$WORK/v-podman.json" "d['images'][0]['passed'], d['images'][0]['warned'], d['images'][0]['skipped']")
+check "validate through Podman's API: exit 0, checks passed ($counts passed/warned/skipped)" \
+  bash -c "test $(rc) = 0 && test ${counts%% *} -gt 5"
+check "...every check's status as through dockerd" \
+  test "$(statuses "$WORK/v-podman.json" "d['images'][0]['checks']")" = "$(statuses "$WORK/v-docker.json" "d['images'][0]['checks']")"
+check "...and the GPU tier is skipped because Podman's API ignores GPU requests, not judged on a container without one" \
+  grep -q "GPU tier skipped: Podman's Docker-compatible API ignores the GPU requests" "$WORK/v-podman.json"
+start=$(date +%s.%N)
+DOCKER_HOST=$P "$TD" node-check "$IMG" --json="$WORK/nc-podman.json" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
+echo "# figure: node-check $IMG through Podman as a whole process: $(secs "$start") s"
+engine=$(jf "$WORK/nc-podman.json" "d['image']['engine'], d['image']['shm_bytes']")
+check "node-check through Podman: healthy, the engine and its /dev/shm named ($engine)" \
+  bash -c "test $(rc) = 0 && [[ '$engine' =~ ^podman\ [0-9.]+\ 67108864$ ]]"
+check "...the checks as through dockerd" \
+  test "$(statuses "$WORK/nc-podman.json" "d['checks']")" = "$(statuses "$WORK/nc.json" "d['checks']")"
+DOCKER_HOST=$P "$TD" doctor --image "$IMG" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
+check "doctor --image through Podman: exit 0, the /dev/shm of Podman's containers read (64 MiB)" \
+  bash -c "test $(rc) = 0 && grep -q '/dev/shm is 64 MiB' '$WORK/out'"
+(cd "$WORK/cpu" && DOCKER_HOST=$P "$TD" build --mirror "docker.io=$TD_REGISTRY" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
+check "build through Podman's API: refused (exit 3), saying why and what to do" \
+  bash -c "test $(rc) = 3 && grep -q \"Podman's Docker-compatible API .*serves no BuildKit.*docker save IMAGE | podman load\" '$WORK/err'"
+
 # --- Slurm: three nodes with their differences ----------------------------------------------
 export TD_SLURM_LIMITS_node1="--memlock=65536"
 export TD_SLURM_NODE_ENV_node2="DOCKER_HOST=$B"
-export TD_SLURM_NODE_ENV_node3="NCCL_SOCKET_IFNAME=eth9"
+export TD_SLURM_NODE_ENV_node3="DOCKER_HOST=$P
+NCCL_SOCKET_IFNAME=eth9"
 slurm_start node1 node2 node3 || { bad "Slurm did not start"; finish; exit 1; }
 ok "Slurm is up: slurmctld and slurmd -N node1/node2/node3"
 
@@ -104,6 +145,10 @@ check "node2's engine's /dev/shm is named against the majority" \
   grep -qx 'node2: /dev/shm in containers 256 MiB vs 64 MiB on 2 nodes' <<<"$outliers"
 check "node3's NCCL_SOCKET_IFNAME is named against the majority" \
   grep -qx 'node3: NCCL_SOCKET_IFNAME eth9 vs (unset) on 2 nodes' <<<"$outliers"
+check "node3's engine (Podman) is named against the majority" \
+  grep -q '^node3: container engine podman [0-9.]* vs docker .* on 2 nodes$' <<<"$outliers"
+check "...and not its image ID: Podman runs the image dockerd has" \
+  test "$(grep -c '^node3: image ID' <<<"$outliers")" = 0
 check "each node is a group of its own, and every node reported healthy" \
   test "$(jf "$WORK/f.json" "len(d['groups']), d['counts']['healthy'], d['counts']['no_report']")" = "3 3 0"
 check "the JUnit report has a failing test case per differing node" \
@@ -120,7 +165,7 @@ run allreduce "$IMG" --partition fleet --json="$WORK/ar.json" --nccl-tests-json=
 took=$(secs "$start")
 echo "# figure: allreduce over 3 nodes (3 ranks, gloo, one container per rank) as a whole process: $took s"
 jf "$WORK/ar.json" "'\n'.join('# figure: all-reduce %d bytes across 3 ranks: %.1f us, busbw %.3f GB/s' % (z['bytes'], z['time_us'], z['busbw_gbps']) for z in d['sizes'])"
-check "allreduce: 3 ranks on 3 nodes (node2 through its own engine), gloo, every sum exact, exit 0" \
+check "allreduce: 3 ranks on 3 nodes (node2 through its own dockerd, node3 through Podman), gloo, every sum exact, exit 0" \
   test "$(rc) $(jf "$WORK/ar.json" "d['verdict'], d['world'], d['backend'], [r['node'] for r in d['ranks']], sum(z['wrong'] for z in d['sizes']), len(d['sizes'])")" = "0 pass 3 gloo ['node1', 'node2', 'node3'] 0 3"
 check "bandwidth is reported, not judged, without a baseline" has out "bandwidth not judged: no baseline"
 check "the nccl-tests JSON has one result per size with in-place times and bus bandwidth" \
@@ -165,8 +210,8 @@ check "allreduce --sizes 3: exit 2" test "$(rc)" = 2
 
 # --- failures that are not the fleet's differences -------------------------------------------
 run fleet torchdock/debian-cpu:only-engine-a --nodes 'node[1-3]' --json="$WORK/f2.json"
-check "an image missing on node2's engine is an image failure there, exit 1 ($(jf "$WORK/f2.json" "[n['failure_kind'] for n in d['nodes']]"))" \
-  bash -c "test $(rc) = 1 && test \"\$(python3 -c \"import json; d=json.load(open('$WORK/f2.json')); print([n['failure_kind'] for n in d['nodes']])\")\" = \"[None, 'image', None]\""
+check "an image missing on node2's dockerd and node3's Podman is an image failure there, exit 1 ($(jf "$WORK/f2.json" "[n['failure_kind'] for n in d['nodes']]"))" \
+  bash -c "test $(rc) = 1 && test \"\$(python3 -c \"import json; d=json.load(open('$WORK/f2.json')); print([n['failure_kind'] for n in d['nodes']])\")\" = \"[None, 'image', 'image']\""
 
 kill -9 "$(cat "$TD_SLURM_DIR/slurmd.node3.pid")"
 run fleet "$IMG" --nodes 'node[1-3]' --json="$WORK/f3.json"
@@ -207,6 +252,6 @@ run fleet "$IMG" --partition nosuch
 check "an unknown partition: exit 2 or 3 with sinfo's words" bash -c "test $(rc) -ge 2 && grep -q 'nosuch' '$WORK/err'"
 SLURM_CONF=$WORK/no-slurm.conf "$TD" fleet "$IMG" --partition fleet >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
 check "no reachable Slurm: exit 3 with Slurm's own error" test "$(rc)" = 3
-check "no probe container is left behind on either engine" \
-  test "$(/usr/bin/docker ps -aq --filter label=io.torchdock.run | wc -l)$(DOCKER_HOST=$B /usr/bin/docker ps -aq --filter label=io.torchdock.run | wc -l)" = 00
+check "no probe container is left behind on any engine" \
+  test "$(/usr/bin/docker ps -aq --filter label=io.torchdock.run | wc -l)$(DOCKER_HOST=$B /usr/bin/docker ps -aq --filter label=io.torchdock.run | wc -l)$(td_podman ps -aq --filter label=io.torchdock.run | wc -l)" = 000
 finish

@@ -53,6 +53,44 @@ start_engine() {
   return 1
 }
 
+# podman_serve NAME [SHM_SIZE]: Podman's Docker-compatible API (`podman system service`) on a
+# private socket, with its own storage, run root and containers.conf under $TD_SVC_DIR/NAME;
+# SHM_SIZE ("256m") is its containers' default /dev/shm. Sets TD_SERVED_HOST to its
+# DOCKER_HOST; `td_podman ARGS` runs the podman CLI on the same storage (e.g. to load an
+# image saved from dockerd; the storage is kept across runs). The local registry
+# $TD_REGISTRY is marked insecure (plain HTTP).
+# Call it in this shell, not in $(...): services_stop stops what it started.
+podman_serve() {
+  local name=$1 shm=${2:-} dir="$TD_SVC_DIR/$1"
+  local host="unix://$dir/podman.sock"
+  mkdir -p "$dir"
+  TD_SERVED_HOST=$host
+  TD_PODMAN_DIR=$dir
+  # default_ulimits: none; Podman 4.3's default (nproc 4194304) is above what this host's
+  # runc may set, and docker's containers get none either.
+  { printf '[containers]\ndefault_ulimits = []\n'
+    [ -z "$shm" ] || printf 'shm_size = "%s"\n' "$shm"; } >"$dir/containers.conf"
+  printf '[[registry]]\nlocation = "%s"\ninsecure = true\n' "$TD_REGISTRY" >"$dir/registries.conf"
+  # Always a fresh service, so it runs with this containers.conf (one left from an earlier
+  # run may have had another).
+  pkill -f "podman --root $dir/root .*system service" 2>/dev/null && sleep 1
+  rm -f "$dir/podman.sock"
+  CONTAINERS_CONF="$dir/containers.conf" CONTAINERS_REGISTRIES_CONF="$dir/registries.conf" \
+    podman --root "$dir/root" --runroot "$dir/run" system service --time=0 "$host" \
+    >"$dir/podman.log" 2>&1 &
+  TD_STARTED_PIDS+=($!)
+  for _ in $(seq 1 60); do
+    DOCKER_HOST=$host engine_ping && { svc_log "podman $name started ($host)"; return 0; }
+    sleep 0.5
+  done
+  svc_log "podman $name did not start; last log lines:"; tail -20 "$dir/podman.log" >&2
+  return 1
+}
+td_podman() {
+  CONTAINERS_CONF="$TD_PODMAN_DIR/containers.conf" CONTAINERS_REGISTRIES_CONF="$TD_PODMAN_DIR/registries.conf" \
+    podman --root "$TD_PODMAN_DIR/root" --runroot "$TD_PODMAN_DIR/run" "$@"
+}
+
 registry_ping() { curl -sf --max-time 3 "http://${1:-$TD_REGISTRY}/v2/" >/dev/null 2>&1; }
 
 # registry_serve ADDR DIR: Debian's docker-registry on ADDR (host:port) storing in DIR,
