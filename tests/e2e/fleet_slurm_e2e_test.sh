@@ -241,6 +241,30 @@ done
 check "slurmd ran node-check as its HealthCheckProgram: node2 (dead engine) drained with torchdock's reason, node1 healthy and idle ($(secs "$start") s; node2: $(sinfo -h -N -n node2 -o '%t %E' | cut -c1-80))" \
   bash -c "sinfo -h -N -n node2 -o '%t %E' | grep -q '^drain torchdock: the container engine does not answer' && sinfo -h -N -n node1 -o '%t' | grep -qx idle && grep -q '^OK: torchdock: node1: healthy' '$WORK/health.node1.log'"
 
+# --- node-check as a Prolog ------------------------------------------------------------------
+# The README's prolog: exit 3 (the image is not on this node) lets the job run, anything else
+# non-zero makes Slurm drain the node. node2's engine is dead here.
+slurm_stop
+cat >"$WORK/prolog.sh" <<PR
+#!/bin/sh
+env >"$WORK/prolog.\$SLURMD_NODENAME.env"
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export TORCHDOCK_PROBES=$TORCHDOCK_PROBES DOCKER_HOST=$DOCKER_HOST
+[ "\$SLURMD_NODENAME" = node2 ] && export DOCKER_HOST=unix://$WORK/no-engine.sock
+"$TD" -q node-check "$IMG" --deadline 50s >>"$WORK/prolog.\$SLURMD_NODENAME.log" 2>&1
+rc=\$?; [ \$rc -eq 3 ] && exit 0; exit \$rc
+PR
+chmod 755 "$WORK/prolog.sh"
+TD_SLURM_PROLOG="$WORK/prolog.sh" slurm_start node1 node2 || { bad "Slurm with a prolog did not start"; finish; exit 1; }
+start=$(date +%s.%N)
+srun --nodelist=node1 -N1 -n1 true >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
+check "a job on node1 runs after the node-check prolog passes ($(secs "$start") s, the prolog's time included)" \
+  bash -c "test $(rc) = 0 && grep -q '^OK: torchdock: node1: healthy' '$WORK/prolog.node1.log'"
+srun --nodelist=node2 -N1 -n1 --immediate=30 true >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
+for _ in $(seq 1 50); do sinfo -h -N -n node2 -o '%t' | grep -q drain && break; sleep 0.2; done
+check "a job on node2 (dead engine) does not run there, and Slurm drains node2 for the prolog ($(sinfo -h -N -n node2 -o '%t %E' | cut -c1-60); srun: $(tail -1 "$WORK/err" | cut -c1-80))" \
+  bash -c "test $(rc) != 0 && sinfo -h -N -n node2 -o '%t' | grep -q drain && grep -q '^ERROR: torchdock: node2: the container engine does not answer' '$WORK/prolog.node2.log'"
+
 # --- bad input ------------------------------------------------------------------------------
 run fleet "$IMG"
 check "fleet without --nodes or --partition: exit 2" bash -c "test $(rc) = 2 && grep -q 'give --nodes' '$WORK/err'"

@@ -29,6 +29,18 @@ services_stop() {
 
 engine_ping() { curl -sf --max-time 3 --unix-socket "${DOCKER_HOST#unix://}" http://localhost/_ping >/dev/null 2>&1; }
 
+# await_engine HOST WHAT LOG: waits up to 30 s for the engine at HOST (unix://...) to answer;
+# status 1, with LOG's last lines, when it does not.
+await_engine() {
+  local host=$1 what=$2 log=$3
+  for _ in $(seq 1 60); do
+    DOCKER_HOST=$host engine_ping && { svc_log "$what started ($host)"; return 0; }
+    sleep 0.5
+  done
+  svc_log "$what did not start; last log lines:"; tail -20 "$log" >&2
+  return 1
+}
+
 start_engine() {
   mkdir -p "$TD_SVC_DIR"
   if engine_ping; then svc_log "using the engine already at $DOCKER_HOST"; return 0; fi
@@ -48,9 +60,7 @@ start_engine() {
     --pidfile "$TD_SVC_DIR/dockerd.pid" -H "$DOCKER_HOST" >"$TD_SVC_DIR/dockerd.log" 2>&1 &
   TD_STARTED_PIDS+=($!)
   TD_DOCKERD_PID=$!
-  for _ in $(seq 1 60); do engine_ping && { svc_log "dockerd started ($DOCKER_HOST)"; return 0; }; sleep 0.5; done
-  svc_log "dockerd did not start; last log lines:"; tail -20 "$TD_SVC_DIR/dockerd.log" >&2
-  return 1
+  await_engine "$DOCKER_HOST" dockerd "$TD_SVC_DIR/dockerd.log"
 }
 
 # podman_serve NAME [SHM_SIZE]: Podman's Docker-compatible API (`podman system service`) on a
@@ -79,12 +89,7 @@ podman_serve() {
     podman --root "$dir/root" --runroot "$dir/run" system service --time=0 "$host" \
     >"$dir/podman.log" 2>&1 &
   TD_STARTED_PIDS+=($!)
-  for _ in $(seq 1 60); do
-    DOCKER_HOST=$host engine_ping && { svc_log "podman $name started ($host)"; return 0; }
-    sleep 0.5
-  done
-  svc_log "podman $name did not start; last log lines:"; tail -20 "$dir/podman.log" >&2
-  return 1
+  await_engine "$host" "podman $name" "$dir/podman.log"
 }
 td_podman() {
   CONTAINERS_CONF="$TD_PODMAN_DIR/containers.conf" CONTAINERS_REGISTRIES_CONF="$TD_PODMAN_DIR/registries.conf" \
@@ -212,10 +217,5 @@ engine_serve() {
     --data-root "$dir/docker" --exec-root "$dir/exec" --pidfile "$dir/dockerd.pid" \
     -H "$host" >"$dir/dockerd.log" 2>&1 &
   TD_STARTED_PIDS+=($!)
-  for _ in $(seq 1 60); do
-    DOCKER_HOST=$host engine_ping && { svc_log "second engine $name started ($host)"; return 0; }
-    sleep 0.5
-  done
-  svc_log "dockerd $name did not start; last log lines:"; tail -20 "$dir/dockerd.log" >&2
-  return 1
+  await_engine "$host" "second engine $name" "$dir/dockerd.log"
 }

@@ -21,7 +21,8 @@ slurm_log() { echo "slurm: $*" >&2; }
 # $TD_SLURM_NODE_ENV_<node> ("NAME=value" per line) in their environment.
 # TD_SLURM_HEALTH_CHECK names a HealthCheckProgram, run every TD_SLURM_HEALTH_INTERVAL s (and
 # when slurmd starts); slurmd runs it with SLURMD_NODENAME and nothing else in its
-# environment (seen with Slurm 22.05: no PATH either).
+# environment (seen with Slurm 22.05: no PATH either). TD_SLURM_PROLOG names a Prolog, run
+# by slurmd before a job's first step on each of its nodes.
 slurm_start() {
   local nodes=("$@") d=$TD_SLURM_DIR n i port
   slurm_stop
@@ -79,6 +80,7 @@ PropagateResourceLimits=NONE
 TaskProlog=$d/task_prolog.sh
 ${TD_SLURM_HEALTH_CHECK:+HealthCheckProgram=$TD_SLURM_HEALTH_CHECK}
 ${TD_SLURM_HEALTH_CHECK:+HealthCheckInterval=${TD_SLURM_HEALTH_INTERVAL:-30}}
+${TD_SLURM_PROLOG:+Prolog=$TD_SLURM_PROLOG}
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 SlurmctldTimeout=30
