@@ -33,7 +33,8 @@ import torch_probe_env as probe_env  # noqa: E402
 
 PROBE = "allreduce"
 EXIT = {"pass": 0, "fail": 1, "error": 3}
-# Values stay small integers, so float32 sums are exact for any world below 16000 ranks.
+# Values stay small integers: the largest sum, 1023*W + W*(W-1)/2, is exact in float32 (below
+# 2**24) up to W = 4859 ranks; `torchdock allreduce` refuses more than 4096.
 PATTERN = 1024
 
 

@@ -8,6 +8,7 @@
 #include "app/commands.hpp"
 #include "app/console.hpp"
 #include "app/exit_codes.hpp"
+#include "app/image_validation.hpp"
 #include "app/output.hpp"
 #include "app/probe_containers.hpp"
 #include "core/fleet/allreduce.hpp"
@@ -29,11 +30,12 @@ namespace td::app {
 namespace {
 
 using json = nlohmann::json;
+// allreduce_probe.py's largest sum, 1023·W + W(W-1)/2, stays below 2^24 (float32's exact
+// integers) up to W = 4859.
+constexpr int k_max_world = 4096;
 
 Status check_image_and_sizes(const AllreduceOptions& opts) {
-    if (opts.image.empty() || opts.image.find_first_of(" \t\r\n") != std::string::npos)
-        return Error{ErrorKind::Usage,
-                     "image " + quote_value(opts.image) + " is not an image reference"};
+    if (auto st = check_image_reference(opts.image); !st) return st;
     for (const auto& s : split(opts.sizes, ','))
         if (s.empty() || s.size() > 10 || s.find_first_not_of("0123456789") != std::string::npos ||
             std::stoll(s) < 4)
@@ -104,9 +106,8 @@ int run_allreduce_rank(const CommonOptions& common, const AllreduceOptions& opts
                       "image " + opts.image + " is not on this node's engine (pull it first)",
                       nullptr, k_exit_environment);
     remove_leftovers_of_killed_runs(api.value());
-    auto engine_info = api->info();
-    bool gpus = engine_info && std::count(engine_info->runtimes.begin(),
-                                          engine_info->runtimes.end(), "nvidia") > 0;
+    std::string no_gpu_reason;
+    bool gpus = gpu_tier_available(api->info(), api->is_podman(), "auto", -1, no_gpu_reason);
 
     auto spec = engine::probe_spec("allreduce", "allreduce_probe.py", probe_flags(opts), true);
     spec.host_network = true;
@@ -138,10 +139,6 @@ int run_allreduce_rank(const CommonOptions& common, const AllreduceOptions& opts
 int run_allreduce(const CommonOptions& common, const AllreduceOptions& opts) {
     engine::install_interrupt_handlers();
     if (auto st = check_image_and_sizes(opts); !st) return fail(st.error());
-    if (!opts.nodes && !opts.partition) {
-        print_error("give --nodes HOSTLIST or --partition NAME");
-        return k_exit_config;
-    }
     std::vector<ReportFlag> flags = {{"--json", &opts.json},
                                      {"--junit", &opts.junit},
                                      {"--nccl-tests-json", &opts.nccl_tests_json}};
@@ -151,7 +148,7 @@ int run_allreduce(const CommonOptions& common, const AllreduceOptions& opts) {
         auto text = engine::read_text_file(*opts.baseline);
         if (!text) return fail({ErrorKind::Config, "--baseline: " + text.error().message});
         baseline = json::parse(text.value(), nullptr, false);
-        if (!baseline.is_object() || baseline.value("kind", "") != "allreduce")
+        if (!baseline.is_object() || !baseline.contains("kind") || baseline["kind"] != "allreduce")
             return fail({ErrorKind::Config,
                          "--baseline " + *opts.baseline + " is not an allreduce --json report"});
     }
@@ -167,6 +164,10 @@ int run_allreduce(const CommonOptions& common, const AllreduceOptions& opts) {
         nodes.push_back(n.name);
     }
     int world = static_cast<int>(nodes.size()) * opts.tasks_per_node;
+    if (world > k_max_world)
+        return fail({ErrorKind::Usage,
+                     std::to_string(world) + " ranks: the probe's float32 sums are exact up to " +
+                         std::to_string(k_max_world) + " ranks; name fewer nodes or tasks"});
     std::string self = engine::own_binary().string();
     std::vector<std::string> argv = {self.empty() ? std::string("torchdock") : self, "-q",
                                      "allreduce-rank", opts.image,
@@ -193,13 +194,17 @@ int run_allreduce(const CommonOptions& common, const AllreduceOptions& opts) {
     std::vector<RankOutcome> ranks;
     for (const auto& [task, text] : split_labelled_output(run->out)) {
         json doc = json::parse(text, nullptr, false);
-        if (!doc.is_object() || doc.value("kind", "") != "allreduce-rank") continue;
+        if (!doc.is_object() || !doc.contains("kind") || doc["kind"] != "allreduce-rank") continue;
+        auto text_of = [&](const char* key, const char* fallback) {
+            return doc.contains(key) && doc[key].is_string() ? doc[key].get<std::string>()
+                                                             : std::string(fallback);
+        };
         RankOutcome o;
-        o.rank = doc.value("rank", task);
-        o.node = doc.value("node", "");
-        o.status = doc.value("status", "error");
-        o.reason = doc.value("reason", "");
-        o.data = doc.value("data", json());
+        o.rank = task;  // srun's label is the task's SLURM_PROCID, whatever the report claims
+        o.node = text_of("node", "");
+        o.status = text_of("status", "error");
+        o.reason = text_of("reason", "its report has no reason");
+        o.data = doc.contains("data") && doc["data"].is_object() ? doc["data"] : json();
         if (doc.contains("infiniband") && doc["infiniband"].is_array())
             for (const auto& d : doc["infiniband"])
                 if (d.is_string()) o.infiniband.push_back(d);

@@ -7,6 +7,7 @@
 #include "app/commands.hpp"
 #include "app/console.hpp"
 #include "app/exit_codes.hpp"
+#include "app/image_validation.hpp"
 #include "app/output.hpp"
 #include "core/fleet/fleet.hpp"
 #include "core/fleet/srun_output.hpp"
@@ -34,17 +35,7 @@ std::vector<std::string> node_check_argv(const CommonOptions& common, const Flee
 
 int run_fleet(const CommonOptions& common, const FleetOptions& opts) {
     engine::install_interrupt_handlers();
-    if (opts.image.empty() || opts.image.find_first_of(" \t\r\n") != std::string::npos)
-        return fail(Error{ErrorKind::Usage,
-                          "image " + quote_value(opts.image) + " is not an image reference"});
-    if (!opts.nodes && !opts.partition) {
-        print_error("give --nodes HOSTLIST or --partition NAME");
-        return k_exit_config;
-    }
-    if ((opts.nodes && opts.nodes->empty()) || (opts.partition && opts.partition->empty())) {
-        print_error(std::string(opts.nodes ? "--nodes" : "--partition") + " is empty");
-        return k_exit_config;
-    }
+    if (auto st = check_image_reference(opts.image); !st) return fail(st.error());
     std::vector<ReportFlag> flags = {
         {"--json", &opts.json}, {"--markdown", &opts.markdown}, {"--junit", &opts.junit}};
     if (auto st = check_report_flags(flags); !st) return fail(st.error());
@@ -78,9 +69,8 @@ int run_fleet(const CommonOptions& common, const FleetOptions& opts) {
         auto launch_errors = srun_launch_errors(run->err);
         for (const auto& [task, text] : split_labelled_output(run->out)) {
             FleetNode n = classify_task({"", text, "", false, 0, ""});
-            if (!n.report.is_object()) continue;
-            n.node = n.report.value("node", "");
-            results[n.node] = std::move(n);
+            if (n.report.is_object()) n.node = n.report["node"].get<std::string>();
+            if (!n.node.empty()) results[n.node] = std::move(n);
         }
         bool none_came_back = results.size() == listed->size() - usable.size();
         if (none_came_back && !launch_errors.empty()) launch_error = launch_errors.front();

@@ -11,8 +11,20 @@
 #include "engine/interrupt.hpp"
 #include "engine/probe_exec.hpp"
 #include "engine/runtime_env.hpp"
+#include "util/strings.hpp"
 
 namespace td::app {
+
+Status check_image_reference(const std::string& image) {
+    bool ok = !image.empty() && image.size() <= 512 && image.find("..") == std::string::npos;
+    for (char c : image)
+        ok = ok && (std::isalnum(static_cast<unsigned char>(c)) ||
+                    std::string_view("._/:@-").find(c) != std::string_view::npos);
+    if (ok) return ok_status();
+    return Error{ErrorKind::Usage, "image " + quote_value(image) +
+                                       " is not an image reference (name[:tag][@digest] or an "
+                                       "image ID: letters, digits and ._/:@- only)"};
+}
 
 bool gpu_tier_available(const Result<engine::EngineInfo>& engine, bool podman,
                         const std::string& gpus_flag, int gpu_count, std::string& reason) {
@@ -75,8 +87,9 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
                          : emulated ? "the image runs under qemu-user, which emulates no GPU"
                                     : run.gpu_reason;
     std::vector<engine::ProbeSpec> specs;
-    for (auto& p :
-         files_only ? engine::files_only_probes() : engine::validation_probes(run.gpu_tier)) {
+    for (auto& p : files_only  ? engine::files_only_probes()
+                   : run.quick ? engine::quick_validation_probes()
+                               : engine::validation_probes(run.gpu_tier)) {
         for (auto& flag : label_probe_flags(p.name, info.value()->labels))
             p.args.push_back(std::move(flag));
         if (!p.gpu_only || in.gpu_tier) specs.push_back(std::move(p));

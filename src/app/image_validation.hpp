@@ -19,6 +19,10 @@ namespace td::app {
 // Whether the engine can give GPUs to containers; `reason` says why not. `gpu_count` 0 is
 // "--gpus none". `podman`: the engine is Podman's Docker-compatible API, which takes the GPU
 // requests torchdock makes (DeviceRequests, the nvidia runtime) and ignores them.
+// An image reference or ID as engines take it (name[:tag][@digest], an ID): letters, digits
+// and ._/:@- only, no "..", so nothing else reaches an API path; Usage error naming it.
+Status check_image_reference(const std::string& image);
+
 bool gpu_tier_available(const Result<engine::EngineInfo>& engine, bool podman,
                         const std::string& gpus_flag, int gpu_count, std::string& reason);
 
@@ -36,6 +40,7 @@ struct ValidationRun {
     std::string run_label;
     std::atomic<bool> engine_lost{false};
     std::vector<Waiver> waivers{};  // --waive, then the settings file's (labels per image)
+    bool quick = false;             // node-check: engine::quick_validation_probes
 };
 
 // Fills `v` (whose `image` is set): its checks, probes and tier, or `error`.

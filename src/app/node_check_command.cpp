@@ -83,9 +83,7 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
         double used = std::chrono::duration<double>(Clock::now() - start).count();
         return std::max(1, static_cast<int>(static_cast<double>(opts.deadline_s) - used));
     };
-    if (opts.image.empty() || opts.image.find_first_of(" \t\r\n") != std::string::npos)
-        return fail(Error{ErrorKind::Usage,
-                          "image " + quote_value(opts.image) + " is not an image reference"});
+    if (auto st = check_image_reference(opts.image); !st) return fail(st.error());
     if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
     auto data_dir = engine::find_data_dir(common.data_dir);
     auto kb = engine::load_knowledge_base(data_dir);
@@ -99,6 +97,14 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
 
     NodeCheckFacts facts;
     facts.node = node_name(opts);
+    // One node: a host list ("gpu[1-500]") would make --drain drain all of them.
+    if (facts.node.empty() || facts.node.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                           "0123456789._-") != std::string::npos)
+        return fail(Error{ErrorKind::Usage,
+                          "node name " + quote_value(facts.node) +
+                              " is not one node's name (letters, digits and ._- only; set "
+                              "--node NAME)"});
     facts.image.reference = opts.image;
     facts.deadline_s = static_cast<int>(opts.deadline_s);
     progress("node-check " + facts.node + ": reading the host");
@@ -149,6 +155,7 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
                           -1,
                           gpu_reason,
                           run_label};
+        run.quick = true;
         report::ImageValidation v;
         v.image = opts.image;
         progress("node-check " + facts.node + ": validating " + opts.image);

@@ -45,10 +45,7 @@ std::vector<ReportFlag> report_flags(const ValidateOptions& opts) {
 // Everything the flags say, checked before any work: exit 2 on the first problem.
 Status check_flags(const ValidateOptions& opts, int& gpu_count) {
     for (const auto& image : opts.images)
-        if (image.empty() || !is_valid_utf8(image) ||
-            image.find_first_of(" \t\r\n") != std::string::npos)
-            return Error{ErrorKind::Usage,
-                         "image " + quote_value(image) + " is not an image reference"};
+        if (auto st = check_image_reference(image); !st) return st;
     if (auto st = check_report_flags(report_flags(opts)); !st) return st;
     // auto/all: every GPU (when the engine can give any); none; or a count N.
     gpu_count = -1;

@@ -31,6 +31,18 @@ std::vector<ProbeSpec> validation_probes(bool gpu_tier) {
     };
 }
 
+std::vector<ProbeSpec> quick_validation_probes() {
+    return {
+        probe_spec("torch", "torch_probe.py", {"--world-size=1", "--timeout=40"}, true),
+        probe_spec("libs", "probe-libs"),
+        probe_spec("record", "probe-record"),
+        probe_spec("kernels", "probe-kernels"),
+        probe_spec("cuda", "probe-cuda"),
+        probe_spec("cudnn", "probe-cudnn"),
+        probe_spec("nccl", "probe-nccl", {"--sizes=1K", "--modes=single"}),
+    };
+}
+
 namespace {
 // Facts only: no matmul, one process.
 ProbeSpec torch_facts_probe() {
@@ -191,19 +203,23 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
         if (!p.others.empty()) spec.cmd.push_back("--others=" + join(p.others, ":"));
     } else if (p.python) {
         // Guessed from the image's PATH: the first that exists starts the probe, which then
-        // picks the one that finds torch. Passed as arguments (never pasted into the script).
+        // picks the one that finds torch. The candidates (one argument, ':'-separated like
+        // PATH, split with globbing off) and the probe's arguments are passed as arguments,
+        // never pasted into the script.
         std::string script =
-            "c=$1; shift; for py in \"$@\"; do if [ -f \"$py\" ] && [ -x \"$py\" ]; "
-            "then exec \"$py\" " +
-            path;
-        for (const auto& a : p.args) script += " " + a;
-        script += " \"$c\"; fi; done; echo '{\"probe\":\"" + p.name +
-                  "\",\"schema\":1,\"status\":\"waived\",\"reason\":\"no python "
-                  "interpreter in the image\",\"data\":{\"torch\":null,\"interpreters_tried\":"
-                  "[]}}'; exit 2";
-        spec.cmd = {"/bin/sh", "-c", script, "torchdock-probe",
-                    "--candidates=" + join(p.interpreters, ":")};
-        spec.cmd.insert(spec.cmd.end(), p.interpreters.begin(), p.interpreters.end());
+            "set -f; c=$1; list=$2; shift 2; IFS=:; for py in $list; do unset IFS; "
+            "if [ -f \"$py\" ] && [ -x \"$py\" ]; then exec \"$py\" " +
+            path + " \"$@\" \"$c\"; fi; IFS=:; done; echo '{\"probe\":\"" + p.name +
+            "\",\"schema\":1,\"status\":\"waived\",\"reason\":\"no python "
+            "interpreter in the image\",\"data\":{\"torch\":null,\"interpreters_tried\":"
+            "[]}}'; exit 2";
+        spec.cmd = {"/bin/sh",
+                    "-c",
+                    script,
+                    "torchdock-probe",
+                    "--candidates=" + join(p.interpreters, ":"),
+                    join(p.interpreters, ":")};
+        spec.cmd.insert(spec.cmd.end(), p.args.begin(), p.args.end());
     } else {
         spec.cmd = {path};
         spec.cmd.insert(spec.cmd.end(), p.args.begin(), p.args.end());

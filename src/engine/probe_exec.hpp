@@ -19,7 +19,7 @@ inline constexpr const char* k_probe_mount = "/opt/torchdock-probes";
 struct ProbeSpec {
     std::string name;               // "cuda"
     std::string file;               // what must exist in the probe directory
-    std::vector<std::string> args;  // flags (torchdock's own: no shell metacharacters)
+    std::vector<std::string> args;  // flags, passed as arguments (never through a shell line)
     bool python = false;            // run with the environment's python (torch_probe.py)
     bool gpu_only = false;
     // Python probes: the interpreters to consider, in order (core plan_runtime); the first
@@ -50,6 +50,10 @@ inline ProbeSpec probe_spec(std::string name, std::string file, std::vector<std:
 // The probes `validate` runs, in order (the torch probe first: the others look where torch
 // looks); `doctor` runs the same with lighter flags.
 std::vector<ProbeSpec> validation_probes(bool gpu_tier);
+// node-check's quick tier, inside Slurm's 60 s: validate's probes without the sustained GEMM
+// (about 70 s alone), torch in one process and NCCL on one small message; on a GPU node the
+// torch and NCCL probes still run on the GPU.
+std::vector<ProbeSpec> quick_validation_probes();
 // The files-only tier's: the static programs that only read files (probe-env runs first, from
 // engine/runtime_env), so an image of another architecture is read without running its code.
 std::vector<ProbeSpec> files_only_probes();

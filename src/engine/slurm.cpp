@@ -54,6 +54,10 @@ bool slurm_node_usable(const std::string& state) {
 Result<std::vector<SlurmNode>> slurm_nodes(const std::string& hostlist,
                                            const std::string& partition,
                                            std::chrono::seconds timeout) {
+    // Both empty would be every node of the cluster: never what an empty --nodes meant.
+    if (hostlist.empty() == partition.empty())
+        return Error{ErrorKind::Usage,
+                     "give --nodes HOSTLIST or --partition NAME (one of them, not empty)"};
     // Every node sinfo knows, with its state; then the ones asked for.
     std::vector<std::string> sinfo = {"sinfo", "--noheader", "--Node", "--format=%N %t"};
     if (!partition.empty()) sinfo.push_back("--partition=" + partition);

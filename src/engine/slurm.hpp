@@ -18,7 +18,8 @@ struct SlurmNode {
 };
 
 // The nodes of `hostlist` ("node[1-3],gpu7"; `scontrol show hostnames`) or of `partition`
-// (`sinfo -N -p`), each with its state from sinfo. Exactly one of the two is non-empty.
+// (`sinfo -N -p`), each with its state from sinfo. Exactly one of the two must be non-empty
+// (a Usage error otherwise).
 Result<std::vector<SlurmNode>> slurm_nodes(const std::string& hostlist,
                                            const std::string& partition,
                                            std::chrono::seconds timeout);

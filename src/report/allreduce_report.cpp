@@ -42,8 +42,10 @@ std::string allreduce_table(const AllreduceResult& r) {
         ranks.push_back({std::to_string(o.rank), terminal_text(o.node), o.status,
                          terminal_text(o.reason, 140)});
     out += format_table({"RANK", "NODE", "STATUS", "REASON"}, ranks);
-    out += "backend: " + (r.backend.empty() ? std::string("-") : r.backend) +
-           "; transport: " + transports(r) + "; bandwidth " + r.bandwidth_judged + "\n";
+    // The backend and transports come from the ranks' reports and NCCL's lines.
+    out += "backend: " + (r.backend.empty() ? std::string("-") : terminal_text(r.backend)) +
+           "; transport: " + terminal_text(transports(r)) + "; bandwidth " + r.bandwidth_judged +
+           "\n";
     for (const auto& f : r.findings) out += "  " + terminal_text(f) + "\n";
     out += std::to_string(r.world) +
            " ranks: " + (r.verdict == "pass" ? "every sum exact" : "FAILED") + "\n";

@@ -270,6 +270,14 @@ run fleet "$IMG"
 check "fleet without --nodes or --partition: exit 2" bash -c "test $(rc) = 2 && grep -q 'give --nodes' '$WORK/err'"
 run fleet "$IMG" --nodes 'node[1-3]' --partition fleet
 check "fleet with both --nodes and --partition: exit 2" test "$(rc)" = 2
+run allreduce "$IMG" --nodes ''
+check "allreduce --nodes '' is refused (exit 2), not run on every node of the cluster" \
+  bash -c "test $(rc) = 2 && grep -q 'give --nodes' '$WORK/err'"
+run node-check "$IMG" --node 'node[1-3]' --drain
+check "node-check --node with a host list is refused (exit 2): --drain drains one node" test "$(rc)" = 2
+run node-check 'torchdock/debian-cpu:debian12?x=1'
+check "an image reference with characters an API path would take as syntax is refused (exit 2)" \
+  bash -c "test $(rc) = 2 && grep -q 'is not an image reference' '$WORK/err'"
 run fleet "$IMG" --nodes 'nodeX'
 check "a node Slurm does not know: exit 2, named" bash -c "test $(rc) = 2 && grep -q 'nodeX' '$WORK/err'"
 run fleet "$IMG" --partition nosuch

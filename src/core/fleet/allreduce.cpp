@@ -12,6 +12,13 @@ namespace {
 
 using json = nlohmann::json;
 
+// A rank's or a baseline's number, or `fallback` when the key is absent or not a number (a
+// report is what a node printed: nothing in it is trusted to have its type).
+template <class T>
+T number(const json& j, const char* key, T fallback) {
+    return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<T>() : fallback;
+}
+
 bool all_digits(const std::string& s) {
     return !s.empty() && s.size() < 10 && std::all_of(s.begin(), s.end(), [](char c) {
         return std::isdigit(static_cast<unsigned char>(c));
@@ -139,7 +146,7 @@ AllreduceResult judge_allreduce(std::vector<RankOutcome> ranks, int world, const
     r.world = world;
     std::map<int, RankOutcome> by_rank;
     for (auto& o : ranks)
-        if (o.rank >= 0) by_rank[o.rank] = std::move(o);
+        if (o.rank >= 0 && o.rank < world) by_rank[o.rank] = std::move(o);
     for (int i = 0; i < world; ++i)
         if (!by_rank.count(i)) by_rank[i] = {i, "", "missing", "no report came back", nullptr, {}};
     for (auto& [i, o] : by_rank) r.ranks.push_back(std::move(o));
@@ -151,12 +158,13 @@ AllreduceResult judge_allreduce(std::vector<RankOutcome> ranks, int world, const
     for (const auto& o : r.ranks)
         if (o.status == "timeout") r.findings.push_back(who(o) + " hung: " + o.reason);
     for (const auto& o : r.ranks) {
-        if (r.backend.empty() && o.data.is_object() && o.data.value("backend", json()).is_string())
+        if (r.backend.empty() && o.data.is_object() && o.data.contains("backend") &&
+            o.data["backend"].is_string())
             r.backend = o.data["backend"];
         if (o.status == "missing" || o.status == "error")
             r.findings.push_back(who(o) + ": " + o.reason);
-        if (o.data.is_object() && o.data.value("world_size", json()).is_number_integer() &&
-            o.data["world_size"].get<int>() != world) {
+        if (o.data.is_object() && o.data.contains("world_size") &&
+            o.data["world_size"].is_number_integer() && o.data["world_size"].get<int>() != world) {
             r.findings.push_back(who(o) + " ran in a world of " +
                                  std::to_string(o.data["world_size"].get<int>()) + " ranks, not " +
                                  std::to_string(world));
@@ -179,12 +187,12 @@ AllreduceResult judge_allreduce(std::vector<RankOutcome> ranks, int world, const
         if (!o.data.is_object() || !o.data.contains("sizes") || !o.data["sizes"].is_array())
             continue;
         for (const auto& s : o.data["sizes"]) {
-            if (!s.is_object() || !s.value("bytes", json()).is_number_integer()) continue;
+            if (!s.is_object() || !s.contains("bytes") || !s["bytes"].is_number_integer()) continue;
             AllreduceSize& z = sizes[s["bytes"].get<long long>()];
             z.bytes = s["bytes"];
-            z.count = s.value("count", 0LL);
-            z.time_us = std::max(z.time_us, s.value("time_us", 0.0));
-            z.wrong += s.value("wrong", 0LL);
+            z.count = number(s, "count", 0LL);
+            z.time_us = std::max(z.time_us, number(s, "time_us", 0.0));
+            z.wrong += number(s, "wrong", 0LL);
         }
     }
     for (auto& [bytes, z] : sizes) {
@@ -211,8 +219,7 @@ AllreduceResult judge_allreduce(std::vector<RankOutcome> ranks, int world, const
         std::size_t judged = 0;
         for (auto& z : r.sizes)
             for (const auto& b : baseline["sizes"])
-                if (b.is_object() && b.value("bytes", -1LL) == z.bytes &&
-                    b.value("busbw_gbps", json()).is_number()) {
+                if (number(b, "bytes", -1LL) == z.bytes && number(b, "busbw_gbps", -1.0) >= 0) {
                     z.baseline_busbw = b["busbw_gbps"].get<double>();
                     z.slow = z.busbw_gbps < *z.baseline_busbw * (1.0 - tolerance);
                     ++judged;
@@ -239,7 +246,7 @@ json nccl_tests_json(const AllreduceResult& r, const std::vector<std::string>& a
         devices.push_back({{"rank", o.rank},
                            {"group", 0},
                            {"hostname", o.node},
-                           {"device", o.data.is_object() ? o.data.value("local_rank", 0) : 0},
+                           {"device", number(o.data, "local_rank", 0)},
                            {"device_info", o.data.is_object() && o.data.contains("device")
                                                ? o.data["device"]
                                                : json(r.backend == "gloo" ? "CPU (gloo)" : "")}});

@@ -73,11 +73,33 @@ std::vector<std::string> srun_launch_errors(const std::string& err) {
     return out;
 }
 
+namespace {
+
+// The fields the fleet reads from a report without asking their type again; a report with
+// another type there (a broken or hostile node) is that node's "output" failure.
+bool well_formed_report(const nlohmann::json& doc) {
+    auto text = [&](const char* key) { return doc.contains(key) && doc[key].is_string(); };
+    if (!text("node") || !text("verdict")) return false;
+    if (!doc.contains("image")) return true;
+    const auto& image = doc["image"];
+    return image.is_object() && (!image.contains("missing") || image["missing"].is_boolean());
+}
+
+}  // namespace
+
 FleetNode classify_task(const TaskOutcome& t) {
     FleetNode n{t.node, nullptr, "", ""};
     if (!t.output.empty()) {
         auto doc = nlohmann::json::parse(t.output, nullptr, false);
-        if (!doc.is_discarded() && doc.is_object() && doc.value("kind", "") == "node-check") {
+        if (doc.is_object() && doc.contains("kind") && doc["kind"] == "node-check" &&
+            !well_formed_report(doc)) {
+            if (doc.contains("node") && doc["node"].is_string())
+                n.node = printable(doc["node"].get<std::string>());
+            n.failure_kind = "output";
+            n.failure = "its report is not node-check's (node, verdict or image of another type)";
+            return n;
+        }
+        if (doc.is_object() && doc.contains("kind") && doc["kind"] == "node-check") {
             n.report = std::move(doc);
             const auto& image = n.report["image"];
             if (image.is_object() && image.value("missing", false)) {

@@ -167,3 +167,24 @@ TEST_CASE("allreduce as nccl-tests -J JSON") {
     CHECK(j["average_bus_bandwidth"]["okay"] == "true");
     CHECK(j["config"]["devices"].size() == 2);
 }
+
+TEST_CASE("allreduce: ranks' numbers of another type and ranks outside the world do not crash",
+          "[regression]") {
+    // Review of issue 23: `"time_us": null` or `"bytes": "4"` in one rank's report threw out
+    // of judge_allreduce; a rank that claims to be rank 9 of 3 was added to the ranks.
+    RankOutcome odd = rank(1, "b", {0}, {10});
+    odd.data["sizes"][0]["time_us"] = nullptr;
+    odd.data["sizes"][0]["wrong"] = "0";
+    odd.data["sizes"].push_back({{"bytes", "4"}});
+    odd.data["local_rank"] = "x";
+    RankOutcome outside = rank(9, "z", {0}, {10});
+    auto r = judge_allreduce({rank(0, "a", {0}, {10}), odd, rank(2, "c", {0}, {10}), outside}, 3,
+                             json{{"sizes", json::array({{{"bytes", "4096"}}})}}, 0.2);
+    REQUIRE(r.ranks.size() == 3);
+    CHECK(r.ranks.back().rank == 2);
+    REQUIRE(r.sizes.size() == 1);
+    CHECK(r.sizes[0].bytes == 4096);
+    CHECK(r.sizes[0].time_us == 10);
+    CHECK(r.verdict == "pass");
+    CHECK(nccl_tests_json(r, {"torchdock"})["results"].size() == 1);
+}

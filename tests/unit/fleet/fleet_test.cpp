@@ -222,3 +222,21 @@ TEST_CASE("node-check's report is what fleet reads back") {
     CHECK(fp["memlock_bytes"] == report("node1")["fingerprint"]["memlock_bytes"]);
     CHECK(classify_task({"node7", doc.dump(), "", false, 0, ""}).report["node"] == "node7");
 }
+
+TEST_CASE("a node's report with fields of another type is that node's output failure, no crash",
+          "[regression]") {
+    // Review of issue 23: json::value() throws on a wrong type, which ended the whole fleet
+    // run as an internal error. A node prints what it likes.
+    for (const char* key : {"verdict", "node"}) {
+        json bad = report("node2");
+        bad[key] = 1;
+        auto n = classify_task({"", bad.dump(), "", false, 0, ""});
+        CHECK(n.failure_kind == "output");
+        CHECK_FALSE(n.report.is_object());
+    }
+    json bad_image = report("node2");
+    bad_image["image"] = {{"missing", "yes"}};
+    auto n = classify_task({"", bad_image.dump(), "", false, 0, ""});
+    CHECK(n.failure_kind == "output");
+    CHECK(n.node == "node2");  // named, so the fleet reports it on its node
+}
