@@ -19,12 +19,12 @@ struct LocatedDir {
     std::string chosen_by;
 };
 
-// --data, else $TORCHDOCK_DATA, else <binary dir>/../share/torchdock/data (symlinks resolved,
-// so the build tree's link names the source data/ it points to).
 // The running binary, symlinks resolved (a link in /usr/local/bin still finds /usr/share);
 // empty when /proc/self/exe cannot be read.
 std::filesystem::path own_binary();
 
+// --data, else $TORCHDOCK_DATA, else <binary dir>/../share/torchdock/data (symlinks resolved,
+// so the build tree's link names the source data/ it points to).
 LocatedDir locate_data_dir(const std::optional<std::string>& flag);
 
 // --probes, else $TORCHDOCK_PROBES, else <binary dir>/../libexec/torchdock/probes.

@@ -93,7 +93,14 @@ Result<std::vector<SlurmNode>> slurm_nodes(const std::string& hostlist,
     }
     if (out.empty())
         return Error{ErrorKind::Config, "--nodes " + quote_value(hostlist) + " names no node"};
-    return out;
+    // In sinfo's order, not the order given: Slurm lays a step's tasks out in its own node
+    // order, never in the order of a --nodelist.
+    std::vector<SlurmNode> ordered;
+    for (const auto& k : known)
+        if (std::any_of(out.begin(), out.end(),
+                        [&](const SlurmNode& n) { return n.name == k.name; }))
+            ordered.push_back(k);
+    return ordered;
 }
 
 Result<ProcessResult> srun_each_node(const std::vector<std::string>& nodes,

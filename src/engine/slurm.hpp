@@ -18,8 +18,10 @@ struct SlurmNode {
 };
 
 // The nodes of `hostlist` ("node[1-3],gpu7"; `scontrol show hostnames`) or of `partition`
-// (`sinfo -N -p`), each with its state from sinfo. Exactly one of the two must be non-empty
-// (a Usage error otherwise).
+// (`sinfo -N -p`), each with its state from sinfo, once each, in sinfo's order (by name: the
+// order Slurm lays a step's tasks out in where nodes are defined in name order, as on most
+// clusters), not the order of `hostlist`.
+// Exactly one of the two must be non-empty (a Usage error otherwise).
 Result<std::vector<SlurmNode>> slurm_nodes(const std::string& hostlist,
                                            const std::string& partition,
                                            std::chrono::seconds timeout);

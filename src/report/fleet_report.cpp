@@ -41,7 +41,8 @@ std::string summary(const FleetReport& r) {
            (r.uniform() ? "uniform" : "not uniform");
 }
 
-// A node fails its test case when it is not healthy, gave no report, or is an outlier.
+// A node fails its test case when it is not healthy, gave no report, is an outlier, or the
+// fleet has a split (no majority there: no node can be called the right one).
 std::vector<std::string> node_problems(const FleetReport& r, const FleetNode& n) {
     std::vector<std::string> out;
     if (!n.failure_kind.empty())

@@ -59,10 +59,10 @@ struct AllreduceResult {
     std::vector<AllreduceSize> sizes;
     std::vector<RankOutcome> ranks;  // by rank
     std::vector<std::string> transports;
-    // pass: every rank answered and every sum is exact (and no size is slow against a
-    // baseline); fail: otherwise
+    // pass: every rank answered, every sum is exact, no size is slow against a baseline and
+    // NCCL did not fall back to sockets where InfiniBand exists; fail: otherwise
     std::string verdict = "fail";
-    std::vector<std::string> findings;  // why not pass, most decisive first; also notes
+    std::vector<std::string> findings;  // why not pass, most decisive first (any one fails)
     std::string bandwidth_judged;       // "against BASELINE" or why not judged
 };
 
