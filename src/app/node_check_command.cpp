@@ -125,8 +125,10 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
     } else {
         remove_leftovers_of_killed_runs(api.value());
         auto found = api->inspect_image(opts.image);
+        // An inspect the engine refuses while it still answers (a reference it cannot parse:
+        // "Foo:1") is about the image, not a reason to drain the node.
         if (!found)
-            facts.engine_error = found.error().message;
+            (api->ping() ? facts.image_error : facts.engine_error) = found.error().message;
         else if (!found.value())
             facts.image_missing = true;
         else

@@ -275,6 +275,9 @@ check "allreduce --nodes '' is refused (exit 2), not run on every node of the cl
   bash -c "test $(rc) = 2 && grep -q 'give --nodes' '$WORK/err'"
 run node-check "$IMG" --node 'node[1-3]' --drain
 check "node-check --node with a host list is refused (exit 2): --drain drains one node" test "$(rc)" = 2
+run node-check 'Torchdock/Debian-CPU:debian12'
+check "an image reference the engine refuses (upper case) is UNKNOWN (exit 3), not a drain: the engine answers ($(head -1 "$WORK/out" | cut -c1-90))" \
+  bash -c "test $(rc) = 3 && grep -q '^UNKNOWN: torchdock: ' '$WORK/out'"
 run node-check 'torchdock/debian-cpu:debian12?x=1'
 check "an image reference with characters an API path would take as syntax is refused (exit 2)" \
   bash -c "test $(rc) = 2 && grep -q 'is not an image reference' '$WORK/err'"
