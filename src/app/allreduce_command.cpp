@@ -156,7 +156,7 @@ int run_allreduce(const CommonOptions& common, const AllreduceOptions& opts) {
                                       std::chrono::seconds(30));
     if (!listed) return fail(listed.error());
     std::vector<std::string> nodes;
-    for (const auto& n : listed.value()) {
+    for (const auto& n : listed->nodes) {
         if (!engine::slurm_node_usable(n.state))
             return fail({ErrorKind::Environment, "node " + n.name + " is " + n.state +
                                                      " in Slurm: an all-reduce needs every rank "
@@ -180,8 +180,8 @@ int run_allreduce(const CommonOptions& common, const AllreduceOptions& opts) {
              " nodes through srun");
     const auto start = std::chrono::steady_clock::now();
     const long long limit = opts.timeout_s * 3 + 90;
-    auto run = engine::srun_each_node(nodes, opts.partition.value_or(""), argv,
-                                      std::chrono::seconds(limit), opts.tasks_per_node);
+    auto run = engine::srun_each_node(nodes, listed->partition, argv, std::chrono::seconds(limit),
+                                      opts.tasks_per_node);
     if (!run) return fail(run.error());
     if (run->outcome == engine::ProcessResult::Outcome::Interrupted) {
         print_error("interrupted (srun was stopped, which cancels its tasks)");

@@ -212,11 +212,9 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
         "nodes that differ from the majority");
     add_common(c.fleet_cmd);
     c.fleet_cmd->add_option("image", fleet.image, "the image jobs run")->required();
-    auto* nodes_opt =
-        c.fleet_cmd->add_option("--nodes", fleet.nodes, "a Slurm hostlist, e.g. node[1-8],gpu12");
-    auto* part_opt =
-        c.fleet_cmd->add_option("--partition", fleet.partition, "every node of this partition");
-    nodes_opt->excludes(part_opt);
+    c.fleet_cmd->add_option("--nodes", fleet.nodes, "a Slurm hostlist, e.g. node[1-8],gpu12");
+    c.fleet_cmd->add_option("--partition", fleet.partition,
+                            "every node of this partition (with --nodes: those nodes, in it)");
     add_duration_option(c.fleet_cmd, "--timeout", fleet.timeout_s,
                         "srun may take as a whole (nodes without a report by then time out)",
                         24 * 3600);
@@ -249,11 +247,9 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
         "time and bandwidth per size, the transport NCCL used");
     add_common(c.allreduce_cmd);
     rank_flags(c.allreduce_cmd);
-    auto* ar_nodes =
-        c.allreduce_cmd->add_option("--nodes", ar.nodes, "a Slurm hostlist, e.g. node[1-8]");
-    auto* ar_part =
-        c.allreduce_cmd->add_option("--partition", ar.partition, "every node of this partition");
-    ar_nodes->excludes(ar_part);
+    c.allreduce_cmd->add_option("--nodes", ar.nodes, "a Slurm hostlist, e.g. node[1-8]");
+    c.allreduce_cmd->add_option("--partition", ar.partition,
+                                "every node of this partition (with --nodes: those nodes, in it)");
     c.allreduce_cmd
         ->add_option("--tasks-per-node", ar.tasks_per_node,
                      "ranks per node (one per GPU on GPU nodes; 1 to 64)")

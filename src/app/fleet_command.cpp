@@ -45,7 +45,7 @@ int run_fleet(const CommonOptions& common, const FleetOptions& opts) {
 
     std::vector<std::string> usable;
     std::map<std::string, FleetNode> results;
-    for (const auto& n : listed.value()) {
+    for (const auto& n : listed->nodes) {
         if (engine::slurm_node_usable(n.state))
             usable.push_back(n.name);
         else
@@ -56,8 +56,7 @@ int run_fleet(const CommonOptions& common, const FleetOptions& opts) {
     std::string launch_error;
     if (!usable.empty()) {
         progress("fleet: node-check on " + std::to_string(usable.size()) + " nodes through srun");
-        auto run = engine::srun_each_node(usable, opts.partition.value_or(""),
-                                          node_check_argv(common, opts),
+        auto run = engine::srun_each_node(usable, listed->partition, node_check_argv(common, opts),
                                           std::chrono::seconds(opts.timeout_s));
         if (!run) return fail(run.error());
         if (run->outcome == engine::ProcessResult::Outcome::Interrupted) {
@@ -72,7 +71,7 @@ int run_fleet(const CommonOptions& common, const FleetOptions& opts) {
             if (n.report.is_object()) n.node = n.report["node"].get<std::string>();
             if (!n.node.empty()) results[n.node] = std::move(n);
         }
-        bool none_came_back = results.size() == listed->size() - usable.size();
+        bool none_came_back = results.size() == listed->nodes.size() - usable.size();
         if (none_came_back && !launch_errors.empty()) launch_error = launch_errors.front();
         for (const auto& name : usable)
             if (!results.count(name))
@@ -80,9 +79,9 @@ int run_fleet(const CommonOptions& common, const FleetOptions& opts) {
                                                static_cast<int>(opts.timeout_s), launch_error});
     }
     std::vector<FleetNode> ordered;
-    for (const auto& n : listed.value()) ordered.push_back(results[n.name]);
+    for (const auto& n : listed->nodes) ordered.push_back(results[n.name]);
     for (auto& [name, n] : results)  // a report from a node not asked for (a renamed node)
-        if (std::none_of(listed->begin(), listed->end(),
+        if (std::none_of(listed->nodes.begin(), listed->nodes.end(),
                          [&](const engine::SlurmNode& s) { return s.name == name; }))
             ordered.push_back(n);
     FleetReport report = judge_fleet(opts.image, std::move(ordered));

@@ -51,56 +51,98 @@ bool slurm_node_usable(const std::string& state) {
     return usable.count(state) > 0;
 }
 
-Result<std::vector<SlurmNode>> slurm_nodes(const std::string& hostlist,
-                                           const std::string& partition,
-                                           std::chrono::seconds timeout) {
+Result<SlurmSelection> select_slurm_nodes(const std::string& listing,
+                                          const std::vector<std::string>& wanted,
+                                          const std::string& partition,
+                                          const std::string& hostlist) {
+    struct Row {
+        std::string node, partition, state;
+        bool default_partition = false;
+    };
+    std::vector<Row> rows;
+    for (const auto& line : split(listing, '\n')) {
+        auto parts = split(trimmed(line), ' ');
+        parts.erase(std::remove(parts.begin(), parts.end(), std::string()), parts.end());
+        if (parts.size() < 3) continue;
+        Row r{parts[0], parts[1], parts.back()};
+        if (!r.partition.empty() && r.partition.back() == '*') {
+            r.partition.pop_back();
+            r.default_partition = true;
+        }
+        if (partition.empty() || r.partition == partition) rows.push_back(std::move(r));
+    }
+    auto in = [](const std::vector<std::string>& v, const std::string& x) {
+        return std::find(v.begin(), v.end(), x) != v.end();
+    };
+    std::vector<std::string> names;  // sinfo's order, once each
+    std::map<std::string, std::string> state;
+    for (const auto& r : rows)
+        if (!in(names, r.node) && (wanted.empty() || in(wanted, r.node))) {
+            names.push_back(r.node);
+            state[r.node] = r.state;
+        }
+    SlurmSelection out;
+    out.partition = partition;
+    if (wanted.empty()) {
+        if (names.empty())
+            return Error{ErrorKind::Config, "partition " + quote_value(partition) +
+                                                " has no nodes (sinfo lists none)"};
+    } else {
+        for (const auto& n : wanted)
+            if (!in(names, n))
+                return Error{
+                    ErrorKind::Config,
+                    "node " + quote_value(n) + " of --nodes " + quote_value(hostlist) +
+                        (partition.empty() ? " is not a node Slurm knows (sinfo -N "
+                                             "lists it not)"
+                                           : " is not in partition " + quote_value(partition))};
+    }
+    if (partition.empty() && !wanted.empty()) {
+        // The partitions holding every node asked for, the default one first.
+        std::vector<std::string> order;
+        std::map<std::string, std::set<std::string>> holds;
+        std::string default_name;
+        for (const auto& r : rows) {
+            if (!in(order, r.partition)) order.push_back(r.partition);
+            if (in(names, r.node)) holds[r.partition].insert(r.node);
+            if (r.default_partition) default_name = r.partition;
+        }
+        auto whole = [&](const std::string& p) { return holds[p].size() == names.size(); };
+        if (!default_name.empty() && whole(default_name)) {
+            out.partition.clear();
+        } else {
+            auto it = std::find_if(order.begin(), order.end(), whole);
+            if (it == order.end())
+                return Error{ErrorKind::Config,
+                             "the nodes of --nodes " + quote_value(hostlist) +
+                                 " are in no one partition together, and one srun step runs "
+                                 "in one partition (name fewer nodes)"};
+            out.partition = *it;
+        }
+    }
+    for (const auto& n : names) out.nodes.push_back(SlurmNode{n, state[n]});
+    return out;
+}
+
+Result<SlurmSelection> slurm_nodes(const std::string& hostlist, const std::string& partition,
+                                   std::chrono::seconds timeout) {
     // Both empty would be every node of the cluster: never what an empty --nodes meant.
-    if (hostlist.empty() == partition.empty())
-        return Error{ErrorKind::Usage,
-                     "give --nodes HOSTLIST or --partition NAME (one of them, not empty)"};
-    // Every node sinfo knows, with its state; then the ones asked for.
-    std::vector<std::string> sinfo = {"sinfo", "--noheader", "--Node", "--format=%N %t"};
+    if (hostlist.empty() && partition.empty())
+        return Error{ErrorKind::Usage, "give --nodes HOSTLIST, --partition NAME or both"};
+    std::vector<std::string> sinfo = {"sinfo", "--noheader", "--Node", "--format=%N %P %t"};
     if (!partition.empty()) sinfo.push_back("--partition=" + partition);
     auto listing = slurm_output(sinfo, timeout);
     if (!listing) return listing.error();
-    std::vector<SlurmNode> known;
-    for (const auto& line : split(listing.value(), '\n')) {
-        auto parts = split(trimmed(line), ' ');
-        if (parts.size() < 2 || parts[0].empty()) continue;
-        if (std::none_of(known.begin(), known.end(),
-                         [&](const SlurmNode& n) { return n.name == parts[0]; }))
-            known.push_back(SlurmNode{parts[0], parts.back()});
+    std::vector<std::string> wanted;
+    if (!hostlist.empty()) {
+        auto names = slurm_output({"scontrol", "show", "hostnames", hostlist}, timeout);
+        if (!names) return names.error();
+        for (const auto& name : split(names.value(), '\n'))
+            if (std::string n = trimmed(name); !n.empty()) wanted.push_back(n);
+        if (wanted.empty())
+            return Error{ErrorKind::Config, "--nodes " + quote_value(hostlist) + " names no node"};
     }
-    if (hostlist.empty()) {
-        if (known.empty())
-            return Error{ErrorKind::Config, "partition " + quote_value(partition) +
-                                                " has no nodes (sinfo lists none)"};
-        return known;
-    }
-    auto names = slurm_output({"scontrol", "show", "hostnames", hostlist}, timeout);
-    if (!names) return names.error();
-    std::vector<SlurmNode> out;
-    for (const auto& name : split(names.value(), '\n')) {
-        std::string n = trimmed(name);
-        if (n.empty()) continue;
-        auto it = std::find_if(known.begin(), known.end(),
-                               [&](const SlurmNode& k) { return k.name == n; });
-        if (it == known.end())
-            return Error{ErrorKind::Config,
-                         "node " + quote_value(n) + " of --nodes " + quote_value(hostlist) +
-                             " is not a node Slurm knows (sinfo -N lists it not)"};
-        out.push_back(*it);
-    }
-    if (out.empty())
-        return Error{ErrorKind::Config, "--nodes " + quote_value(hostlist) + " names no node"};
-    // In sinfo's order, not the order given: Slurm lays a step's tasks out in its own node
-    // order, never in the order of a --nodelist.
-    std::vector<SlurmNode> ordered;
-    for (const auto& k : known)
-        if (std::any_of(out.begin(), out.end(),
-                        [&](const SlurmNode& n) { return n.name == k.name; }))
-            ordered.push_back(k);
-    return ordered;
+    return select_slurm_nodes(listing.value(), wanted, partition, hostlist);
 }
 
 Result<ProcessResult> srun_each_node(const std::vector<std::string>& nodes,

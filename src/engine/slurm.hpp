@@ -17,14 +17,29 @@ struct SlurmNode {
     std::string state;  // sinfo's compact state: idle, mix, alloc, down*, drain...
 };
 
-// The nodes of `hostlist` ("node[1-3],gpu7"; `scontrol show hostnames`) or of `partition`
-// (`sinfo -N -p`), each with its state from sinfo, once each, in sinfo's order (by name: the
-// order Slurm lays a step's tasks out in where nodes are defined in name order, as on most
-// clusters), not the order of `hostlist`.
-// Exactly one of the two must be non-empty (a Usage error otherwise).
-Result<std::vector<SlurmNode>> slurm_nodes(const std::string& hostlist,
-                                           const std::string& partition,
-                                           std::chrono::seconds timeout);
+// The nodes a fleet command runs on, and the partition its srun step asks for.
+struct SlurmSelection {
+    std::vector<SlurmNode> nodes;  // once each, in sinfo's order
+    std::string partition;         // "" for the cluster's default partition
+};
+
+// The nodes of `hostlist` ("node[1-3],gpu7"; `scontrol show hostnames`), of `partition`
+// (`sinfo -N -p`), or of the hostlist within the partition, each with its state from sinfo,
+// in sinfo's order (by name: the order Slurm lays a step's tasks out in where nodes are
+// defined in name order, as on most clusters), not the order of `hostlist`. A hostlist
+// alone runs in the default partition when it holds every node, else in the first
+// partition that does (srun refuses nodes outside the partition it runs in).
+// An empty hostlist and partition is a Usage error (it is not "every node").
+Result<SlurmSelection> slurm_nodes(const std::string& hostlist, const std::string& partition,
+                                   std::chrono::seconds timeout);
+
+// The pure part of slurm_nodes: `listing` is `sinfo --noheader --Node --format="%N %P %t"`
+// (a node once per partition; the default partition's name ends in '*'), `wanted` the
+// hostlist's node names (empty: every node of `partition`).
+Result<SlurmSelection> select_slurm_nodes(const std::string& listing,
+                                          const std::vector<std::string>& wanted,
+                                          const std::string& partition,
+                                          const std::string& hostlist);
 
 // Whether a node in this state takes a new job step (idle, mix, alloc, completing).
 bool slurm_node_usable(const std::string& state);

@@ -115,8 +115,9 @@ export TD_SLURM_LIMITS_node1="--memlock=65536"
 export TD_SLURM_NODE_ENV_node2="DOCKER_HOST=$B"
 export TD_SLURM_NODE_ENV_node3="DOCKER_HOST=$P
 NCCL_SOCKET_IFNAME=eth9"
-slurm_start node1 node2 node3 || { bad "Slurm did not start"; finish; exit 1; }
-ok "Slurm is up: slurmctld and slurmd -N node1/node2/node3"
+# The default partition "main" holds node1 and node2; "fleet" all three (node3 only there).
+TD_SLURM_MAIN_NODES=node1,node2 slurm_start node1 node2 node3 || { bad "Slurm did not start"; finish; exit 1; }
+ok "Slurm is up: slurmctld and slurmd -N node1/node2/node3 (partitions main*: node1-2, fleet: node1-3)"
 
 # node-check as a health check would run it on a node, draining it through scontrol.
 srun --nodelist=node1 -N1 -n1 env DOCKER_HOST="unix://$WORK/no-engine.sock" "$TD" node-check "$IMG" --drain >"$WORK/out" 2>"$WORK/err"
@@ -155,9 +156,13 @@ check "the JUnit report has a failing test case per differing node" \
   python3 -c "import sys, xml.etree.ElementTree as E; s=E.parse(sys.argv[1]).getroot().find('testsuite'); sys.exit(0 if s.get('tests')=='3' and s.get('failures')=='3' else 1)" "$WORK/f.xml"
 check "the Markdown report lists the outliers" grep -q 'node3\\: NCCL\\_SOCKET\\_IFNAME eth9' "$WORK/f.md"
 
-# Two nodes alike in what matters: uniform, exit 0.
+# One node: uniform, exit 0. node3 is in no default partition: the step runs in "fleet".
 run fleet "$IMG" --nodes node3 --json="$WORK/f1.json"
-check "fleet over one node is uniform: exit 0" test "$(rc)" = 0
+check "fleet --nodes node3 (a node outside the default partition): it ran there, and one node is uniform: exit 0" \
+  test "$(rc) $(jf "$WORK/f1.json" "[n['node'] for n in d['nodes']], d['counts']['healthy']")" = "0 ['node3'] 1"
+run fleet "$IMG" --nodes node3 --partition main
+check "--nodes with a node outside --partition: exit 2, named before anything runs" \
+  bash -c "test $(rc) = 2 && grep -q 'node \"node3\" of --nodes \"node3\" is not in partition \"main\"' '$WORK/err'"
 
 # --- the all-reduce across nodes, inside the image (gloo on these CPU nodes) -----------------
 start=$(date +%s.%N)
@@ -268,8 +273,6 @@ check "a job on node2 (dead engine) does not run there, and Slurm drains node2 f
 # --- bad input ------------------------------------------------------------------------------
 run fleet "$IMG"
 check "fleet without --nodes or --partition: exit 2" bash -c "test $(rc) = 2 && grep -q 'give --nodes' '$WORK/err'"
-run fleet "$IMG" --nodes 'node[1-3]' --partition fleet
-check "fleet with both --nodes and --partition: exit 2" test "$(rc)" = 2
 run allreduce "$IMG" --nodes ''
 check "allreduce --nodes '' is refused (exit 2), not run on every node of the cluster" \
   bash -c "test $(rc) = 2 && grep -q 'give --nodes' '$WORK/err'"

@@ -15,7 +15,9 @@ TD_SLURM_PIDS=()
 
 slurm_log() { echo "slurm: $*" >&2; }
 
-# slurm_start NODE... : a cluster of these node names (node1 node2 node3), partition "fleet".
+# slurm_start NODE... : a cluster of these node names (node1 node2 node3), partition "fleet"
+# holding them all; the default partition, unless TD_SLURM_MAIN_NODES ("node1,node2") makes
+# a default partition "main" of those nodes alone (a node then in two partitions).
 # A node's slurmd runs under `prlimit $TD_SLURM_LIMITS_<node>` when that is set
 # (e.g. TD_SLURM_LIMITS_node1="--memlock=65536"), and its tasks get the lines of
 # $TD_SLURM_NODE_ENV_<node> ("NAME=value" per line) in their environment.
@@ -94,7 +96,12 @@ CONF
     echo "NodeName=$n NodeAddr=127.0.0.1 Port=$port CPUs=2 RealMemory=1000 State=UNKNOWN" >>"$SLURM_CONF"
     i=$((i + 1))
   done
-  echo "PartitionName=fleet Nodes=$(IFS=,; echo "${nodes[*]}") Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4" >>"$SLURM_CONF"
+  local part="MaxTime=INFINITE State=UP OverSubscribe=FORCE:4" fleet_default=YES
+  if [ -n "${TD_SLURM_MAIN_NODES:-}" ]; then
+    echo "PartitionName=main Nodes=$TD_SLURM_MAIN_NODES Default=YES $part" >>"$SLURM_CONF"
+    fleet_default=NO
+  fi
+  echo "PartitionName=fleet Nodes=$(IFS=,; echo "${nodes[*]}") Default=$fleet_default $part" >>"$SLURM_CONF"
   slurmctld -i >"$d/slurmctld.out" 2>&1 || { slurm_log "slurmctld did not start:"; tail -20 "$d/slurmctld.log" >&2; return 1; }
   for _ in $(seq 1 50); do [ -s "$d/slurmctld.pid" ] && break; sleep 0.2; done
   TD_SLURM_PIDS+=("$(cat "$d/slurmctld.pid" 2>/dev/null)")
@@ -111,7 +118,7 @@ CONF
   done
   # Every node registered (idle, or drained by a health check) before a test asks for them.
   for _ in $(seq 1 100); do
-    [ "$(sinfo -h -N -o '%N %t' 2>/dev/null | grep -cE ' (idle|drain|drained)$')" -eq ${#nodes[@]} ] && {
+    [ "$(sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | grep -cE ' (idle|drain|drained)$')" -eq ${#nodes[@]} ] && {
       slurm_log "cluster up: ${nodes[*]} (SLURM_CONF=$SLURM_CONF)"; return 0; }
     sleep 0.3
   done
