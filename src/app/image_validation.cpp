@@ -120,6 +120,7 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
         in.shm_bytes = shm.value();
     else
         in.shm_error = shm.error().message;
+    v.shm_bytes = in.shm_bytes;
     // Error texts (an import error, torch's cuDNN error) get the cause and fix `explain` gives.
     in.advise = [&run](const std::string& text) -> std::optional<ErrorAdvice> {
         auto e = explain_error_text(text, run.signatures, run.kb);

@@ -15,6 +15,7 @@
 #include "app/output.hpp"
 #include "app/probe_containers.hpp"
 #include "core/diagnose/doctor.hpp"
+#include "core/diagnose/host_gpus.hpp"
 #include "core/fleet/node_check.hpp"
 #include "core/json/json_text.hpp"
 #include "core/validate/expectations.hpp"
@@ -45,19 +46,11 @@ void preflight_here(const std::map<std::string, ProbeRun>& host_probes,
                     const engine::ImageInfo& info, const report::ImageValidation& v,
                     const KnowledgeBase& kb, const ForwardCompat& fc, NodeCheckFacts& facts) {
     auto cuda = host_probes.find("cuda");
-    std::string driver;
-    std::vector<std::string> gpus;
-    if (cuda != host_probes.end() && cuda->second.usable()) {
-        const auto& d = cuda->second.data;
-        if (d.contains("nvidia_driver") && d["nvidia_driver"].is_string())
-            driver = d["nvidia_driver"];
-        if (d.contains("devices") && d["devices"].is_array())
-            for (const auto& g : d["devices"])
-                if (g.is_object()) gpus.push_back(g.value("name", ""));
-    }
-    if (driver.empty() || gpus.empty()) {
+    HostGpus host;
+    if (cuda != host_probes.end() && cuda->second.usable()) host = host_gpus(cuda->second.data);
+    if (host.driver.empty() || host.gpus.empty()) {
         facts.preflight_skipped =
-            driver.empty() ? "no NVIDIA driver on this node" : "no GPU on this node";
+            host.driver.empty() ? "no NVIDIA driver on this node" : "no GPU on this node";
         return;
     }
     ImageProbes probed;
@@ -71,7 +64,7 @@ void preflight_here(const std::map<std::string, ProbeRun>& host_probes,
         probed.torch = torch->second.data;
     Expectations expect = gather_expectations(v.image, info.labels, info.env, kb, {});
     facts.preflight =
-        preflight(expect, driver, gpus, kb, fc, container_requirements(info.env), probed);
+        preflight(expect, host.driver, host.gpus, kb, fc, container_requirements(info.env), probed);
 }
 
 }  // namespace
@@ -171,10 +164,7 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
         }
         facts.checks = v.checks;
         facts.image.tier = v.tier;
-        auto env = v.probes.find("env");
-        if (env != v.probes.end() && env->second.usable() &&
-            env->second.data.contains("shm_bytes") && env->second.data["shm_bytes"].is_number())
-            facts.image.shm_bytes = env->second.data["shm_bytes"].get<long long>();
+        facts.image.shm_bytes = v.shm_bytes;
         preflight_here(host.probes, *info, v, kb.value(), fc.value(), facts);
     } else {
         facts.preflight_skipped = "the image could not be read on this node";

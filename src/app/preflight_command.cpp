@@ -9,6 +9,7 @@
 #include "app/exit_codes.hpp"
 #include "app/output.hpp"
 #include "app/probe_containers.hpp"
+#include "core/diagnose/host_gpus.hpp"
 #include "core/diagnose/preflight.hpp"
 #include "core/json/json_text.hpp"
 #include "core/validate/checks.hpp"
@@ -92,10 +93,9 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
         if (!run.usable())
             return fail(
                 {ErrorKind::Environment, "--host: the cuda probe could not run: " + run.reason});
-        if (run.data.contains("nvidia_driver") && run.data["nvidia_driver"].is_string())
-            driver = run.data["nvidia_driver"];
-        if (run.data.contains("devices"))
-            for (const auto& d : run.data["devices"]) gpus.push_back(d.value("name", ""));
+        HostGpus host = host_gpus(run.data);
+        if (!host.driver.empty()) driver = host.driver;
+        gpus.insert(gpus.end(), host.gpus.begin(), host.gpus.end());
         if (driver.empty()) {
             print_error("--host: no NVIDIA driver on this host (" + run.reason + ")");
             return k_exit_environment;

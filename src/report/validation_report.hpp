@@ -2,6 +2,7 @@
 // `torchdock validate` results for people (tables) and CI (JSON, JUnit XML, Markdown),
 // all from one model.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct ImageValidation {
     std::string tier_reason;
     std::vector<CheckResult> checks;
     std::map<std::string, ProbeRun> probes;  // the evidence the checks rest on (JSON report)
+    std::optional<long long> shm_bytes;      // /dev/shm a default run of the image gets here
     std::string error;  // the image could not be validated at all (missing image, engine)
     bool missing_image = false;
     double seconds = 0;

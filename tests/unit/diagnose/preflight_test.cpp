@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/diagnose/container_requirement.hpp"
+#include "core/diagnose/host_gpus.hpp"
 #include "test_support.hpp"
 #include "util/strings.hpp"
 
@@ -566,4 +567,22 @@ TEST_CASE("preflight: an audit with no GPU code decides nothing about the GPUs")
     p.audit = nlohmann::json::parse(R"({"objects":[]})");
     auto r = preflight({}, "570.124.06", {"H100"}, test::real_kb(), real_fc(), {}, p);
     CHECK(r.answer == "unknown");
+}
+
+TEST_CASE("host_gpus: the driver and GPU names a host's probe-cuda saw", "[preflight]") {
+    auto two = host_gpus(nlohmann::json::parse(
+        R"({"nvidia_driver": "570.124.06", "devices": [{"name": "NVIDIA H100 80GB HBM3"},
+            {"name": "NVIDIA A100-SXM4-80GB"}]})"));
+    CHECK(two.driver == "570.124.06");
+    CHECK(two.gpus == std::vector<std::string>{"NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"});
+    // No driver (a CPU node): nothing; odd types are not taken for facts.
+    auto none = host_gpus(nlohmann::json::parse(R"({"nvidia_driver": null, "devices": []})"));
+    CHECK(none.driver.empty());
+    CHECK(none.gpus.empty());
+    auto odd = host_gpus(nlohmann::json::parse(
+        R"({"nvidia_driver": 570, "devices": ["H100", {"name": 7}, {"name": "T4"}]})"));
+    CHECK(odd.driver.empty());
+    CHECK(odd.gpus == std::vector<std::string>{"", "T4"});
+    CHECK(host_gpus(nlohmann::json()).gpus.empty());
+    CHECK(host_gpus(nlohmann::json::array()).driver.empty());
 }
