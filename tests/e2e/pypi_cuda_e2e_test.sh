@@ -15,7 +15,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 source "$ROOT/tests/e2e/lib/services.sh"
 WORK=$(mktemp -d /tmp/torchdock-pypi-e2e-XXXXXX)
 MIRROR_PID=
-trap '[ -n "$MIRROR_PID" ] && kill "$MIRROR_PID" 2>/dev/null; services_stop; rm -rf "$WORK"' EXIT
+# Its 8 GB image goes at the end (engine_release): the next suites build their own.
+trap '[ -n "$MIRROR_PID" ] && kill "$MIRROR_PID" 2>/dev/null; engine_release torchdock/pypi-cuda torchdock/e2e-added; services_stop; rm -rf "$WORK"' EXIT
 source "$ROOT/tests/e2e/lib/check.sh"
 DOCKER=/usr/bin/docker
 VARIANT=pypi-cuda-2.9.1-cu128-debian12
@@ -234,9 +235,7 @@ ids=("$($DOCKER image inspect -f '{{.Id}}' "$IMAGE")") built=0
 rm -f "$WORK/tree1.json"
 # The first image goes before the second is built: two 8 GB images and a build's snapshot
 # at once do not fit every disk (this one ran out with 37 GB free).
-$DOCKER rmi -f "$IMAGE" >/dev/null
-$DOCKER image prune -f >/dev/null
-$DOCKER builder prune -f --filter type=regular >/dev/null
+engine_release "$IMAGE"
 run build --no-cache "$VARIANT"
 check "build --no-cache: exit 0" test "$(rc)" = 0
 if [ "$(rc)" = 0 ]; then

@@ -17,7 +17,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 source "$ROOT/tests/e2e/lib/services.sh"
 WORK=$(mktemp -d /tmp/torchdock-srcext-e2e-XXXXXX)
 HTTP_PID=
-trap '[ -n "$HTTP_PID" ] && kill "$HTTP_PID" 2>/dev/null; services_stop; rm -rf "$WORK"' EXIT
+# Its torch image and the build stage's layers (the CUDA toolkit) go at the end.
+trap '[ -n "$HTTP_PID" ] && kill "$HTTP_PID" 2>/dev/null; engine_release torchdock-test/srcext; services_stop; rm -rf "$WORK"' EXIT
 source "$ROOT/tests/e2e/lib/check.sh"
 DOCKER=/usr/bin/docker
 VARIANT=srcext-2.11.0-cu130-debian12
@@ -126,6 +127,4 @@ check "an archive changed on the server: the build fails at the extension's step
   bash -c "test $(rc) = 1 && grep -q 'extension-build' '$WORK/err' && grep -qi 'do not match the hashes' .torchdock/build/$VARIANT/build.log"
 [ "$(rc)" = 1 ] || { tail -5 "$WORK/err"; grep -i -B2 -A3 'hash' ".torchdock/build/$VARIANT/build.log" | tail -12 | sed 's/^/  log: /'; }
 
-$DOCKER rmi -f "$IMAGE" >/dev/null 2>&1
-$DOCKER image prune -f >/dev/null
 finish

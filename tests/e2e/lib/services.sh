@@ -196,8 +196,29 @@ ensure_debian_base() {
   svc_log "base $ref pushed"
 }
 
+# disk_free: GiB free where the engine and the caches keep their data. Said when the services
+# start, so that a suite that ran out of disk shows how much it had.
+disk_free() { df -BG --output=avail "$TORCHDOCK_CACHE" 2>/dev/null | tail -1 | tr -dc 0-9; }
+
 services_start() {
-  start_engine && start_registry && ensure_debian_base
+  start_engine && start_registry && ensure_debian_base && svc_log "$(disk_free) GiB free on $TORCHDOCK_CACHE"
+}
+
+# engine_release IMAGE...: removes these images (REPOSITORY:TAG, or a REPOSITORY for all its
+# tags) from the test engine, then the dangling images and the build cache's layers that
+# nothing holds now; BuildKit's cache mounts (pip's downloads) stay for the next build. A
+# multi-GB torch image goes when its suite is done with it: the suites' images together
+# outgrow a CI disk that holds any one of them.
+engine_release() {
+  local before ref ids
+  before=$(disk_free)
+  for ref in "$@"; do
+    if [[ ${ref##*/} == *:* ]]; then ids=$ref; else ids=$(/usr/bin/docker images -q "$ref" | sort -u); fi
+    [ -z "$ids" ] || /usr/bin/docker rmi -f $ids >/dev/null 2>&1
+  done
+  /usr/bin/docker image prune -f >/dev/null 2>&1
+  /usr/bin/docker builder prune -f --filter type=regular >/dev/null 2>&1
+  svc_log "released $*: $before GiB free before, $(disk_free) GiB after"
 }
 
 # engine_serve NAME [DOCKERD_FLAG...]: a second, private dockerd (its own data root, exec
