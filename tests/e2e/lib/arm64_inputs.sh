@@ -6,15 +6,17 @@
 #   DIR/cpu         torch 2.10.0's CPU-only linux/aarch64 set
 #   DIR/nccl-x86    nvidia-nccl-cu13 2.28.9's x86_64 wheel
 #   DIR/bnb         bitsandbytes 0.47.0's aarch64 wheel
-# The root (debootstrap, about a minute) and the wheels (about 4 GB when uv's cache is cold)
-# are fetched at the same time. Status 1, saying which part failed, when one does.
+# The root (debootstrap, about a minute) and the wheels (about 4 GB, a minute here) are
+# fetched at the same time. Status 1, saying which part failed, when one does.
 # Needs services.sh sourced (debian_arm64_files_tarball).
 
 # arm64_wheels DIR NAME PLATFORM REQUIREMENT... : what pip would install for Python 3.11 on
-# PLATFORM, into DIR/NAME (uv's log in DIR/uv-NAME.log)
+# PLATFORM, into DIR/NAME (uv's log in DIR/uv-NAME.log). uv's cache for them is DIR/uv-cache,
+# not the user's: the suite removes DIR when it is done, and the 5 GB go with it (a cache
+# kept for the next run would hold them through every later suite of this one).
 arm64_wheels() {
   local dir=$1 name=$2 platform=$3; shift 3
-  uv pip install --quiet --no-config --target "$dir/$name" --python-version 3.11 \
+  UV_CACHE_DIR="$dir/uv-cache" uv pip install --quiet --no-config --target "$dir/$name" --python-version 3.11 \
     --python-platform "$platform" --only-binary :all: "$@" >"$dir/uv-$name.log" 2>&1
 }
 
