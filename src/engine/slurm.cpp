@@ -55,72 +55,52 @@ Result<SlurmSelection> select_slurm_nodes(const std::string& listing,
                                           const std::vector<std::string>& wanted,
                                           const std::string& partition,
                                           const std::string& hostlist) {
-    struct Row {
-        std::string node, partition, state;
-        bool default_partition = false;
-    };
-    std::vector<Row> rows;
+    const std::set<std::string> want(wanted.begin(), wanted.end());
+    SlurmSelection out;
+    out.partition = partition;
+    std::set<std::string> seen;
+    std::vector<std::string> partitions;                 // in sinfo's order
+    std::map<std::string, std::set<std::string>> holds;  // partition: the nodes asked for in it
+    std::string default_partition;
     for (const auto& line : split(listing, '\n')) {
         auto parts = split(trimmed(line), ' ');
         parts.erase(std::remove(parts.begin(), parts.end(), std::string()), parts.end());
         if (parts.size() < 3) continue;
-        Row r{parts[0], parts[1], parts.back()};
-        if (!r.partition.empty() && r.partition.back() == '*') {
-            r.partition.pop_back();
-            r.default_partition = true;
-        }
-        if (partition.empty() || r.partition == partition) rows.push_back(std::move(r));
+        std::string node = parts[0], part = parts[1];
+        bool is_default = part.back() == '*';
+        if (is_default) part.pop_back();
+        if (!partition.empty() && part != partition) continue;
+        if (is_default) default_partition = part;
+        if (std::find(partitions.begin(), partitions.end(), part) == partitions.end())
+            partitions.push_back(part);
+        if (!want.empty() && !want.count(node)) continue;
+        holds[part].insert(node);
+        if (seen.insert(node).second) out.nodes.push_back(SlurmNode{node, parts.back()});
     }
-    auto in = [](const std::vector<std::string>& v, const std::string& x) {
-        return std::find(v.begin(), v.end(), x) != v.end();
-    };
-    std::vector<std::string> names;  // sinfo's order, once each
-    std::map<std::string, std::string> state;
-    for (const auto& r : rows)
-        if (!in(names, r.node) && (wanted.empty() || in(wanted, r.node))) {
-            names.push_back(r.node);
-            state[r.node] = r.state;
-        }
-    SlurmSelection out;
-    out.partition = partition;
-    if (wanted.empty()) {
-        if (names.empty())
+    if (want.empty()) {
+        if (out.nodes.empty())
             return Error{ErrorKind::Config, "partition " + quote_value(partition) +
                                                 " has no nodes (sinfo lists none)"};
-    } else {
-        for (const auto& n : wanted)
-            if (!in(names, n))
-                return Error{
-                    ErrorKind::Config,
-                    "node " + quote_value(n) + " of --nodes " + quote_value(hostlist) +
-                        (partition.empty() ? " is not a node Slurm knows (sinfo -N "
-                                             "lists it not)"
-                                           : " is not in partition " + quote_value(partition))};
+        return out;
     }
-    if (partition.empty() && !wanted.empty()) {
-        // The partitions holding every node asked for, the default one first.
-        std::vector<std::string> order;
-        std::map<std::string, std::set<std::string>> holds;
-        std::string default_name;
-        for (const auto& r : rows) {
-            if (!in(order, r.partition)) order.push_back(r.partition);
-            if (in(names, r.node)) holds[r.partition].insert(r.node);
-            if (r.default_partition) default_name = r.partition;
-        }
-        auto whole = [&](const std::string& p) { return holds[p].size() == names.size(); };
-        if (!default_name.empty() && whole(default_name)) {
-            out.partition.clear();
-        } else {
-            auto it = std::find_if(order.begin(), order.end(), whole);
-            if (it == order.end())
-                return Error{ErrorKind::Config,
-                             "the nodes of --nodes " + quote_value(hostlist) +
-                                 " are in no one partition together, and one srun step runs "
-                                 "in one partition (name fewer nodes)"};
-            out.partition = *it;
-        }
-    }
-    for (const auto& n : names) out.nodes.push_back(SlurmNode{n, state[n]});
+    for (const auto& n : wanted)
+        if (!seen.count(n))
+            return Error{
+                ErrorKind::Config,
+                "node " + quote_value(n) + " of --nodes " + quote_value(hostlist) +
+                    (partition.empty() ? " is not a node Slurm knows (sinfo -N lists it not)"
+                                       : " is not in partition " + quote_value(partition))};
+    if (!partition.empty()) return out;
+    // One srun step runs in one partition: the default one when it holds every node asked
+    // for, else the first that does.
+    auto whole = [&](const std::string& p) { return holds[p].size() == seen.size(); };
+    if (!default_partition.empty() && whole(default_partition)) return out;
+    auto it = std::find_if(partitions.begin(), partitions.end(), whole);
+    if (it == partitions.end())
+        return Error{ErrorKind::Config, "the nodes of --nodes " + quote_value(hostlist) +
+                                            " are in no one partition together, and one srun "
+                                            "step runs in one partition (name fewer nodes)"};
+    out.partition = *it;
     return out;
 }
 
