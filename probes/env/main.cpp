@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 
+#include "file_identity.hpp"
 #include "path_search.hpp"
 #include "probe.hpp"
 
@@ -34,7 +35,20 @@ Json resolved_json(const std::string& name, const char* path_env) {
     const std::string path = resolve_command(name, path_env);
     if (path.empty()) return Json();
     const std::string real = real_path(path);
-    return Json::object({{"path", path}, {"realpath", real.empty() ? Json() : Json(real)}});
+    return Json::object({{"path", path},
+                         {"realpath", real.empty() ? Json() : Json(real)},
+                         {"identity", probe::identify_file(path)}});
+}
+
+// The ELF identity of a file's first bytes ("x86_64/64"), null when it is not ELF.
+Json elf_of(const std::string& path) {
+    unsigned char head[64];
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) return Json();
+    const ssize_t n = ::pread(fd, head, sizeof head, 0);
+    ::close(fd);
+    const std::string elf = probe::elf_identity(head, n > 0 ? static_cast<std::size_t>(n) : 0);
+    return elf.empty() ? Json() : Json(elf);
 }
 
 // {"path","text","size","error"} for the first kHeadBytes of `name` (a bare name through PATH).
@@ -123,11 +137,15 @@ int run(int argc, char** argv) {
     const InterpreterScan scan = find_interpreters(path_env);
     Json interpreters = Json::array();
     for (const auto& i : scan.found())
-        interpreters.push(
-            Json::object({{"path", i.path}, {"realpath", i.realpath}, {"via", i.via}}));
+        interpreters.push(Json::object({{"path", i.path},
+                                        {"realpath", i.realpath},
+                                        {"via", i.via},
+                                        {"elf", elf_of(i.realpath)}}));
     data.set("interpreters", interpreters);
     data.set("interpreters_truncated", scan.truncated());
     if (want_head) data.set("head", head_json(head, path_env));
+    // The platform the image's files are built for, when no python says it: its shell.
+    data.set("shell", probe::identify_file("/bin/sh"));
     // The size of /dev/shm this container got (a default `docker run`: NCCL and DataLoader
     // workers need more than Docker's 64 MiB), read without a shell.
     struct statvfs shm;

@@ -3,6 +3,7 @@
 // Debian packages: every file with a sha256 in RECORD must be there, be a regular file this
 // user can read, have the recorded size and the recorded hash. A static executable: nothing
 // of the image (libc, loader, LD_PRELOAD) takes part. See README.md beside this file.
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
@@ -20,6 +21,7 @@
 
 #include "dist_info.hpp"
 #include "file_check.hpp"
+#include "file_identity.hpp"
 #include "platform_facts.hpp"
 #include "probe.hpp"
 #include "record_csv.hpp"
@@ -32,8 +34,8 @@ using namespace record;
 namespace {
 
 const char kUsage[] =
-    "probe-record takes --site-dirs=A,B (required), --dists=PATTERNS, --threads=N, "
-    "--sha-impl=auto|portable, --text=DIST:PATH,...";
+    "probe-record takes --site-dirs=A,B (required unless --inspect is given), --dists=PATTERNS, "
+    "--threads=N, --sha-impl=auto|portable, --text=DIST:PATH,..., --inspect=PATH,...";
 const char kDefaultDists[] = "torch,torchvision,torchaudio,triton,nvidia-*";
 constexpr std::size_t kMaxListedProblems = 50;
 constexpr std::size_t kMaxTextBytes = 8192;
@@ -152,6 +154,69 @@ void read_record(const std::string& site, Distribution& d, std::size_t index,
     }
 }
 
+// The egg-info directory beside the package that holds `file` (`X/torch-1.13.0.egg-info` for
+// `X/torch/version.py`), "" when none: how setuptools and Debian's python3-* packages record an
+// installation that has no RECORD to verify.
+std::string egg_info_of(const std::string& file) {
+    std::string dir = file.substr(0, file.find_last_of('/'));
+    for (int level = 0; level < 3 && dir.size() > 1; ++level) {
+        const std::size_t slash = dir.find_last_of('/');
+        if (slash == std::string::npos) break;
+        const std::string parent = dir.substr(0, slash), package = dir.substr(slash + 1);
+        if (DIR* d = ::opendir(parent.empty() ? "/" : parent.c_str())) {
+            std::string found;
+            while (struct dirent* e = ::readdir(d)) {
+                const std::string name = e->d_name;
+                const bool egg =
+                    name.size() > 9 && name.compare(name.size() - 9, 9, ".egg-info") == 0;
+                if (egg && (name.rfind(package + "-", 0) == 0 || name == package + ".egg-info")) {
+                    found = parent + "/" + name;
+                    break;
+                }
+            }
+            ::closedir(d);
+            if (!found.empty()) return found;
+        }
+        dir = parent;
+    }
+    return {};
+}
+
+// --inspect: each path's identity (probes/common/file_identity.hpp) and whether a RECORD this
+// run verified lists it: {"record": {"dist", "dist_info", "verified"}} or null, and the egg-info
+// beside it when no RECORD does.
+Json inspected_json(const std::vector<std::string>& paths, const std::vector<Distribution>& dists,
+                    const std::vector<FileEntry>& files) {
+    std::set<std::pair<std::size_t, std::size_t>> damaged;  // (dist, RECORD line)
+    for (std::size_t i = 0; i < dists.size(); ++i)
+        for (const Problem& p : dists[i].problems) damaged.insert({i, p.line});
+    Json out = Json::array();
+    for (const std::string& path : paths) {
+        Json o = probe::identify_file(path);
+        const std::string real = real_path(path);
+        const FileEntry* listed = nullptr;
+        for (const FileEntry& f : files)
+            if (f.file == path || (!real.empty() && f.file == real) ||
+                (!real.empty() && real_path(f.file) == real)) {
+                listed = &f;
+                break;
+            }
+        if (listed) {
+            const Distribution& d = dists[listed->dist];
+            o.set("record",
+                  Json::object({{"dist", d.info.name + " " + d.info.version},
+                                {"dist_info", d.info.dir},
+                                {"verified", !damaged.count({listed->dist, listed->line})}}));
+        } else {
+            o.set("record", Json());
+            const std::string egg = egg_info_of(real.empty() ? path : real);
+            o.set("egg_info", egg.empty() ? Json() : Json(egg));
+        }
+        out.push(o);
+    }
+    return out;
+}
+
 int run(int argc, char** argv) {
     const auto started = std::chrono::steady_clock::now();
     auto flags = probe::parse_flags(argc, argv);
@@ -159,12 +224,14 @@ int run(int argc, char** argv) {
     auto error = [&](const std::string& why) {
         return probe::finish("record", probe::kError, why, data);
     };
-    const std::string unknown =
-        probe::unknown_flag(flags, {"site-dirs", "dists", "threads", "sha-impl", "text"}, kUsage);
+    const std::string unknown = probe::unknown_flag(
+        flags, {"site-dirs", "dists", "threads", "sha-impl", "text", "inspect"}, kUsage);
     if (!unknown.empty()) return error(unknown);
     const std::vector<std::string> site_dirs = probe::split(flags["site-dirs"], ',', false);
+    const std::vector<std::string> inspect = probe::split(flags["inspect"], ',', false);
     data.set("site_dirs", Json::array_of(site_dirs));
-    if (site_dirs.empty()) return error("--site-dirs is required (" + std::string(kUsage) + ")");
+    if (site_dirs.empty() && inspect.empty())
+        return error("--site-dirs is required (" + std::string(kUsage) + ")");
     std::vector<NamePattern> patterns;
     std::string why;
     const std::string dists_flag = flags.count("dists") ? flags["dists"] : kDefaultDists;
@@ -214,7 +281,8 @@ int run(int argc, char** argv) {
         }
     }
     data.set("distributions", Json::array());
-    if (!any_site) return error("no readable site dir among " + flags["site-dirs"]);
+    if (!any_site && inspect.empty())
+        return error("no readable site dir among " + flags["site-dirs"]);
 
     // ---- sizes and modes first, then hashes of the files whose size matched ----
     std::vector<FileEntry> files, to_hash;
@@ -307,6 +375,7 @@ int run(int argc, char** argv) {
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     data.set("threads", static_cast<long long>(threads));
     data.set("sha_impl", sha_impl);
+    if (!inspect.empty()) data.set("inspected", inspected_json(inspect, dists, files));
 
     if (dists.empty()) {
         std::string names;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dist_info.hpp"
+#include "file_identity.hpp"
 
 namespace record {
 
@@ -36,25 +37,7 @@ inline std::vector<std::string> wheel_tags(const std::string& dist_info_dir) {
     return tags;
 }
 
-// The ELF identity in a file's first bytes: "x86_64/64", "aarch64/64", "i386/32",
-// "e_machine 999/64"; "" when the bytes are not an ELF header.
-inline std::string elf_identity(const unsigned char* b, std::size_t n) {
-    if (n < 20 || std::memcmp(b,
-                              "\x7f"
-                              "ELF",
-                              4) != 0)
-        return "";
-    const int cls = b[4] == 1 ? 32 : b[4] == 2 ? 64 : 0;
-    // e_machine at offset 18, in the file's byte order (EI_DATA: 1 little, 2 big).
-    const std::uint16_t m = b[5] == 2 ? static_cast<std::uint16_t>(b[18] << 8 | b[19])
-                                      : static_cast<std::uint16_t>(b[19] << 8 | b[18]);
-    static const std::map<std::uint16_t, const char*> names = {
-        {3, "i386"}, {8, "mips"},    {20, "ppc"},      {21, "ppc64"},  {22, "s390"},
-        {40, "arm"}, {62, "x86_64"}, {183, "aarch64"}, {243, "riscv"}, {258, "loongarch"}};
-    auto it = names.find(m);
-    const std::string machine = it != names.end() ? it->second : "e_machine " + std::to_string(m);
-    return machine + "/" + (cls ? std::to_string(cls) : std::string("?"));
-}
+using probe::elf_identity;  // probes/common/file_identity.hpp
 
 // Per distribution: how many of its files are ELF objects of each identity, and the first.
 struct ElfCensus {

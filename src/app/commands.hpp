@@ -72,6 +72,9 @@ struct ValidateOptions {
     std::optional<std::string> python;  // the interpreter to use (default: the image's own)
     std::vector<std::string> waive;     // ID=reason (core/validate/waivers.hpp)
     std::optional<std::string> config;  // settings file with "waivers" (app/settings.hpp)
+    // --manifests named on the command line: the waivers of the manifest that renders an
+    // image apply to it (never the image's own io.torchdock.waive.* labels).
+    bool with_manifests = false;
 };
 
 struct DoctorOptions {

@@ -113,8 +113,12 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         // where this host emulates it; doctor reads an image by running it, so otherwise it
         // cannot, and says where to go instead.
         auto engine_info = api->info();
-        auto probe_set = engine::image_reading(probes_dir, info.value()->architecture,
-                                               engine_info ? engine_info->architecture : "", false);
+        const std::string& id = info.value()->id.empty() ? *opts.image : info.value()->id;
+        // The platform from the image's files, not its config's claim (engine::read_platform).
+        auto platform =
+            engine::read_platform(api.value(), id, *info.value(), probes_dir,
+                                  engine_info ? engine_info->architecture : "", false, label);
+        const auto& probe_set = platform.set;
         if (probe_set.tier.kind == ReadingTier::FilesOnly)
             return fail(Error{ErrorKind::Environment, "doctor runs the image's code, and " +
                                                           probe_set.tier.reason +
@@ -129,10 +133,10 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         facts = f.value();
         // The image as `docker run IMAGE python` runs it (engine/runtime_env), by its ID.
         progress("doctor " + *opts.image + ": running the probes");
-        const std::string& id = info.value()->id.empty() ? *opts.image : info.value()->id;
-        auto reading = engine::probe_image(api.value(), id, *info.value(), engine::doctor_probes(),
-                                           probe_set.probes_dir, opts.python, 0,
-                                           probe_set.timeout_s(60), kb.value(), label);
+        auto reading =
+            engine::probe_image(api.value(), id, *info.value(), engine::doctor_probes(),
+                                probe_set.probes_dir, opts.python, 0, probe_set.timeout_s(60),
+                                kb.value(), label, std::nullopt, &platform.env);
         probes = std::move(reading.probes);
         facts.interpreter_why = reading.plan.why;
         if (engine::interrupted()) return stop_interrupted_run(api.value(), label);

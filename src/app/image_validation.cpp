@@ -68,18 +68,22 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
     in.image = v.image;
     in.expect = gather_expectations(v.image, info.value()->labels, info.value()->env, run.kb,
                                     run.overrides);
+    for (const auto& [key, value] : run.overrides) in.user_expect_keys.push_back(key);
     v.expectations_source = in.expect.count("source") ? in.expect["source"] : "none found";
-    in.platform = info.value()->platform();
-    const std::string image_machine = elf_machine_of(info.value()->architecture);
-    // The host's probes, or the linux-arm64 set for an arm64 image on an x86 engine (run under
-    // qemu-user where this host emulates arm64), and the tier that follows.
-    const auto probe_set = engine::image_reading(run.probes_dir, info.value()->architecture,
-                                                 run.engine_arch, run.opts.files_only);
-    const ReadingTier& tier = probe_set.tier;
+    // Every container runs the image ID resolved here: a tag moved meanwhile changes nothing.
+    const std::string& id = info.value()->id.empty() ? v.image : info.value()->id;
+    // The platform from the image's files (probe-env, this host's static program), the config's
+    // architecture a claim compared with them; the tier and probe set follow from the files.
+    auto platform = engine::read_platform(run.api, id, *info.value(), run.probes_dir,
+                                          run.engine_arch, run.opts.files_only, run.run_label);
+    in.platform = platform.platform;
+    in.platform_problem = platform.claim_problem;
+    const ReadingTier& tier = platform.set.tier;
     const bool files_only = tier.kind == ReadingTier::FilesOnly;
     const bool emulated = tier.kind == ReadingTier::Emulated;
     in.files_only_reason = files_only ? tier.reason : "";
     v.platform = in.platform;
+    v.platform_claimed = info.value()->platform();
     v.tier = tier.name();
     v.tier_reason = tier.reason;
     in.gpu_tier = run.gpu_tier && tier.kind == ReadingTier::Full;
@@ -96,16 +100,19 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
     }
     // The image as `docker run IMAGE python` runs it: its entrypoint's environment, the
     // python its PATH resolves to (engine/runtime_env).
-    // Every container runs the image ID resolved here: a tag moved meanwhile changes nothing.
-    const std::string& id = info.value()->id.empty() ? v.image : info.value()->id;
     // The files-only tier's probes read an image of any architecture: they are this host's
     // static programs, and the kernel runs them whatever the image's own files are. The
     // emulated tier's are the image's architecture's (probe_set), run by qemu-user like the
     // image's code.
     auto reading = engine::probe_image(
-        run.api, id, *info.value(), std::move(specs), probe_set.probes_dir, run.opts.python,
+        run.api, id, *info.value(), std::move(specs), platform.set.probes_dir, run.opts.python,
         in.gpu_tier ? run.gpus : 0, static_cast<int>(run.opts.probe_timeout_s), run.kb,
-        run.run_label, files_only ? std::optional<std::string>(image_machine) : std::nullopt);
+        run.run_label,
+        files_only ? std::optional<std::string>(platform.files.machine.empty()
+                                                    ? elf_machine_of(info.value()->architecture)
+                                                    : platform.files.machine)
+                   : std::nullopt,
+        &platform.env);
     in.probes = std::move(reading.probes);
     in.runtime = std::move(reading.plan);
     in.entrypoint = std::move(reading.entrypoint);
@@ -128,10 +135,15 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
         return ErrorAdvice{e->id, e->cause, e->fix};
     };
     v.checks = evaluate(in, run.kb);
-    // Flags and settings first, then the image's own io.torchdock.waive.* labels.
+    // The user's waivers (flags, settings, the manifest they validate with); the image's own
+    // io.torchdock.waive.* labels are its vendor's claim, shown and never applied.
+    v.waiver_notes = image_waiver_claims(info.value()->labels);
     auto waivers = run.waivers;
-    for (auto& w : waivers_from_labels(info.value()->labels, v.waiver_notes))
-        waivers.push_back(std::move(w));
+    if (auto m = run.manifest_waivers.find(v.image); m != run.manifest_waivers.end())
+        waivers.insert(waivers.end(), m->second.begin(), m->second.end());
+    else if (run.with_manifests)
+        v.waiver_notes.push_back("no variant of --manifests renders " + v.image +
+                                 " (as its image and tag): no manifest waiver applies to it");
     for (auto& note : apply_waivers(v.checks, waivers)) v.waiver_notes.push_back(std::move(note));
     v.probes = in.probes;
     // Probes that could not reach the engine are errors already; say why once, and exit 3.

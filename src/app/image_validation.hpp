@@ -39,8 +39,12 @@ struct ValidationRun {
     std::string gpu_reason;
     std::string run_label;
     std::atomic<bool> engine_lost{false};
-    std::vector<Waiver> waivers{};  // --waive, then the settings file's (labels per image)
-    bool quick = false;             // node-check: engine::quick_validation_probes
+    std::vector<Waiver> waivers{};  // --waive, then the settings file's
+    // validate --manifests: the waivers of the manifest that renders each image (by the image
+    // reference as given), applied after the user's own.
+    std::map<std::string, std::vector<Waiver>> manifest_waivers{};
+    bool with_manifests = false;
+    bool quick = false;  // node-check: engine::quick_validation_probes
 };
 
 // Fills `v` (whose `image` is set): its checks, probes and tier, or `error`.

@@ -56,7 +56,10 @@ int main(int argc, char** argv) {
         if (*c.list_cmd) return run_list(c.common, c.list);
         if (*c.build_cmd) return run_build(c.build);
         if (*c.lock_cmd) return run_lock(c.common, c.lock);
-        if (*c.validate_cmd) return run_validate(c.common, c.validate);
+        if (*c.validate_cmd) {
+            c.validate.with_manifests = c.validate_cmd->get_option("--manifests")->count() > 0;
+            return run_validate(c.common, c.validate);
+        }
         if (*c.doctor_cmd) return run_doctor(c.common, c.doctor);
         if (*c.diff_cmd) return run_diff(c.diff);
         if (*c.node_check_cmd) return run_node_check(c.common, c.node_check);

@@ -44,21 +44,23 @@ std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOp
     // An image of another architecture runs under qemu-user with its architecture's probes
     // where this host emulates it; otherwise torch cannot run, and the labels alone decide.
     auto engine_info = api.info();
-    auto probe_set = engine::image_reading(probes_at.path, info.architecture,
-                                           engine_info ? engine_info->architecture : "", false);
+    remove_leftovers_of_killed_runs(api);
+    std::string label = engine::new_run_label();
+    const std::string& id = info.id.empty() ? opts.image : info.id;
+    // The platform from the image's files, not its config's claim (engine::read_platform).
+    auto platform = engine::read_platform(
+        api, id, info, probes_at.path, engine_info ? engine_info->architecture : "", false, label);
+    const auto& probe_set = platform.set;
     if (probe_set.tier.kind == ReadingTier::FilesOnly) {
         out.not_audited = "the kernel audit needs torch to run, and " + probe_set.tier.reason +
                           " (validate reads them: TD125)";
         return std::nullopt;
     }
     if (probe_set.tier.kind == ReadingTier::Emulated) emulated = probe_set.tier.reason;
-    remove_leftovers_of_killed_runs(api);
-    std::string label = engine::new_run_label();
-    const std::string& id = info.id.empty() ? opts.image : info.id;
-    auto probes =
-        engine::probe_image(api, id, info, engine::kernel_audit_probes(), probe_set.probes_dir,
-                            opts.python, 0, probe_set.timeout_s(60), kb, label)
-            .probes;
+    auto probes = engine::probe_image(api, id, info, engine::kernel_audit_probes(),
+                                      probe_set.probes_dir, opts.python, 0, probe_set.timeout_s(60),
+                                      kb, label, std::nullopt, &platform.env)
+                      .probes;
     if (engine::interrupted()) return stop_interrupted_run(api, label);
     const ProbeRun& k = probes["kernels"];
     if (!k.usable() || !k.data.contains("objects"))

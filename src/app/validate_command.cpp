@@ -92,6 +92,25 @@ Status write_reports(const ValidateOptions& opts,
 
 }  // namespace
 
+// With --manifests DIR: for each image a variant of DIR renders (its reference is the
+// manifest's image and the variant's tag, or that under another registry), the manifest's
+// waivers, with the file they come from. The repository the user renders may waive for what
+// it renders; an image matched by no variant gets none.
+std::optional<std::map<std::string, std::vector<Waiver>>> manifest_waivers(
+    const CommonOptions& common, const std::vector<std::string>& images, int& code) {
+    auto plan = plan_project(common, code, false, std::nullopt);
+    if (!plan) return std::nullopt;
+    std::map<std::string, std::vector<Waiver>> out;
+    for (const auto& image : images)
+        for (const auto& v : plan->variants) {
+            const std::string ref = v.manifest->image + ":" + v.tag;
+            if (image != ref && !ends_with(image, "/" + ref)) continue;
+            for (const auto& [id, reason] : v.manifest->waivers)
+                out[image].push_back({id, reason, "manifest " + v.manifest->file});
+        }
+    return out;
+}
+
 int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     engine::install_interrupt_handlers();
     int gpu_count = -1;
@@ -100,6 +119,13 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     if (!overrides) return fail(overrides.error());
     auto waivers = gather_waivers(opts);
     if (!waivers) return fail(waivers.error());
+    std::map<std::string, std::vector<Waiver>> from_manifests;
+    if (opts.with_manifests) {
+        int code = 0;
+        auto found = manifest_waivers(common, opts.images, code);
+        if (!found) return code;
+        from_manifests = std::move(found.value());
+    }
     auto data_dir = engine::find_data_dir(common.data_dir);
     auto kb = engine::load_knowledge_base(data_dir);
     if (!kb) return fail(kb.error());
@@ -129,6 +155,8 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
                       gpu_reason,
                       engine::new_run_label()};
     run.waivers = std::move(waivers.value());
+    run.manifest_waivers = std::move(from_manifests);
+    run.with_manifests = opts.with_manifests;
     if (!run.gpu_tier && opts.require_gpu) {
         print_error("--require-gpu: " + run.gpu_reason);
         return k_exit_environment;

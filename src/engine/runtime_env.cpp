@@ -32,17 +32,48 @@ std::string entrypoint_file(const std::vector<std::string>& ep) {
 
 }  // namespace
 
+EnvReading read_environment(const DockerApi& api, const std::string& image, const ImageInfo& info,
+                            const std::filesystem::path& host_probes_dir,
+                            const std::string& run_label) {
+    EnvReading out;
+    out.nonce = new_nonce();
+    ProbeSpec direct = probe_spec("env", "probe-env", {"--nonce=" + out.nonce});
+    if (std::string file = entrypoint_file(info.entrypoint); !file.empty())
+        direct.args.push_back("--head=" + file);
+    out.run = run_probe_in_image(api, image, direct, host_probes_dir, 0, 60, run_label);
+    return out;
+}
+
+PlatformReading read_platform(const DockerApi& api, const std::string& image, const ImageInfo& info,
+                              const std::filesystem::path& host_probes_dir,
+                              const std::string& engine_arch, bool files_only,
+                              const std::string& run_label) {
+    PlatformReading out;
+    out.env = read_environment(api, image, info, host_probes_dir, run_label);
+    if (out.env.run.usable()) out.files = files_platform(out.env.run.data);
+    out.claim_problem = platform_claim_problem(info.architecture, out.files);
+    if (out.files.machine.empty()) {
+        out.platform = info.platform();
+    } else {
+        const std::string arch = oci_arch_of_elf(out.files.machine);
+        out.platform = "linux/" + arch;
+        if (out.claim_problem.empty() && !info.variant.empty()) out.platform += "/" + info.variant;
+    }
+    const std::string arch =
+        out.files.machine.empty() ? info.architecture : oci_arch_of_elf(out.files.machine);
+    out.set = image_reading(host_probes_dir, arch, engine_arch, files_only);
+    return out;
+}
+
 RuntimeReading read_runtime(const DockerApi& api, const std::string& image, const ImageInfo& info,
                             const std::filesystem::path& probes_dir,
                             const std::optional<std::string>& python_override,
                             const std::string& run_label,
-                            const std::optional<std::string>& files_only) {
+                            const std::optional<std::string>& files_only, const EnvReading* env) {
     RuntimeReading out;
-    std::string nonce = new_nonce();
-    ProbeSpec direct = probe_spec("env", "probe-env", {"--nonce=" + nonce});
-    if (std::string file = entrypoint_file(info.entrypoint); !file.empty())
-        direct.args.push_back("--head=" + file);
-    out.probes["env"] = run_probe_in_image(api, image, direct, probes_dir, 0, 60, run_label);
+    EnvReading read = env ? *env : read_environment(api, image, info, probes_dir, run_label);
+    const std::string& nonce = read.nonce;
+    out.probes["env"] = std::move(read.run);
     const ProbeRun& d = out.probes["env"];
     std::string head;
     if (d.usable() && d.data.contains("head") && d.data["head"].is_object())
@@ -73,9 +104,9 @@ RuntimeReading probe_image(const DockerApi& api, const std::string& image, const
                            std::vector<ProbeSpec> specs, const std::filesystem::path& probes_dir,
                            const std::optional<std::string>& python_override, int gpus,
                            int timeout_s, const KnowledgeBase& kb, const std::string& run_label,
-                           const std::optional<std::string>& files_only) {
+                           const std::optional<std::string>& files_only, const EnvReading* env) {
     RuntimeReading out =
-        read_runtime(api, image, info, probes_dir, python_override, run_label, files_only);
+        read_runtime(api, image, info, probes_dir, python_override, run_label, files_only, env);
     if (interrupted()) return out;
     auto runs = run_probes(std::move(specs), out.plan, kb, [&](const ProbeSpec& p) {
         if (!reads_files_only(p.name))

@@ -11,10 +11,41 @@
 #include <vector>
 
 #include "core/knowledge/knowledge_base.hpp"
+#include "core/validate/platform.hpp"
 #include "core/validate/runtime_env.hpp"
 #include "engine/docker_api.hpp"
+#include "engine/install_layout.hpp"
 
 namespace td::engine {
+
+// probe-env run once in the image with the ENTRYPOINT removed, and the nonce it was given.
+struct EnvReading {
+    ProbeRun run;
+    std::string nonce;
+};
+
+// probe-env from this host's probe set: a static program, so it runs in an image whatever the
+// image's files are built for, and no code of the image takes part. Reads what the image
+// configures, what python and python3 run and the ELF identity of those files and of /bin/sh.
+EnvReading read_environment(const DockerApi& api, const std::string& image, const ImageInfo& info,
+                            const std::filesystem::path& host_probes_dir,
+                            const std::string& run_label);
+
+// How an image is read. Its platform comes from its files (core files_platform over
+// read_environment's answer); the config's architecture is a claim, compared with them
+// (`claim_problem`) and used only where no file says a platform. The tier and the probe set
+// (install_layout image_reading) follow from the files' platform.
+struct PlatformReading {
+    ImageReading set;
+    FilesPlatform files;
+    std::string platform;       // "linux/amd64"; "" when neither the files nor the config say
+    std::string claim_problem;  // core platform_claim_problem; "" when they agree
+    EnvReading env;             // handed on to probe_image, which does not read it again
+};
+PlatformReading read_platform(const DockerApi& api, const std::string& image, const ImageInfo& info,
+                              const std::filesystem::path& host_probes_dir,
+                              const std::string& engine_arch, bool files_only,
+                              const std::string& run_label);
 
 struct RuntimeReading {
     RuntimePlan plan;
@@ -24,12 +55,14 @@ struct RuntimeReading {
 
 // `files_only` set (to the image's ELF machine, "" when unknown): the files-only tier
 // (core/validate/platform): a wrapper ENTRYPOINT is not run (it is the image's code), and the
-// plan gets the machine and the import directories read from names.
+// plan gets the machine and the import directories read from names. `env`: read_environment's
+// answer already at hand (read_platform), else probe-env is run here.
 RuntimeReading read_runtime(const DockerApi& api, const std::string& image, const ImageInfo& info,
                             const std::filesystem::path& probes_dir,
                             const std::optional<std::string>& python_override,
                             const std::string& run_label,
-                            const std::optional<std::string>& files_only = std::nullopt);
+                            const std::optional<std::string>& files_only = std::nullopt,
+                            const EnvReading* env = nullptr);
 
 struct ProbeSpec;
 
@@ -40,6 +73,7 @@ RuntimeReading probe_image(const DockerApi& api, const std::string& image, const
                            std::vector<ProbeSpec> specs, const std::filesystem::path& probes_dir,
                            const std::optional<std::string>& python_override, int gpus,
                            int timeout_s, const KnowledgeBase& kb, const std::string& run_label,
-                           const std::optional<std::string>& files_only = std::nullopt);
+                           const std::optional<std::string>& files_only = std::nullopt,
+                           const EnvReading* env = nullptr);
 
 }  // namespace td::engine

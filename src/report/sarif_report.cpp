@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json/json_text.hpp"
+#include "core/validate/waivers.hpp"
 #include "util/strings.hpp"
 
 namespace td::report {
@@ -121,9 +122,15 @@ std::string validation_sarif(const std::vector<ImageValidation>& all) {
                                 {{"status", c.status},
                                  {"observed", terminal_text(c.observed)},
                                  {"expected", terminal_text(c.expected)}}}});
-            // Waived: still a result, marked suppressed with the waiver's reason, as code
-            // scanning shows a dismissed alert (never dropped, never a pass).
+            // Waived: still a result. A waiver the user gave is marked suppressed with its
+            // reason, as code scanning shows a dismissed alert (never dropped, never a pass);
+            // one from a repository's settings or manifest is listed, not accepted for them.
             if (c.status == "waived")
+                results.back()["properties"]["waiver"] = {
+                    {"source", terminal_text(c.waiver_source)},
+                    {"reason", terminal_text(c.waiver_reason)}};
+            if (c.status == "waived" &&
+                waiver_given_by_user({c.id, c.waiver_reason, c.waiver_source}))
                 results.back()["suppressions"] =
                     json::array({{{"kind", "external"},
                                   {"status", "accepted"},

@@ -157,6 +157,7 @@ std::string validation_json(const std::vector<ImageValidation>& all) {
                           {"probes", probes},
                           {"expectations_source", v.expectations_source},
                           {"platform", v.platform},
+                          {"platform_claimed", v.platform_claimed},
                           {"tier", v.tier},
                           {"tier_reason", v.tier_reason},
                           {"files_only_reason", v.tier == "files-only" ? v.tier_reason : ""},

@@ -14,7 +14,10 @@ struct ImageValidation {
     std::string image;
     std::string image_id;  // what the probes ran on ("sha256:..."), resolved once
     std::string expectations_source;
-    std::string platform;  // the image's ("linux/arm64"); "" when the engine records none
+    // The image's platform as its files say ("linux/arm64"; the config's where no file says
+    // it; "" when neither), and what its config claims (ImageInfo::platform).
+    std::string platform;
+    std::string platform_claimed;
     // How the image was read (core/validate/platform ReadingTier): "full", "emulated" (its code
     // under qemu-user) or "files-only"; tier_reason says why, "" for full.
     std::string tier = "full";
@@ -25,9 +28,10 @@ struct ImageValidation {
     std::string error;  // the image could not be validated at all (missing image, engine)
     bool missing_image = false;
     double seconds = 0;
-    std::vector<std::string> waiver_notes;  // waivers that changed nothing, and why
-    int failed() const;                     // fail and error checks, plus the image-level error
-    int errored() const;                    // checks that could not be judged
+    // Waivers that changed nothing, and why; waivers the image's labels claim (never applied).
+    std::vector<std::string> waiver_notes;
+    int failed() const;   // fail and error checks, plus the image-level error
+    int errored() const;  // checks that could not be judged
     int passed() const;
     int skipped() const;
     int warned() const;

@@ -117,13 +117,20 @@ const std::vector<CheckInfo> k_catalog = {
     {.id = "TD119",
      .name = "torch.imports",
      .tier = "static",
-     .meaning = "PyTorch is found under the interpreter the image runs and import torch works; "
-                "the import error, or the signal, stage and library of a crash, is shown when "
-                "it does not; an image with neither torch nor labels fails",
-     .evidence = {"torch"},
-     .why = "every torch check rests on it; an image with nothing to judge must not pass",
+     .meaning = "PyTorch is found under the interpreter the image runs and import torch works, "
+                "and the image's files back what its python said: the interpreter exists and "
+                "is a CPython ELF for the image's platform (a #! script followed to its "
+                "program), torch.__file__ exists and is listed by a RECORD probe-record "
+                "verified (or an egg-info beside it: an OS package); the import error, or the "
+                "signal, stage and library of a crash, is shown when it does not; an image with "
+                "neither torch nor labels fails; in the files-only tier an image with no torch "
+                "files fails",
+     .evidence = {"torch", "record"},
+     .why = "every torch check rests on it; an image with nothing to judge must not pass, and "
+            "a python is the image's own code: a script at /usr/bin/python3 can print any "
+            "answer, so the answer counts only where torchdock's reading of the files backs it",
      .reads = "the torch probe (import torch in a forked child) under the python the image "
-              "runs",
+              "runs; probe-record --inspect (static) on the interpreter and torch.__file__",
      .fix = "install what the import error names (see torchdock explain)",
      .not_waivable = k_untrusted},
     {.id = "TD120",
@@ -248,14 +255,17 @@ const std::vector<CheckInfo> k_catalog = {
     {.id = "TD132",
      .name = "platform.objects",
      .tier = "static",
-     .meaning = "every distribution probe-record reads was built for the image's platform: "
+     .meaning = "the image config's architecture is the platform its files are built for (the "
+                "ELF machine of its python, else its shell), and every distribution "
+                "probe-record reads was built for that platform: "
                 "its wheel tags (WHEEL Tag:, NVIDIA's sbsa read as aarch64) and the ELF machine "
                 "and class of every file it installed",
      .evidence = {"record"},
      .why = "an x86_64 wheel copied into an arm64 image installs, and fails only when the "
             "loader skips its objects on the node",
-     .reads = "probe-record: each dist-info's WHEEL and the first bytes of every file its "
-              "RECORD lists, against the image's platform (the engine's image inspect)",
+     .reads = "probe-env (static): the ELF header of the python PATH runs and of /bin/sh, "
+              "against the config's architecture; probe-record: each dist-info's WHEEL and the "
+              "first bytes of every file its RECORD lists, against that platform",
      .fix = "install the wheels for the image's platform"},
     {.id = "TD133",
      .name = "torch.build_files",

@@ -2,6 +2,7 @@
 // Inside `evaluate`: what every check needs to read its evidence and record its verdict.
 // The static tier is static_checks.cpp, the GPU tier gpu_checks.cpp. Pure.
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,9 @@ class CheckContext {
     const ProbeRun* probe(const std::string& name) const;
     // The probe's data when it is evidence (ProbeRun::usable), else an empty object.
     const nlohmann::json& data(const std::string& name) const;
-    // The expectation `key`, or "".
+    // The expectation `key`, or "". Each key read is remembered until the next `guarded`
+    // check function starts: a failure `add`ed meanwhile that compared a key of the user's own
+    // --expect carries it (CheckResult::user_expectations), so no waiver hides it.
     std::string expected(const std::string& key) const;
     // Why a probe gives no data, for messages: its problem, or the reason it reported.
     std::string why_missing(const std::string& name) const;
@@ -42,6 +45,7 @@ class CheckContext {
     // images of a run, keep their results.
     template <class F>
     void guarded(F&& check) {
+        m_keys_read.clear();
         try {
             check(*this);
         } catch (const std::exception& e) {
@@ -55,6 +59,7 @@ class CheckContext {
     const KnowledgeBase& m_kb;
     std::vector<CheckResult> m_out;
     std::string m_shape_error;
+    mutable std::set<std::string> m_keys_read;
 };
 
 // A JSON member as text ("" when absent or null; numbers and booleans printed).

@@ -37,11 +37,19 @@ struct ValidationInput {
     std::map<std::string, ProbeRun> probes;  // by probe name; absent: not attempted
     bool gpu_tier = false;                   // GPUs were given to the probes
     std::string gpu_skip_reason;             // why not, when not
-    // The image's platform as the engine records it ("linux/arm64"); "" when it says none.
+    // The image's platform as its files say (core/validate/platform files_platform), the
+    // engine's record of the config only where no file says it ("linux/arm64"); "" when
+    // neither does.
     std::string platform;
+    // Not empty: the config claims another platform than the files are built for, in words
+    // (platform_claim_problem); TD132 fails with it.
+    std::string platform_problem;
     // Not empty: the files-only tier only (core/validate/platform files_only_reason), and why;
     // the checks whose evidence needs the image's code to run are skipped with it.
     std::string files_only_reason;
+    // The keys the invoking user set with --expect (the rest of `expect` are the image's
+    // claims or the knowledge base's).
+    std::vector<std::string> user_expect_keys;
     std::optional<long long> shm_bytes;  // /dev/shm size a default `docker run` gives
     std::string shm_error;               // why shm_bytes is unknown
     ErrorAdvisor advise;                 // optional
@@ -56,7 +64,10 @@ struct CheckResult {
     std::string status;
     std::string observed, expected, message, fix;
     std::string outcome;                       // the status before a waiver; "" when not waived
-    std::string waiver_reason, waiver_source;  // source: --waive | settings | label
+    std::string waiver_reason, waiver_source;  // source: Waiver::source
+    // The expectations of the user's own --expect this check compared (a failure of these is
+    // never waived: core/validate/waivers).
+    std::vector<std::string> user_expectations;
 };
 
 std::vector<CheckResult> evaluate(const ValidationInput& input, const KnowledgeBase& kb);

@@ -20,6 +20,73 @@ std::string elf_machine_of(const std::string& arch) {
     return {};
 }
 
+namespace {
+
+// OCI architecture names and the ELF machine names probe-env reports for them.
+constexpr std::pair<const char*, const char*> k_arch_names[] = {
+    {"amd64", "x86_64"}, {"arm64", "aarch64"},     {"riscv64", "riscv"},
+    {"s390x", "s390"},   {"ppc64le", "ppc64"},     {"386", "i386"},
+    {"arm", "arm"},      {"loong64", "loongarch"}, {"mips64le", "mips"}};
+
+// "x86_64" from probe-env's "x86_64/64"; "" from "".
+std::string machine_of_identity(const std::string& identity) {
+    return identity.substr(0, identity.find('/'));
+}
+
+// The ELF machine of a probe-env identity object, following a `#!` script to its program.
+std::string identity_machine(const nlohmann::json& id, std::string& file) {
+    for (const nlohmann::json* at = &id; at && at->is_object();) {
+        if (at->contains("elf") && (*at)["elf"].is_string()) {
+            file = at->value("realpath", at->value("path", std::string()));
+            if (file.empty()) file = at->value("path", std::string());
+            return machine_of_identity((*at)["elf"].get<std::string>());
+        }
+        auto runs = at->find("runs");
+        at = runs == at->end() ? nullptr : &*runs;
+    }
+    return {};
+}
+
+}  // namespace
+
+std::string oci_arch_of_elf(const std::string& machine) {
+    for (const auto& [oci, elf] : k_arch_names)
+        if (machine == elf) return oci;
+    return machine;
+}
+
+FilesPlatform files_platform(const nlohmann::json& env) {
+    if (!env.is_object()) return {};
+    std::string file;
+    auto found = [&](const std::string& machine, const std::string& what) -> FilesPlatform {
+        return {machine, file + " (" + what + ") is an " + machine + " ELF"};
+    };
+    if (auto py = env.find("python"); py != env.end() && py->is_object())
+        for (const char* name : {"python3", "python"})
+            if (auto p = py->find(name);
+                p != py->end() && p->is_object() && p->contains("identity"))
+                if (auto m = identity_machine((*p)["identity"], file); !m.empty())
+                    return found(m, std::string("the `") + name + "` PATH runs");
+    if (auto list = env.find("interpreters"); list != env.end() && list->is_array())
+        for (const auto& i : *list)
+            if (i.is_object() && i.contains("elf") && i["elf"].is_string()) {
+                file = i.value("realpath", i.value("path", std::string()));
+                return found(machine_of_identity(i["elf"].get<std::string>()), "an interpreter");
+            }
+    if (auto sh = env.find("shell"); sh != env.end())
+        if (auto m = identity_machine(*sh, file); !m.empty()) return found(m, "its shell");
+    return {};
+}
+
+std::string platform_claim_problem(const std::string& config_arch, const FilesPlatform& files) {
+    if (config_arch.empty() || files.machine.empty()) return {};
+    const std::string claimed = oci_arch(config_arch);
+    const std::string actual = oci_arch_of_elf(files.machine);
+    if (claimed == actual) return {};
+    return "the image config says linux/" + claimed + ", but its files are built for linux/" +
+           actual + " (" + files.evidence + ")";
+}
+
 std::optional<std::string> wheel_tag_machine(const std::string& tag) {
     auto parts = split(tag, '-');
     if (parts.size() != 3 || parts[2].empty()) return std::nullopt;

@@ -23,6 +23,27 @@ std::string elf_machine_of(const std::string& arch);
 // platform part (not three '-'-separated parts).
 std::optional<std::string> wheel_tag_machine(const std::string& tag);
 
+// The machine an image's files are built for, as probe-env read them (a static program: no
+// code of the image runs): the ELF machine of the python that PATH runs (a `#!` script followed
+// to its program), else of the first interpreter found, else of /bin/sh. This, not the image
+// config's `architecture` (a claim), decides how the image is read. `machine` is an ELF
+// machine name ("x86_64", "aarch64", "riscv"; "" when no ELF was read); `evidence` names the
+// file ("/usr/bin/python3.11 is an x86_64 ELF").
+struct FilesPlatform {
+    std::string machine;
+    std::string evidence;
+};
+FilesPlatform files_platform(const nlohmann::json& env_data);
+
+// The OCI architecture of an ELF machine name ("x86_64" -> "amd64", "riscv" -> "riscv64",
+// "s390" -> "s390x"); the name itself when torchdock has no OCI name for it.
+std::string oci_arch_of_elf(const std::string& machine);
+
+// The image config's architecture claim against its files: "" when they agree, or when
+// either says nothing; else a sentence naming both ("the image config says linux/arm64, but
+// its files are x86_64 (/usr/bin/python3 is an x86_64 ELF)").
+std::string platform_claim_problem(const std::string& config_arch, const FilesPlatform& files);
+
 // How validate reads an image:
 //   full       its code runs natively (the image's platform is the engine's);
 //   emulated   its code runs under qemu-user: the image is for another architecture, this host
@@ -30,7 +51,9 @@ std::optional<std::string> wheel_tag_machine(const std::string& tag);
 //              are built (the linux-arm64 set beside the host's); no GPU tier;
 //   files-only only its files are read: `forced` (--files-only), or another architecture with
 //              no emulation or no probes for it.
-// An image or engine that records no architecture is read in the full tier, as before.
+// `image_arch` is the architecture the image's files are built for (files_platform), the
+// config's claim only where no file says it. An engine that records no architecture, or an
+// image whose architecture is unknown, is read in the full tier.
 struct ReadingTier {
     enum Kind { Full, Emulated, FilesOnly } kind = Full;
     std::string reason;        // a sentence; "" for full

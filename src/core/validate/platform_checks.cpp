@@ -22,6 +22,12 @@ std::string platform_arch(const std::string& platform) {
 
 void platform_objects(CheckContext& ctx) {
     const std::string& platform = ctx.input().platform;
+    // The config's architecture is a claim; the files decided the platform (and the tier).
+    if (const std::string& problem = ctx.input().platform_problem; !problem.empty())
+        return ctx.add("TD132", "fail", platform, "the config's architecture", problem,
+                       "build the image for the platform it claims (docker buildx --platform), "
+                       "or correct its config; torchdock read it as " +
+                           platform + ", the platform of its files");
     const std::string machine = elf_machine_of(platform_arch(platform));
     if (machine.empty())
         return ctx.skip("TD132", platform.empty()

@@ -136,8 +136,28 @@ std::vector<std::string> dynamic_probe_flags(const std::string& probe, const Pro
         // Site directories are known also when torch crashed or failed to import (the probe
         // finds them before it imports torch).
         if (torch && torch->state == ProbeRun::State::Ran && torch->data.is_object()) {
-            std::string flag = list_flag("site-dirs", torch->data.value("site_dirs", json()));
+            json dirs = torch->data.value("site_dirs", json::array());
+            if (!dirs.is_array()) dirs = json::array();
+            // What the image's python said it is and imported is checked against the files
+            // (probe-record --inspect; TD119): the interpreter, and torch.__file__, whose own
+            // site directory is read whatever site directories the python listed.
+            const json& t = torch->data;
+            json inspect = json::array();
+            for (const char* key : {"python_executable", "torch_file"})
+                if (t.contains(key) && t[key].is_string()) inspect.push_back(t[key]);
+            if (t.contains("torch_file") && t["torch_file"].is_string()) {
+                const std::string file = t["torch_file"].get<std::string>();
+                const auto at = file.rfind("/torch/");
+                if (at != std::string::npos && at > 0 &&
+                    std::find(dirs.begin(), dirs.end(), file.substr(0, at)) == dirs.end())
+                    dirs.push_back(file.substr(0, at));
+            }
+            std::string flag = list_flag("site-dirs", dirs);
             if (!flag.empty()) out.push_back(flag);
+            if (probe == "record") {
+                std::string inspected = list_flag("inspect", inspect);
+                if (!inspected.empty()) out.push_back(inspected);
+            }
         }
         if (probe == "record") out.push_back(std::string("--text=") + k_torch_version_text);
         if (probe == "libs" && !ld_preload.empty() && is_valid_utf8(ld_preload) &&
@@ -178,7 +198,16 @@ std::vector<std::string> files_only_probe_flags(const std::string& probe, const 
     }
     if (probe == "libs" && !plan.files_only_machine.empty())
         out.push_back("--machine=" + plan.files_only_machine);
-    if (probe == "record") out.push_back(std::string("--text=") + k_torch_version_text);
+    if (probe == "record") {
+        out.push_back(std::string("--text=") + k_torch_version_text);
+        // Where a torch package would be in each directory read by name: its egg-info is then
+        // found beside it (an OS package's torch has no RECORD), so TD119 sees torch's files.
+        json files = json::array();
+        for (const auto& dir : plan.files_only_site_dirs)
+            files.push_back(dir + "/torch/version.py");
+        std::string flag = list_flag("inspect", files);
+        if (!flag.empty()) out.push_back(flag);
+    }
     return out;
 }
 

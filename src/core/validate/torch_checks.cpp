@@ -1,6 +1,7 @@
 // TD119-TD123: is PyTorch there and does it import, and what it reports about itself.
 #include <algorithm>
 
+#include "core/pypi/wheel_name.hpp"
 #include "core/validate/check_context.hpp"
 #include "util/strings.hpp"
 
@@ -53,8 +54,122 @@ std::string damaged_files(const CheckContext& ctx) {
     return join(out, ", ");
 }
 
+// probe-record's --inspect entry for `path` (an object), or nullptr.
+const json* inspected(const CheckContext& ctx, const std::string& path) {
+    const json& rec = ctx.data("record");
+    auto list = rec.find("inspected");
+    if (path.empty() || list == rec.end() || !list->is_array()) return nullptr;
+    for (const auto& e : *list)
+        if (e.is_object() && str(e, "path") == path) return &e;
+    return nullptr;
+}
+
+// What the file at an inspected entry is, for messages: "a char-device", "missing".
+std::string file_kind(const json& e) {
+    if (!e.value("exists", false)) return "not there (" + str(e, "error") + ")";
+    return "a " + str(e, "type");
+}
+
+// Why the inspected interpreter is not a CPython interpreter, "" when it is: an ELF with
+// CPython's entry points, or a #! script whose program (followed) is one.
+std::string interpreter_problem(const json& e, const std::string& path) {
+    const json* at = &e;
+    std::string via;
+    for (int depth = 0; at && at->is_object() && depth < 6; ++depth) {
+        const std::string here = str(*at, "path");
+        if (!at->value("exists", false) || str(*at, "type") != "regular")
+            return path + via + " is " + file_kind(*at);
+        if (at->contains("elf") && (*at)["elf"].is_string()) {
+            if (at->value("cpython", false)) return {};
+            return path + via + " is an ELF program (" + str(*at, "elf") +
+                   ") but not a CPython interpreter (no Py_BytesMain, Py_Main or libpython)";
+        }
+        if (!at->contains("shebang"))
+            return path + via + " is neither an ELF program nor a #! script";
+        via += " (" + str(*at, "shebang") + ")";
+        auto runs = at->find("runs");
+        at = runs == at->end() ? nullptr : &*runs;
+    }
+    return path + via + " does not lead to a Python interpreter";
+}
+
+// TD119's cross-check of the torch probe's answer with torchdock's reading of the files
+// (probe-record --inspect): the python that answered is an interpreter, and torch.__file__
+// is a file of an installed torch. "" when they back the answer (`how` says how torch's file
+// is tied to its installation), else the problem. Without a usable probe-record answer: ""
+// (the evidence rule makes TD119 an error).
+std::string files_back_torch(const CheckContext& ctx, const json& t, std::string& how) {
+    const ProbeRun* rec = ctx.probe("record");
+    if (!rec || !rec->usable()) return {};
+    const std::string exe = str(t, "python_executable"), file = str(t, "torch_file");
+    if (exe.empty()) return "the torch probe named no interpreter (sys.executable)";
+    const json* py = inspected(ctx, exe);
+    if (!py) return "probe-record could not inspect the interpreter " + exe;
+    if (auto problem = interpreter_problem(*py, exe); !problem.empty())
+        return "the python that answered is not what the files show: " + problem;
+    if (file.empty()) return "torch reports no torch.__file__";
+    const json* tf = inspected(ctx, file);
+    if (!tf) return "probe-record could not inspect torch.__file__ " + file;
+    if (!tf->value("exists", false) || str(*tf, "type") != "regular")
+        return "torch.__file__ " + file + " is " + file_kind(*tf) + " in the image";
+    if (tf->contains("record") && (*tf)["record"].is_object()) {
+        const json& r = (*tf)["record"];
+        const std::string dist = str(r, "dist");
+        if (pypi::normalize_project_name(dist.substr(0, dist.find(' '))) != "torch")
+            return "torch.__file__ " + file + " is listed by the RECORD of " + dist +
+                   ", not of a torch distribution";
+        how = "listed by " + dist + "'s RECORD" +
+              (r.value("verified", false) ? "" : ", which it does not match (TD112)");
+        return {};
+    }
+    if (tf->contains("egg_info") && (*tf)["egg_info"].is_string()) {
+        how = "installed with " + str(*tf, "egg_info") + " (an OS package or setup.py: no RECORD)";
+        return {};
+    }
+    return "torch.__file__ " + file +
+           " is listed by no RECORD probe-record verified and has no egg-info beside it: the "
+           "files cannot be tied to an installed torch";
+}
+
+// The files-only tier: torch is not run, so TD119 rests on the files probe-record read. No
+// torch files (no torch dist-info, no torch/ package with an egg-info) fails; found, it is
+// skipped (importing needs the image's code), and TD112/TD132/TD133 judge the files.
+std::string torch_files_only(CheckContext& ctx) {
+    const json& rec = ctx.data("record");
+    if (!ctx.probe("record") || !ctx.probe("record")->usable()) {
+        ctx.skip("TD119", ctx.why_missing("record"));
+        return "files-only tier";
+    }
+    std::string found;
+    for (const auto& d : rec.value("distributions", json::array()))
+        if (d.is_object() && pypi::normalize_project_name(str(d, "name")) == "torch")
+            found = "torch " + str(d, "version") + " (" + str(d, "dist_info") + ")";
+    for (const auto& e : rec.value("inspected", json::array()))
+        if (found.empty() && e.is_object() && e.value("exists", false) && e.contains("egg_info") &&
+            e["egg_info"].is_string())
+            found = str(e, "path") + " (" + str(e, "egg_info") + ")";
+    if (found.empty()) {
+        std::vector<std::string> dirs;
+        for (const auto& d : rec.value("site_dirs", json::array()))
+            if (d.is_string()) dirs.push_back(d.get<std::string>());
+        const std::string want = ctx.expected("torch");
+        ctx.add("TD119", "fail", "no torch files", want.empty() ? "PyTorch" : "torch " + want,
+                "files-only tier: no torch files in the directories the image's python would "
+                "import from (" +
+                    (dirs.empty() ? std::string("none found") : join(dirs, ", ")) +
+                    "): nothing it promises can be checked",
+                "validate an image with PyTorch installed for its python");
+    } else {
+        ctx.skip("TD119", "files-only tier: torch's files are there, " + found +
+                              "; importing it needs the image's code to run (TD112, TD132 "
+                              "and TD133 judge the files)");
+    }
+    return "files-only tier";
+}
+
 // TD119. Returns why the other torch checks cannot run, or "" when torch imports.
 std::string torch_imports(CheckContext& ctx) {
+    if (!ctx.input().files_only_reason.empty()) return torch_files_only(ctx);
     const ProbeRun* p = ctx.probe("torch");
     if (!p || !p->usable()) {
         std::string why = ctx.why_missing("torch");
@@ -76,11 +191,20 @@ std::string torch_imports(CheckContext& ctx) {
     std::string have = str(t, "torch");
     if (!have.empty()) {
         std::string file = str(t, "torch_file");
+        std::string how;
+        if (auto problem = files_back_torch(ctx, t, how); !problem.empty()) {
+            ctx.add("TD119", "fail", "torch " + have + " reported", "importable, backed by files",
+                    "the torch probe's answer (torch " + have + ", python " + interpreter_of(ctx) +
+                        ") is not backed by the image's files: " + problem,
+                    "install torch into the image's python with pip (or its OS package), and "
+                    "run a real CPython interpreter");
+            return "the torch probe's answer is not backed by the image's files (TD119)";
+        }
         // Which interpreter and which site directory were inspected.
         std::string site = file.empty() ? "" : file.substr(0, file.rfind("/torch/"));
         ctx.add("TD119", "pass", have, "importable",
                 "torch " + have + " imports (python " + interpreter_of(ctx) +
-                    (site.empty() ? "" : "; from " + site) + ")");
+                    (site.empty() ? "" : "; from " + site) + (how.empty() ? "" : ", " + how) + ")");
         return {};
     }
     if (ctx.torch_import_failed()) {

@@ -18,7 +18,7 @@ std::string waiver_problem(const std::string& id, const std::string& reason) {
     }
     if (!info->not_waivable.empty())
         return id + " (" + info->name + ") is not waivable: " + info->not_waivable;
-    if (reason.empty())
+    if (reason.find_first_not_of(" \t") == std::string::npos)
         return "the waiver of " + id + " has no reason: say why the team accepts it (ID=reason)";
     if (auto e = grammar::check_plain_text(reason, 200); !e.empty())
         return "the reason of the waiver of " + id + " " + quote_value(reason) + ": " + e;
@@ -36,19 +36,22 @@ Waiver parse_waiver(const std::string& text, const std::string& source, std::str
     return error.empty() ? w : Waiver{};
 }
 
-std::vector<Waiver> waivers_from_labels(const std::map<std::string, std::string>& labels,
-                                        std::vector<std::string>& notes) {
-    std::vector<Waiver> out;
+bool waiver_given_by_user(const Waiver& w) {
+    return w.source == k_waiver_from_flag || starts_with(w.source, "your settings");
+}
+
+std::vector<std::string> image_waiver_claims(const std::map<std::string, std::string>& labels) {
+    std::vector<std::string> notes;
     const std::string prefix = k_waive_label_prefix;
     for (const auto& [key, value] : labels) {
         if (!starts_with(key, prefix)) continue;
-        std::string id = key.substr(prefix.size());
-        if (auto e = waiver_problem(id, value); !e.empty())
-            notes.push_back("label " + quote_value(key) + " not applied: " + e);
-        else
-            out.push_back({id, value, "label"});
+        notes.push_back(
+            "the image claims a waiver, not applied (the image under test cannot waive "
+            "its own checks; waive with --waive, your settings, or the manifest "
+            "through validate --manifests): label " +
+            quote_value(key) + "=" + quote_value(value));
     }
-    return out;
+    return notes;
 }
 
 std::vector<std::string> apply_waivers(std::vector<CheckResult>& results,
@@ -62,7 +65,11 @@ std::vector<std::string> apply_waivers(std::vector<CheckResult>& results,
         for (auto& r : results) {
             if (r.id != w.id) continue;
             found = true;
-            if (r.status == "fail" || r.status == "warn") {
+            if ((r.status == "fail" || r.status == "warn") && !r.user_expectations.empty()) {
+                notes.push_back(unused + "the check failed your own --expect " +
+                                join(r.user_expectations, ", ") +
+                                ", which no waiver hides (drop the --expect, or fix the image)");
+            } else if (r.status == "fail" || r.status == "warn") {
                 r.outcome = r.status;
                 r.status = "waived";
                 r.waiver_reason = w.reason;

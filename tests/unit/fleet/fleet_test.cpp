@@ -161,15 +161,35 @@ TEST_CASE(
     CHECK(nhc_line("node7", judge_node(f)) == "OK: torchdock: node7: healthy");
 
     NodeCheckFacts warned = f;
-    warned.checks.push_back({"TD130", "shm.size", "warning", "warn", "64 MiB", ">= 1024 MiB",
-                             "/dev/shm is 64 MiB", "", "", "", ""});
+    warned.checks.push_back({"TD130",
+                             "shm.size",
+                             "warning",
+                             "warn",
+                             "64 MiB",
+                             ">= 1024 MiB",
+                             "/dev/shm is 64 MiB",
+                             "",
+                             "",
+                             "",
+                             "",
+                             {}});
     auto v = judge_node(warned);
     CHECK(v.state == "healthy");
     REQUIRE(v.notes.size() == 1);
 
     NodeCheckFacts failed = warned;
-    failed.checks.push_back({"TD123", "torch.distributed", "error", "fail", "1048577", "1048576",
-                             "gloo all-reduce over 2 processes gives a wrong sum", "", "", "", ""});
+    failed.checks.push_back({"TD123",
+                             "torch.distributed",
+                             "error",
+                             "fail",
+                             "1048577",
+                             "1048576",
+                             "gloo all-reduce over 2 processes gives a wrong sum",
+                             "",
+                             "",
+                             "",
+                             "",
+                             {}});
     failed.fingerprint["findings"].push_back({{"id", "DR124"},
                                               {"severity", "error"},
                                               {"title", "locked memory is limited"},

@@ -233,6 +233,7 @@ ValidationInput healthy_gpu_image() {
         probe("torch", R"({"probe":"torch","schema":1,"status":"pass","reason":"","data":
         {"torch":"2.4.1+cu124","cuda":"12.4","cudnn":90100,"nccl":"2.21.5","python":"3.11.2",
          "python_executable":"/opt/venv/bin/python","arch_list":["sm_80","sm_90"],
+         "torch_file":"/opt/venv/lib/python3.11/site-packages/torch/__init__.py",
          "distributions":{"torchvision":{"version":"0.19.1+cu124","location":"/opt/venv/lib/python3.11/site-packages"},
            "torch":{"version":"2.4.1+cu124","requires":["filelock","nvidia-cudnn-cu12==9.1.0.70; platform_system == \"Linux\""]},
            "nvidia-cudnn-cu12":{"version":"9.1.0.70"}},
@@ -249,7 +250,10 @@ ValidationInput healthy_gpu_image() {
         {"distributions":[{"name":"torch","version":"2.4.1+cu124","files":10,"problems":[],
           "tags":["cp311-cp311-manylinux_2_28_x86_64"],"elf":{"x86_64/64":{"count":3,"first":"torch/lib/libc10.so"}},
           "texts":{"torch/version.py":"__version__ = '2.4.1+cu124'\ncuda: Optional[str] = '12.4'\nhip: Optional[str] = None\n"}}],
-         "files":10,"hashed_bytes":1048576}})",
+         "files":10,"hashed_bytes":1048576,
+         "inspected":[{"path":"/opt/venv/bin/python","exists":true,"type":"regular","elf":"x86_64/64","cpython":true},
+                      {"path":"/opt/venv/lib/python3.11/site-packages/torch/__init__.py","exists":true,"type":"regular",
+                       "record":{"dist":"torch 2.4.1+cu124","dist_info":"/opt/venv/lib/python3.11/site-packages/torch-2.4.1+cu124.dist-info","verified":true}}]}})",
               0);
     in.platform = "linux/amd64";
     in.probes["env"] = probe("env", R"({"probe":"env","schema":1,"status":"pass","reason":"","data":
@@ -549,6 +553,8 @@ TEST_CASE("a probe answer of the wrong shape is that check's error, never a cras
     in.probes["torch"] =
         probe("torch", R"({"probe":"torch","schema":1,"status":"pass","reason":"","data":
         {"torch":"2.4.1+cu124","cuda":"12.4","arch_list":"sm_80","distributions":[],
+         "python_executable":"/opt/venv/bin/python",
+         "torch_file":"/opt/venv/lib/python3.11/site-packages/torch/__init__.py",
          "distributed":{"backend":"gloo","exact":"yes","world_size":2}}})",
               0);
     std::vector<CheckResult> r;

@@ -217,7 +217,9 @@ TEST_CASE("files-only tier: the probes get import directories, the machine and v
     CHECK(files_only_probe_flags("record", plan) ==
           std::vector<std::string>{
               "--site-dirs=/usr/local/lib/python3.11/dist-packages,/usr/lib/python3/dist-packages",
-              "--text=torch:torch/version.py"});
+              "--text=torch:torch/version.py",
+              "--inspect=/usr/local/lib/python3.11/dist-packages/torch/version.py,"
+              "/usr/lib/python3/dist-packages/torch/version.py"});
     CHECK(files_only_probe_flags("kernels", plan).front() ==
           "--paths=/usr/local/lib/python3.11/dist-packages,/usr/lib/python3/dist-packages");
     CHECK(files_only_probe_flags("cuda", plan).empty());
