@@ -199,6 +199,9 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
                         3600);
     c.node_check_cmd->add_flag("--drain", nc.drain,
                                "on a drain verdict, drain this node with scontrol and the reason");
+    c.node_check_cmd->add_option("--waive", nc.waive,
+                                 "ID=reason: that check's failure does not drain (repeatable; "
+                                 "named on the verdict line and in the report)");
     c.node_check_cmd->add_option("--probes", nc.probes_dir,
                                  "probe directory (default: as for validate)");
     c.node_check_cmd->add_option("--python", nc.python,
@@ -220,6 +223,9 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
                         24 * 3600);
     add_duration_option(c.fleet_cmd, "--deadline", fleet.deadline_s,
                         "each node's node-check may take", 3600);
+    c.fleet_cmd->add_option("--waive", fleet.waive,
+                            "ID=reason: passed to every node's node-check (repeatable; each node "
+                            "names the waivers it applied)");
     add_report_flag(c.fleet_cmd, "--json", fleet.json, "every node's report and the comparison");
     add_report_flag(c.fleet_cmd, "--markdown", fleet.markdown, "a Markdown summary");
     add_report_flag(c.fleet_cmd, "--junit", fleet.junit, "one test case per node, as JUnit XML");

@@ -91,6 +91,7 @@ struct NodeCheckOptions {
     std::optional<std::string> node;  // the name in reports (default: SLURMD_NODENAME, hostname)
     long long deadline_s = 50;        // the whole check, Slurm's HealthCheckProgram has 60 s
     bool drain = false;               // scontrol drain this node when the verdict is drain
+    std::vector<std::string> waive;   // ID=reason (core/validate/waivers.hpp)
     std::optional<std::string> probes_dir;
     std::optional<std::string> python;
 };
@@ -101,6 +102,7 @@ struct FleetOptions {
     std::optional<std::string> partition;  // every node of a partition
     long long timeout_s = 180;             // srun as a whole
     long long deadline_s = 50;             // each node's node-check
+    std::vector<std::string> waive;        // ID=reason, passed to each node-check
     std::optional<std::string> json, markdown, junit;
 };
 

@@ -11,6 +11,7 @@
 #include "app/output.hpp"
 #include "core/fleet/fleet.hpp"
 #include "core/fleet/srun_output.hpp"
+#include "core/validate/waivers.hpp"
 #include "engine/install_layout.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/slurm.hpp"
@@ -27,6 +28,7 @@ std::vector<std::string> node_check_argv(const CommonOptions& common, const Flee
     std::vector<std::string> argv = {
         self.empty() ? std::string("torchdock") : self, "-q", "node-check", opts.image, "--json=-",
         "--deadline=" + std::to_string(opts.deadline_s)};
+    for (const auto& w : opts.waive) argv.push_back("--waive=" + w);
     if (common.data_dir) argv.push_back("--data=" + *common.data_dir);
     return argv;
 }
@@ -39,6 +41,11 @@ int run_fleet(const CommonOptions& common, const FleetOptions& opts) {
     std::vector<ReportFlag> flags = {
         {"--json", &opts.json}, {"--markdown", &opts.markdown}, {"--junit", &opts.junit}};
     if (auto st = check_report_flags(flags); !st) return fail(st.error());
+    for (const auto& text : opts.waive) {
+        std::string error;
+        (void)parse_waiver(text, "--waive", error);
+        if (!error.empty()) return fail(Error{ErrorKind::Usage, "--waive: " + error});
+    }
     auto listed = engine::slurm_nodes(opts.nodes.value_or(""), opts.partition.value_or(""),
                                       std::chrono::seconds(30));
     if (!listed) return fail(listed.error());
@@ -49,8 +56,11 @@ int run_fleet(const CommonOptions& common, const FleetOptions& opts) {
         if (engine::slurm_node_usable(n.state))
             usable.push_back(n.name);
         else
-            results[n.name] = {n.name, nullptr, "launcher",
-                               "Slurm has this node " + n.state + ": no task can start there"};
+            results[n.name] = {
+                n.name,     nullptr,
+                "launcher", "Slurm has this node " + n.state + ": no task can start there",
+                "",         "",
+                {},         {}};
     }
     bool timed_out = false;
     std::string launch_error;
@@ -66,10 +76,17 @@ int run_fleet(const CommonOptions& common, const FleetOptions& opts) {
         timed_out = run->outcome == engine::ProcessResult::Outcome::TimedOut;
         auto node_errors = srun_node_errors(run->err);
         auto launch_errors = srun_launch_errors(run->err);
+        // A task's output is the node's srun ran it on (srun's verbose launch lines; else
+        // block distribution: task i on the i-th node), never the node its report names.
+        auto task_nodes = srun_task_nodes(run->err);
         for (const auto& [task, text] : split_labelled_output(run->out)) {
-            FleetNode n = classify_task({"", text, "", false, 0, ""});
-            if (n.report.is_object()) n.node = n.report["node"].get<std::string>();
-            if (!n.node.empty()) results[n.node] = std::move(n);
+            std::string node;
+            if (auto it = task_nodes.find(task); it != task_nodes.end())
+                node = it->second;
+            else if (task >= 0 && static_cast<std::size_t>(task) < usable.size())
+                node = usable[static_cast<std::size_t>(task)];
+            if (node.empty()) continue;  // a label srun gave no task
+            results[node] = classify_task({node, text, node_errors[node], false, 0, ""});
         }
         bool none_came_back = results.size() == listed->nodes.size() - usable.size();
         if (none_came_back && !launch_errors.empty()) launch_error = launch_errors.front();

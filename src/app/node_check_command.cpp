@@ -4,6 +4,7 @@
 // against this node's driver and GPUs, and one verdict with an NHC-style line.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -19,12 +20,14 @@
 #include "core/fleet/node_check.hpp"
 #include "core/json/json_text.hpp"
 #include "core/validate/expectations.hpp"
+#include "core/validate/waivers.hpp"
 #include "engine/container_run.hpp"
 #include "engine/environment_facts.hpp"
 #include "engine/install_layout.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/project_loader.hpp"
 #include "engine/slurm.hpp"
+#include "util/deadline.hpp"
 #include "util/strings.hpp"
 
 namespace td::app {
@@ -32,12 +35,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string node_name(const NodeCheckOptions& opts) {
-    if (opts.node) return *opts.node;
-    if (const char* slurm = std::getenv("SLURMD_NODENAME"); slurm && *slurm) return slurm;
+// This node's name and where it came from (for the message that refuses it).
+std::pair<std::string, std::string> node_name(const NodeCheckOptions& opts) {
+    if (opts.node) return {*opts.node, "--node"};
+    if (const char* slurm = std::getenv("SLURMD_NODENAME"); slurm && *slurm)
+        return {slurm, "SLURMD_NODENAME"};
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
-    return host;
+    return {host, "the host name"};
 }
 
 // Preflight against this node's driver and GPUs (from the host's probe-cuda), judged on the
@@ -72,12 +77,27 @@ void preflight_here(const std::map<std::string, ProbeRun>& host_probes,
 int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
     engine::install_interrupt_handlers();
     const auto start = Clock::now();
+    // One monotonic deadline bounds every engine call (ping, the leftover sweep, inspect, the
+    // probe containers); its reserve is kept for the verdict, the report and --drain.
+    const auto total = std::chrono::milliseconds(opts.deadline_s * 1000);
+    const Deadline deadline = Deadline::after(total, deadline_reserve(total), start);
     auto left_s = [&] {
-        double used = std::chrono::duration<double>(Clock::now() - start).count();
-        return std::max(1, static_cast<int>(static_cast<double>(opts.deadline_s) - used));
+        return std::max<int>(1, static_cast<int>(deadline.left().count() / 1000));
     };
     if (auto st = check_image_reference(opts.image); !st) return fail(st.error());
     if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
+    std::vector<Waiver> waivers;
+    for (const auto& text : opts.waive) {
+        std::string error;
+        Waiver w = parse_waiver(text, "--waive", error);
+        if (!error.empty()) return fail(Error{ErrorKind::Usage, "--waive: " + error});
+        waivers.push_back(std::move(w));
+    }
+    NodeCheckFacts facts;
+    auto [name, source] = node_name(opts);
+    facts.node = name;
+    // One node: a host list ("gpu[1-500]") or ALL would make --drain drain all of them.
+    if (auto st = check_node_name(facts.node, source); !st) return fail(st.error());
     auto data_dir = engine::find_data_dir(common.data_dir);
     auto kb = engine::load_knowledge_base(data_dir);
     if (!kb) return fail(kb.error());
@@ -88,39 +108,63 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
     auto probes_at = engine::locate_probes_dir(opts.probes_dir);
     if (auto st = engine::check_probes_dir(probes_at); !st) return fail(st.error());
 
-    NodeCheckFacts facts;
-    facts.node = node_name(opts);
-    // One node: a host list ("gpu[1-500]") would make --drain drain all of them.
-    if (facts.node.empty() || facts.node.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                           "0123456789._-") != std::string::npos)
-        return fail(Error{ErrorKind::Usage,
-                          "node name " + quote_value(facts.node) +
-                              " is not one node's name (letters, digits and ._- only; set "
-                              "--node NAME)"});
     facts.image.reference = opts.image;
     facts.deadline_s = static_cast<int>(opts.deadline_s);
     progress("node-check " + facts.node + ": reading the host");
-    // The host's probes get at most a third of the deadline; the image's the rest.
+    // The host's probes get at most a third of the time; the image's the rest.
     auto host =
         engine::read_host(kb.value(), probes_at.path, std::nullopt, std::max(1, left_s() / 3));
     facts.fingerprint = build_fingerprint(host.facts, host.probes);
     facts.fingerprint["findings"] =
         findings_json(doctor_findings(facts.fingerprint, kb.value(), &signatures.value()));
+    // A host probe cut by the deadline's share is out of time, not a finding against the node:
+    // its findings (DR121 "torch could not be probed: ... timed out") are left out.
+    std::vector<std::string> timed_out;
+    for (const auto& [probe, run] : host.probes)
+        if (run.state == ProbeRun::State::TimedOut) timed_out.push_back(run.problem());
+    if (!timed_out.empty()) {
+        auto& findings = facts.fingerprint["findings"];
+        nlohmann::json kept = nlohmann::json::array();
+        for (const auto& f : findings) {
+            std::string detail = f.is_object() ? f.value("detail", "") : "";
+            bool cut = std::any_of(timed_out.begin(), timed_out.end(), [&](const auto& p) {
+                return !p.empty() && !detail.empty() &&
+                       (detail.find(p) != std::string::npos || p.find(detail) != std::string::npos);
+            });
+            if (!cut) kept.push_back(f);
+        }
+        findings = kept;
+        facts.out_of_time =
+            "the host's probes did not finish in the time the deadline left them (" +
+            join(timed_out, "; ") + ")";
+    }
 
+    // An engine call that failed once the deadline's time was spent was cut short by it: the
+    // node could not be checked in time (unknown), which says nothing against its engine.
+    auto engine_failed = [&](const std::string& what, const std::string& message) {
+        if (deadline.passed())
+            facts.out_of_time = what + " (" + message + ")";  // the engine's cut is the cause
+        else
+            facts.engine_error = message;
+    };
     std::string run_label = engine::new_run_label();
-    auto api = engine::DockerApi::from_environment();
+    auto found_api = engine::DockerApi::from_environment();
+    std::optional<engine::DockerApi> api;
+    if (found_api) api = found_api->with_deadline(deadline);
     std::optional<engine::ImageInfo> info;
-    if (!api) {
-        facts.engine_error = api.error().message;
+    if (!found_api) {
+        facts.engine_error = found_api.error().message;
     } else if (auto alive = api->ping(); !alive) {
-        facts.engine_error = alive.error().message;
+        engine_failed("the engine did not answer its ping in time", alive.error().message);
     } else {
-        remove_leftovers_of_killed_runs(api.value());
+        remove_leftovers_of_killed_runs(*api);
         auto found = api->inspect_image(opts.image);
         // An inspect the engine refuses while it still answers (a reference it cannot parse:
         // "Foo:1") is about the image, not a reason to drain the node.
-        if (!found)
+        if (!found && deadline.passed())
+            facts.out_of_time =
+                "the engine did not answer the inspection of " + opts.image + " in time";
+        else if (!found)
             (api->ping() ? facts.image_error : facts.engine_error) = found.error().message;
         else if (!found.value())
             facts.image_missing = true;
@@ -142,7 +186,7 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
         ValidationRun run{vopts,
                           kb.value(),
                           signatures.value(),
-                          api.value(),
+                          *api,
                           no_overrides,
                           probes_at.path,
                           engine_info ? engine_info->architecture : std::string(),
@@ -151,17 +195,16 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
                           gpu_reason,
                           run_label};
         run.quick = true;
+        run.waivers = waivers;
         report::ImageValidation v;
         v.image = opts.image;
         progress("node-check " + facts.node + ": validating " + opts.image);
         validate_image(run, v);
-        if (engine::interrupted()) return stop_interrupted_run(api.value(), run_label);
-        if (!v.error.empty()) {
-            if (run.engine_lost)
-                facts.engine_error = v.error;
-            else
-                facts.image_error = v.error;
-        }
+        if (engine::interrupted()) return stop_interrupted_run(*api, run_label);
+        if (deadline.passed())
+            facts.out_of_time = "the probes of " + opts.image + " did not all finish in time";
+        else if (!v.error.empty())
+            (run.engine_lost ? facts.engine_error : facts.image_error) = v.error;
         facts.checks = v.checks;
         facts.image.tier = v.tier;
         facts.image.shm_bytes = v.shm_bytes;
@@ -182,13 +225,23 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
     for (std::size_t i = 1; i < verdict.reasons.size(); ++i)
         human << "  also: " << terminal_text(verdict.reasons[i]) << "\n";
     for (const auto& note : verdict.notes) human << "  note: " << terminal_text(note) << "\n";
+    for (const auto& c : facts.checks)
+        if (c.status == "waived")
+            human << "  waived: "
+                  << terminal_text(c.id + " " + c.name + " (" + c.outcome + ") by " +
+                                   c.waiver_source + ": " + c.waiver_reason)
+                  << "\n";
     progress("node-check " + facts.node + ": " + verdict.state + " in " +
              format_seconds(facts.seconds));
     if (opts.json)
         if (auto st = emit_report(opts.json, json_text(node_check_report(facts, verdict))); !st)
             return fail(st.error());
     if (verdict.state == "drain" && opts.drain) {
-        if (auto st = engine::drain_node(facts.node, drain_reason(verdict)); !st)
+        // What is left of the whole deadline, the reserve included (a second at least).
+        auto until_end =
+            total - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+        auto budget = std::max<std::chrono::milliseconds>(std::chrono::seconds(1), until_end);
+        if (auto st = engine::drain_node(facts.node, drain_reason(verdict), budget); !st)
             print_error("--drain: " + st.error().message);
         else
             progress("node-check " + facts.node + ": drained (" + drain_reason(verdict) + ")");

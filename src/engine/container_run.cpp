@@ -58,7 +58,8 @@ Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRu
             result.interrupted = true;
             break;
         }
-        if (std::chrono::steady_clock::now() - start > spec.timeout) {
+        // Its own time-out, or the deadline the engine calls run under (node-check's).
+        if (std::chrono::steady_clock::now() - start > spec.timeout || api.deadline().passed()) {
             result.timed_out = true;
             break;
         }

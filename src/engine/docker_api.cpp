@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "util/strings.hpp"
@@ -43,17 +44,36 @@ Result<DockerApi> DockerApi::from_environment() {
     return DockerApi(h.substr(7));
 }
 
+DockerApi DockerApi::with_deadline(const Deadline& deadline) const {
+    DockerApi copy = *this;
+    copy.m_deadline = deadline;
+    return copy;
+}
+
+Result<std::chrono::milliseconds> DockerApi::budget(std::chrono::milliseconds wanted, bool cleanup,
+                                                    const std::string& what) const {
+    auto t = cleanup ? m_deadline.cap_cleanup(wanted) : m_deadline.cap(wanted);
+    if (m_deadline.bounded() && t <= std::chrono::milliseconds{0})
+        return Error{ErrorKind::Timeout, what + " was not sent to the engine at " + m_socket +
+                                             ": the deadline left no time for it"};
+    return t;
+}
+
 Result<HttpResponse> DockerApi::call(const std::string& method, const std::string& path,
                                      const std::string& body, std::chrono::milliseconds timeout,
                                      std::vector<std::string> headers, bool cleanup) const {
+    auto time = budget(timeout, cleanup, method + " " + path.substr(0, path.find('?')));
+    if (!time) return time.error();
     HttpRequest req;
     req.cleanup = cleanup;
     req.method = method;
     req.url = std::string("http://localhost") + k_api + path;
     req.unix_socket = m_socket;
     req.body = body;
-    req.timeouts.connect = std::chrono::seconds(5);
-    req.timeouts.total = timeout;
+    req.timeouts.total = time.value();
+    req.timeouts.connect = std::chrono::milliseconds(5000);
+    if (time.value().count() > 0)
+        req.timeouts.connect = std::min(req.timeouts.connect, time.value());
     req.headers = std::move(headers);
     if (!body.empty()) req.headers.push_back("Content-Type: application/json");
     auto r = http_request(req);
@@ -88,11 +108,14 @@ Status DockerApi::ping() const {
         return Error{ErrorKind::Environment,
                      "no permission on " + m_socket +
                          " (run as root, or add your user to the docker group and log in again)"};
+    auto time = budget(std::chrono::seconds(10), false, "GET /_ping");
+    if (!time) return time.error();
     HttpRequest req;
     req.url = "http://localhost/_ping";
     req.unix_socket = m_socket;
-    req.timeouts.connect = std::chrono::seconds(3);
-    req.timeouts.total = std::chrono::seconds(10);
+    req.timeouts.total = time.value();
+    req.timeouts.connect =
+        std::min<std::chrono::milliseconds>(std::chrono::seconds(3), time.value());
     auto r = http_request(req);
     if (!r)
         return Error{ErrorKind::Environment, "the Docker engine at " + m_socket +
@@ -309,12 +332,16 @@ Result<int> DockerApi::wait_container(const std::string& id,
 Result<std::pair<std::string, std::string>> DockerApi::container_logs(const std::string& id) const {
     // Bounded: the last lines only (a probe's result is its last line), and at most
     // k_max_log_bytes of them, however much the container printed.
+    auto time = budget(std::chrono::seconds(30), false, "GET /containers/" + id + "/logs");
+    if (!time) return time.error();
     HttpRequest req;
     req.url = std::string("http://localhost") + k_api + "/containers/" + id +
               "/logs?stdout=1&stderr=1" +
               (is_podman() ? std::string() : "&tail=" + std::to_string(k_max_log_lines));
     req.unix_socket = m_socket;
-    req.timeouts.total = std::chrono::seconds(30);
+    req.timeouts.total = time.value();
+    req.timeouts.connect =
+        std::min<std::chrono::milliseconds>(std::chrono::seconds(5), time.value());
     req.max_body = k_max_log_bytes;
     auto r = http_request(req);
     if (!r) return r.error();

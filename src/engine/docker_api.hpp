@@ -1,7 +1,8 @@
 #pragma once
 // The Docker Engine API over its UNIX socket ($DOCKER_HOST unix://..., default
 // /var/run/docker.sock). Podman's Docker-compatible socket speaks the same API.
-// Every call has a named timeout; the engine's own error message is decoded.
+// Every call has a named timeout, cut to what a Deadline leaves (`with_deadline`: node-check
+// bounds every engine call by its --deadline); the engine's own error message is decoded.
 #include <map>
 #include <memory>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "engine/http.hpp"
+#include "util/deadline.hpp"
 #include "util/result.hpp"
 
 namespace td::engine {
@@ -82,6 +84,13 @@ class DockerApi {
 
     const std::string& socket() const { return m_socket; }
 
+    // A copy (sharing what was learnt of the engine) whose every request, connection and ping
+    // included, has its time-out cut to what `deadline` leaves; cleanup requests (removing a
+    // container, listing them for removal) may also use half its reserve. A request with no
+    // time left is not sent: an ErrorKind::Timeout that says so.
+    DockerApi with_deadline(const Deadline& deadline) const;
+    const Deadline& deadline() const { return m_deadline; }
+
     // One clear line when the engine cannot be reached: missing socket, no permission,
     // nothing listening; ErrorKind::Environment.
     Status ping() const;
@@ -126,6 +135,10 @@ class DockerApi {
         bool podman = false;
     };
     std::shared_ptr<Kind> m_kind;
+    Deadline m_deadline;  // unbounded unless with_deadline
+    // `wanted` cut by the deadline; an Error when none is left for `what`.
+    Result<std::chrono::milliseconds> budget(std::chrono::milliseconds wanted, bool cleanup,
+                                             const std::string& what) const;
     Result<HttpResponse> call(const std::string& method, const std::string& path,
                               const std::string& body = {},
                               std::chrono::milliseconds timeout = std::chrono::seconds(30),

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "core/fleet/node_check.hpp"
 #include "util/strings.hpp"
 
 extern char** environ;
@@ -115,7 +116,8 @@ Result<SlurmSelection> slurm_nodes(const std::string& hostlist, const std::strin
     if (!listing) return listing.error();
     std::vector<std::string> wanted;
     if (!hostlist.empty()) {
-        auto names = slurm_output({"scontrol", "show", "hostnames", hostlist}, timeout);
+        // "--": a hostlist starting with '-' is a list, never an option of scontrol's.
+        auto names = slurm_output({"scontrol", "show", "hostnames", "--", hostlist}, timeout);
         if (!names) return names.error();
         for (const auto& name : split(names.value(), '\n'))
             if (std::string n = trimmed(name); !n.empty()) wanted.push_back(n);
@@ -135,6 +137,8 @@ Result<ProcessResult> srun_each_node(const std::vector<std::string>& nodes,
         "srun", "--job-name=torchdock-fleet", "--nodelist=" + join(nodes, ","), "--nodes=" + count,
         "--ntasks=" + tasks, "--ntasks-per-node=" + std::to_string(per_node),
         "--distribution=block", "--label", "--kill-on-bad-exit=0",
+        // srun's "launching ... on host NODE, N tasks: LIST" lines: which node ran which task.
+        "--verbose",
         // Nodes busy with other jobs: fail now, not queue forever.
         "--immediate=" +
             std::to_string(std::min<long long>(60, std::max<long long>(1, timeout.count() / 2)))};
@@ -153,7 +157,7 @@ Result<std::string> slurm_node_address(const std::string& node) {
 
 Result<std::string> first_node_of(const std::string& hostlist) {
     auto names =
-        slurm_output({"scontrol", "show", "hostnames", hostlist}, std::chrono::seconds(30));
+        slurm_output({"scontrol", "show", "hostnames", "--", hostlist}, std::chrono::seconds(30));
     if (!names) return names.error();
     std::string first = trimmed(names.value().substr(0, names.value().find('\n')));
     if (first.empty())
@@ -185,10 +189,22 @@ std::vector<std::string> collective_environment() {
     return out;
 }
 
-Status drain_node(const std::string& node, const std::string& reason) {
-    auto r =
-        slurm_output({"scontrol", "update", "NodeName=" + node, "State=DRAIN", "Reason=" + reason},
-                     std::chrono::seconds(30));
+Status drain_node(const std::string& node, const std::string& reason,
+                  std::chrono::milliseconds timeout) {
+    if (auto st = check_node_name(node, "node"); !st) return st.error();
+    // Half the time to ask, half to drain; at least a second each.
+    auto half = std::chrono::seconds(std::max<long long>(1, timeout.count() / 2000));
+    // NodeName= also takes nodesets and keywords: drain only a name Slurm knows as one node.
+    auto shown = slurm_output({"scontrol", "--oneliner", "show", "node", node}, half);
+    if (!shown) return shown.error();
+    if (!single_node_record(shown.value(), node))
+        return Error{ErrorKind::Config, "scontrol show node " + quote_value(node) +
+                                            " does not give exactly one node named so (a "
+                                            "nodeset or a keyword?): " +
+                                            quote_value(trimmed(shown.value()), 200) +
+                                            "; nothing was drained"};
+    auto r = slurm_output(
+        {"scontrol", "update", "NodeName=" + node, "State=DRAIN", "Reason=" + reason}, half);
     if (!r) return r.error();
     return ok_status();
 }

@@ -64,7 +64,11 @@ Result<SlurmRank> this_slurm_rank();
 // "NAME=value": a rank's container gets them, as pyxis and enroot pass a job's environment.
 std::vector<std::string> collective_environment();
 
-// `scontrol update NodeName=NODE State=DRAIN Reason=REASON`.
-Status drain_node(const std::string& node, const std::string& reason);
+// `scontrol update NodeName=NODE State=DRAIN Reason=REASON`, for one node only: the name
+// passes core's check_node_name and `scontrol -o show node NODE` must give exactly one record
+// named NODE (NodeName= also takes ALL, nodesets and host lists), else nothing is drained.
+// Both scontrol calls together take at most `timeout`.
+Status drain_node(const std::string& node, const std::string& reason,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
 }  // namespace td::engine

@@ -12,18 +12,26 @@ namespace {
 
 using json = nlohmann::json;
 
+// The verdict judge_fleet gave the node from its report's evidence (not the report's word).
 std::string verdict_of(const FleetNode& n) {
     if (!n.report.is_object()) return "no report";
-    return n.report.value("verdict", "?");
+    return n.verdict.empty() ? "unknown" : n.verdict;
 }
 
-// The first reason a node gives (or why it gave no report), one line.
+// The first reason (or why it gave no report), one line; a healthy node's waivers.
 std::string reason_of(const FleetNode& n) {
     if (!n.failure_kind.empty()) return n.failure_kind + ": " + n.failure;
-    if (n.report.is_object() && n.report.contains("reasons") && n.report["reasons"].is_array() &&
-        !n.report["reasons"].empty() && n.report["reasons"][0].is_string())
-        return n.report["reasons"][0].get<std::string>();
+    if (!n.reasons.empty()) return n.reasons.front();
+    if (!n.waivers.empty()) return "healthy only through waivers: " + join(n.waivers, "; ");
     return "";
+}
+
+// "node1: TD130 by --waive: reason" for every waiver every node applied.
+std::vector<std::string> waiver_lines(const FleetReport& r) {
+    std::vector<std::string> out;
+    for (const auto& n : r.nodes)
+        for (const auto& w : n.waivers) out.push_back(n.node + ": " + w);
+    return out;
 }
 
 int group_of(const FleetReport& r, const std::string& node) {
@@ -74,6 +82,10 @@ std::string fleet_table(const FleetReport& r) {
         out += "\nno majority:\n";
         for (const auto& s : r.splits) out += "  " + terminal_text(split_line(s)) + "\n";
     }
+    if (auto waived = waiver_lines(r); !waived.empty()) {
+        out += "\nwaived (failures the invoker accepted, not passes):\n";
+        for (const auto& w : waived) out += "  " + terminal_text(w, 300) + "\n";
+    }
     return out + summary(r) + "\n";
 }
 
@@ -85,6 +97,9 @@ std::string fleet_json(const FleetReport& r) {
                          {"group", group_of(r, n.node)},
                          {"failure_kind", n.failure_kind.empty() ? json() : json(n.failure_kind)},
                          {"failure", n.failure.empty() ? json() : json(n.failure)},
+                         {"reasons", n.reasons},
+                         {"waivers", n.waivers},
+                         {"claimed_node", n.claimed_node.empty() ? json() : json(n.claimed_node)},
                          {"report", n.report}});
     json groups = json::array();
     for (const auto& g : r.groups) groups.push_back({{"nodes", g.nodes}});
@@ -143,6 +158,10 @@ std::string fleet_markdown(const FleetReport& r) {
     if (!r.splits.empty()) {
         out += "\n### No majority\n\n";
         for (const auto& s : r.splits) out += "- " + md_escape(split_line(s)) + "\n";
+    }
+    if (auto waived = waiver_lines(r); !waived.empty()) {
+        out += "\n### Waived\n\n";
+        for (const auto& w : waived) out += "- " + md_escape(w) + "\n";
     }
     return out;
 }

@@ -128,6 +128,17 @@ check "node-check --drain on node1 with a dead engine: exit 1 and Slurm drains n
 scontrol update NodeName=node1 State=RESUME
 for _ in $(seq 1 50); do sinfo -h -N -n node1 -o '%t' | grep -qx idle && break; sleep 0.2; done
 check "node1 resumed" bash -c "sinfo -h -N -n node1 -o '%t' | grep -qx idle"
+# Slurm's keyword ALL (any case) is every node to scontrol (round 3, R3-8): refused as a node
+# name, from --node and from SLURMD_NODENAME, and no node is drained.
+DOCKER_HOST="unix://$WORK/no-engine.sock" "$TD" node-check "$IMG" --node all --drain >"$WORK/out" 2>"$WORK/err"
+echo $? >"$WORK/rc"
+check "node-check --node all --drain (a dead engine): refused, exit 2, naming the keyword" \
+  bash -c "test $(rc) = 2 && grep -q 'keyword ALL' '$WORK/err'"
+SLURMD_NODENAME=All DOCKER_HOST="unix://$WORK/no-engine.sock" "$TD" node-check "$IMG" --drain >"$WORK/out" 2>"$WORK/err"
+echo $? >"$WORK/rc"
+check "SLURMD_NODENAME=All node-check --drain: refused, exit 2" bash -c "test $(rc) = 2"
+check "...and no node of the cluster was drained ($(sinfo -h -N -o '%N %t' | sort -u | tr '\n' ' '))" \
+  bash -c "! sinfo -h -N -o '%t' | grep -q drain"
 
 # --- the fleet report -------------------------------------------------------------------------
 start=$(date +%s.%N)

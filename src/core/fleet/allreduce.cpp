@@ -19,6 +19,15 @@ T number(const json& j, const char* key, T fallback) {
     return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<T>() : fallback;
 }
 
+// A JSON integer >= 0 (a float, even 0.0, a string or a negative number is not).
+bool non_negative_integer(const json& j) {
+    return j.is_number_unsigned() || (j.is_number_integer() && j.get<long long>() >= 0);
+}
+
+// The largest message a rank may claim (1 TiB): far over any all-reduce size, so bytes and
+// element counts stay far from overflow.
+constexpr unsigned long long k_max_size_bytes = 1ULL << 40;
+
 bool all_digits(const std::string& s) {
     return !s.empty() && s.size() < 10 && std::all_of(s.begin(), s.end(), [](char c) {
         return std::isdigit(static_cast<unsigned char>(c));
@@ -151,7 +160,9 @@ AllreduceResult judge_allreduce(std::vector<RankOutcome> ranks, int world, const
         if (!by_rank.count(i)) by_rank[i] = {i, "", "missing", "no report came back", nullptr, {}};
     for (auto& [i, o] : by_rank) r.ranks.push_back(std::move(o));
 
-    bool all_pass = true;
+    // Every rank must finish with its own `pass`; a rank's `fail` is a failure whatever its
+    // counts say. Ranks that finished (pass or fail) still give their sizes for the table.
+    bool all_finished = true;
     std::vector<std::string> lines;
     bool any_ib = false;
     // A rank that hung first: the others' timeouts and refused connections follow from it.
@@ -161,39 +172,81 @@ AllreduceResult judge_allreduce(std::vector<RankOutcome> ranks, int world, const
         if (r.backend.empty() && o.data.is_object() && o.data.contains("backend") &&
             o.data["backend"].is_string())
             r.backend = o.data["backend"];
-        if (o.status == "missing" || o.status == "error")
-            r.findings.push_back(who(o) + ": " + o.reason);
+        if (o.status == "fail")
+            r.findings.push_back(who(o) + " reported fail: " + o.reason);
+        else if (o.status != "pass" && o.status != "timeout")
+            r.findings.push_back(who(o) + ": " + o.reason +
+                                 (o.status == "missing" || o.status == "error"
+                                      ? std::string()
+                                      : " (status " + quote_value(o.status, 40) + ")"));
         if (o.data.is_object() && o.data.contains("world_size") &&
-            o.data["world_size"].is_number_integer() && o.data["world_size"].get<int>() != world) {
+            (!o.data["world_size"].is_number_integer() ||
+             o.data["world_size"].get<long long>() != world))
             r.findings.push_back(who(o) + " ran in a world of " +
-                                 std::to_string(o.data["world_size"].get<int>()) + " ranks, not " +
+                                 terminal_text(o.data["world_size"].dump(), 40) + " ranks, not " +
                                  std::to_string(world));
-            all_pass = false;
-        }
-        all_pass = all_pass && (o.status == "pass" || o.status == "fail");
+        all_finished = all_finished && (o.status == "pass" || o.status == "fail");
         if (o.data.is_object() && o.data.contains("nccl_log") && o.data["nccl_log"].is_array())
             for (const auto& l : o.data["nccl_log"])
                 if (l.is_string()) lines.push_back(l.get<std::string>());
         any_ib = any_ib || !o.infiniband.empty();
     }
     r.transports = nccl_transports(lines);
-    if (!all_pass) {
+    if (!all_finished) {
         r.bandwidth_judged = "not judged: not every rank finished";
         return r;
     }
-    // Sizes: the slowest rank's time, the wrong elements of every rank.
+    // Sizes: the slowest rank's time, the wrong elements of every rank. A rank's numbers are
+    // what its node printed: a count that is not a non-negative integer no larger than the
+    // size's elements, a size given twice or a size another rank reports and this one does
+    // not is a finding, never summed.
     std::map<long long, AllreduceSize> sizes;
+    std::map<int, std::set<long long>> reported;  // rank -> its sizes
     for (const auto& o : r.ranks) {
+        std::set<long long>& mine = reported[o.rank];
         if (!o.data.is_object() || !o.data.contains("sizes") || !o.data["sizes"].is_array())
             continue;
         for (const auto& s : o.data["sizes"]) {
-            if (!s.is_object() || !s.contains("bytes") || !s["bytes"].is_number_integer()) continue;
-            AllreduceSize& z = sizes[s["bytes"].get<long long>()];
-            z.bytes = s["bytes"];
+            const json bytes_value = s.is_object() && s.contains("bytes") ? s["bytes"] : json();
+            if (!non_negative_integer(bytes_value) ||
+                bytes_value.get<unsigned long long>() > k_max_size_bytes) {
+                r.findings.push_back(who(o) + " reported a size of " +
+                                     quote_value(bytes_value.dump(), 40) +
+                                     " bytes, not a non-negative integer");
+                continue;
+            }
+            const long long bytes = bytes_value.get<long long>();
+            if (!mine.insert(bytes).second) {
+                r.findings.push_back(who(o) + " reported " + bytes_text(bytes) + " twice");
+                continue;
+            }
+            AllreduceSize& z = sizes[bytes];
+            z.bytes = bytes;
             z.count = number(s, "count", 0LL);
             z.time_us = std::max(z.time_us, number(s, "time_us", 0.0));
-            z.wrong += number(s, "wrong", 0LL);
+            const json wrong = s.contains("wrong") ? s["wrong"] : json();
+            // At most one element per byte, whatever `count` claims.
+            const unsigned long long elements =
+                static_cast<unsigned long long>(z.count > 0 ? std::min(z.count, bytes) : bytes);
+            if (!non_negative_integer(wrong) || wrong.get<unsigned long long>() > elements) {
+                r.findings.push_back(who(o) + " reported " + quote_value(wrong.dump(), 40) +
+                                     " wrong elements at " + bytes_text(bytes) +
+                                     ": not a count from 0 to " + std::to_string(elements));
+                continue;
+            }
+            // Bounded by the size's elements, so a sum over any world fits.
+            z.wrong += static_cast<long long>(wrong.get<unsigned long long>());
         }
+    }
+    for (const auto& o : r.ranks) {
+        if (reported[o.rank].empty()) {
+            r.findings.push_back(who(o) + " reported no message size");
+            continue;
+        }
+        for (const auto& [bytes, z] : sizes)
+            if (reported[o.rank].count(bytes) == 0)
+                r.findings.push_back(who(o) + " reported no result at " + bytes_text(bytes) +
+                                     ", which other ranks reduced");
     }
     for (auto& [bytes, z] : sizes) {
         if (z.time_us > 0) z.algbw_gbps = static_cast<double>(bytes) / 1e9 / (z.time_us * 1e-6);

@@ -48,7 +48,7 @@ struct AllreduceSize {
     long long bytes = 0, count = 0;
     double time_us = 0;  // the slowest rank's
     double algbw_gbps = 0, busbw_gbps = 0;
-    long long wrong = 0;  // over every rank
+    long long wrong = 0;  // over every rank (each rank's count checked: 0 to the elements)
     std::optional<double> baseline_busbw;
     bool slow = false;  // under the baseline by more than the tolerance
 };
@@ -59,8 +59,9 @@ struct AllreduceResult {
     std::vector<AllreduceSize> sizes;
     std::vector<RankOutcome> ranks;  // by rank
     std::vector<std::string> transports;
-    // pass: every rank answered, every sum is exact, no size is slow against a baseline and
-    // NCCL did not fall back to sockets where InfiniBand exists; fail: otherwise
+    // pass: every rank answered `pass` with a result for every size any rank reduced, every
+    // count is a non-negative integer and every sum exact, no size is slow against a baseline
+    // and NCCL did not fall back to sockets where InfiniBand exists; fail: otherwise
     std::string verdict = "fail";
     std::vector<std::string> findings;  // why not pass, most decisive first (any one fails)
     std::string bandwidth_judged;       // "against BASELINE" or why not judged

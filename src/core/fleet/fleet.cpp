@@ -121,19 +121,80 @@ std::string fleet_label(const std::string& path) {
     return path;
 }
 
+void judge_node_report(FleetNode& n) {
+    n.verdict.clear();
+    n.reasons.clear();
+    n.waivers.clear();
+    if (!n.report.is_object()) return;
+    const json& doc = n.report;
+    auto text = [](const json& j, const char* key) {
+        return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
+                                                                      : std::string();
+    };
+    std::vector<std::string> drain, unknown;
+    if (!n.claimed_node.empty())
+        drain.push_back("its report names node " + n.claimed_node + ", but srun ran this task on " +
+                        n.node +
+                        " (SLURMD_NODENAME or the host name is wrong there: node-check "
+                        "--drain would drain another node)");
+    const json& image = doc.contains("image") ? doc["image"] : json();
+    if (image.is_object() && image.contains("missing") && image["missing"] == true)
+        unknown.push_back("the image is not on this node's engine");
+    bool has_checks = false;
+    if (doc.contains("checks") && doc["checks"].is_array())
+        for (const auto& c : doc["checks"]) {
+            std::string id = text(c, "id"), status = text(c, "status");
+            has_checks = true;
+            if (status == "fail" || status == "error")
+                drain.push_back(id + " " + text(c, "name") + ": " + status + ": " +
+                                text(c, "message"));
+            else if (status == "waived")
+                n.waivers.push_back(id + " by " + text(c, "waiver_source") + ": " +
+                                    text(c, "waiver_reason"));
+            else if (status != "pass" && status != "warn" && status != "skip")
+                unknown.push_back("check " + (id.empty() ? std::string("?") : id) +
+                                  " has no status torchdock gives");
+        }
+    const json& fp = doc.contains("fingerprint") ? doc["fingerprint"] : json();
+    if (fp.is_object() && fp.contains("findings") && fp["findings"].is_array())
+        for (const auto& f : fp["findings"])
+            if (text(f, "severity") == "error")
+                drain.push_back(text(f, "id") + " " + text(f, "title") + ": " + text(f, "detail"));
+    const json& pre = doc.contains("preflight") ? doc["preflight"] : json();
+    if (text(pre, "answer") == "no")
+        drain.push_back("preflight: the image will not run on this node's driver and GPUs");
+    if (!has_checks && unknown.empty()) unknown.push_back("its report holds no checks");
+
+    auto rank = [](const std::string& v) { return v == "drain" ? 2 : v == "healthy" ? 0 : 1; };
+    std::string evidence = !drain.empty() ? "drain" : !unknown.empty() ? "unknown" : "healthy";
+    std::string claimed = text(doc, "verdict");
+    if (claimed != "healthy" && claimed != "drain") claimed = "unknown";
+    n.verdict = rank(claimed) > rank(evidence) ? claimed : evidence;
+    for (auto& r : drain) n.reasons.push_back(std::move(r));
+    for (auto& r : unknown) n.reasons.push_back(std::move(r));
+    // The node's own word counts only against itself: its first reason when it says worse.
+    if (rank(claimed) > rank(evidence)) {
+        std::string said = doc.contains("reasons") && doc["reasons"].is_array() &&
+                                   !doc["reasons"].empty() && doc["reasons"][0].is_string()
+                               ? doc["reasons"][0].get<std::string>()
+                               : "its report says " + claimed;
+        n.reasons.insert(n.reasons.begin(), said);
+    }
+}
+
 FleetReport judge_fleet(std::string image, std::vector<FleetNode> nodes) {
     FleetReport r;
     r.image = std::move(image);
     std::vector<NodeLeaves> reported;
-    for (const auto& n : nodes) {
+    for (auto& n : nodes) {
+        judge_node_report(n);
         if (!n.report.is_object()) {
             ++r.failed;
             continue;
         }
-        std::string verdict = n.report.value("verdict", "");
-        if (verdict == "healthy")
+        if (n.verdict == "healthy")
             ++r.healthy;
-        else if (verdict == "drain")
+        else if (n.verdict == "drain")
             ++r.drained;
         else
             ++r.unknown;

@@ -18,6 +18,17 @@ struct FleetNode {
     // is not on that node's engine) | timeout | output (it ran, but printed no report)
     std::string failure_kind;
     std::string failure;  // one line: what srun or node-check said
+    // The name inside the report when it is not the node srun ran the task on (a renamed or
+    // cloned node, a wrong SLURMD_NODENAME): the report is this node's, and the mismatch a
+    // finding on it. "" when they agree.
+    std::string claimed_node;
+    // Set by judge_fleet from the report's evidence (its checks, findings, preflight, image),
+    // made only worse, never better, by the report's own "verdict": healthy | drain |
+    // unknown, "" without a report; the reasons, most decisive first; every waiver applied
+    // ("TD130 by --waive: reason").
+    std::string verdict;
+    std::vector<std::string> reasons;
+    std::vector<std::string> waivers;
 };
 
 struct FleetOutlier {
@@ -58,6 +69,11 @@ struct FleetReport {
 nlohmann::json fleet_fingerprint(const nlohmann::json& node_check_report);
 
 FleetReport judge_fleet(std::string image, std::vector<FleetNode> nodes);
+
+// One node's verdict, reasons and waivers (FleetNode::verdict) from its report: a failed or
+// unjudged check, an error finding, preflight's no or a name that is not srun's node drains;
+// an image not there, a report with no checks or an unknown "verdict" is unknown.
+void judge_node_report(FleetNode& node);
 
 // "node2: /dev/shm in containers 64 MiB vs 1 GiB on 2 nodes"
 std::string outlier_line(const FleetOutlier& o);

@@ -10,6 +10,7 @@
 
 #include "core/diagnose/preflight.hpp"
 #include "core/validate/checks.hpp"
+#include "util/result.hpp"
 
 namespace td {
 
@@ -34,22 +35,47 @@ struct NodeCheckFacts {
     std::optional<PreflightResult> preflight;
     std::string preflight_skipped;  // why preflight did not run (no driver here)
     int deadline_s = 0;
+    // The checks could not all be made in time: what was still waiting when the deadline's
+    // time for them ran out (an engine call cut short, the probes), or the run ended past
+    // the deadline. Not evidence against the node: unknown, unless a check failed.
+    std::string out_of_time;
     bool deadline_passed = false;
     double seconds = 0;
 };
 
 struct NodeVerdict {
     // healthy (exit 0) | drain (exit 1: the image does not run right on this node) |
-    // unknown (exit 3: it could not be checked here: the image is not on this node)
+    // unknown (exit 3: it could not be checked here: the image is not on this node, or the
+    // checks did not finish within the deadline)
     std::string state = "healthy";
     std::vector<std::string> reasons;  // why it is not healthy, most decisive first
     std::vector<std::string> notes;    // warnings that do not drain
+    // Every waiver applied, "TD130 by --waive": a check that failed or warned and was waived
+    // by the user. Shown on the NHC line and in the report, whatever the verdict.
+    std::vector<std::string> waived;
 };
+
+// "TD130 by --waive" for each waived check (status "waived"), in order.
+std::vector<std::string> waivers_applied(const std::vector<CheckResult>& checks);
 
 NodeVerdict judge_node(const NodeCheckFacts& facts);
 
+// Whether `name` (from `source`: "--node", "SLURMD_NODENAME", "the host name") can be one
+// node's name for `scontrol update NodeName=`: letters, digits and ._- only, not starting
+// with '-' or '.', and not Slurm's keyword ALL (any case; scontrol takes it as every node of
+// the cluster). Host lists ("gpu[1-8]", "a,b") are refused by the grammar. A Usage error
+// names the value, its source and what is accepted. A nodeset name passes here: only
+// `single_node_record` over scontrol's answer tells it from a node.
+Status check_node_name(const std::string& name, const std::string& source);
+
+// Whether `scontrol -o show node NAME`'s answer is exactly one node record, whose NodeName is
+// `name` (a nodeset, a host list or a keyword gives several records or another name).
+bool single_node_record(const std::string& scontrol_oneline, const std::string& name);
+
 // NHC's one-line form on a failed check, for the health-check log and a prolog's output:
-// "ERROR: torchdock: node2: TD130 /dev/shm is 64 MiB ... (+2 more)". Printable ASCII, one line.
+// "ERROR: torchdock: node2: TD130 /dev/shm is 64 MiB ... (+2 more)"; every waiver applied
+// follows ("OK: torchdock: node1: healthy (waived: TD130 by --waive)"). Printable ASCII, one
+// line.
 std::string nhc_line(const std::string& node, const NodeVerdict& verdict);
 
 // The reason `scontrol update NodeName=... State=DRAIN Reason=...` gets: "torchdock: <first

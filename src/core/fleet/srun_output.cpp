@@ -63,6 +63,42 @@ std::map<std::string, std::string> srun_node_errors(const std::string& err) {
     return out;
 }
 
+std::map<int, std::string> srun_task_nodes(const std::string& err) {
+    std::map<int, std::string> out;
+    std::map<int, int> seen;
+    const std::string prefix = "srun: launching ", host = " on host ", tasks = " tasks: ";
+    for (const auto& line : lines_of(err)) {
+        if (!starts_with(line, prefix)) continue;
+        auto at = line.find(host);
+        if (at == std::string::npos) continue;
+        auto comma = line.find(", ", at + host.size());
+        auto list_at = line.find(tasks, at);
+        if (comma == std::string::npos || list_at == std::string::npos) continue;
+        std::string node = line.substr(at + host.size(), comma - at - host.size());
+        if (node.empty() || node.find_first_of(" \t") != std::string::npos) continue;
+        // "0", "0-3", "0,2-3": Slurm's bitmap format of the task IDs.
+        for (const auto& part : split(line.substr(list_at + tasks.size()), ',')) {
+            auto dash = part.find('-');
+            std::string a = part.substr(0, dash),
+                        b = dash == std::string::npos ? a : part.substr(dash + 1);
+            auto digits = [](const std::string& x) {
+                return !x.empty() && x.size() <= 6 &&
+                       x.find_first_not_of("0123456789") == std::string::npos;
+            };
+            if (!digits(a) || !digits(b)) continue;
+            int lo = std::stoi(a), hi = std::stoi(b);
+            if (hi < lo || hi - lo > 100000) continue;
+            for (int t = lo; t <= hi; ++t) {
+                ++seen[t];
+                out[t] = node;
+            }
+        }
+    }
+    for (const auto& [task, count] : seen)
+        if (count > 1) out.erase(task);
+    return out;
+}
+
 std::vector<std::string> srun_launch_errors(const std::string& err) {
     std::vector<std::string> out;
     for (const auto& line : lines_of(err))
@@ -88,18 +124,23 @@ bool well_formed_report(const nlohmann::json& doc) {
 }  // namespace
 
 FleetNode classify_task(const TaskOutcome& t) {
-    FleetNode n{t.node, nullptr, "", ""};
+    FleetNode n{t.node, nullptr, "", "", "", "", {}, {}};
     if (!t.output.empty()) {
         auto doc = nlohmann::json::parse(t.output, nullptr, false);
         if (doc.is_object() && doc.contains("kind") && doc["kind"] == "node-check" &&
             !well_formed_report(doc)) {
-            if (doc.contains("node") && doc["node"].is_string())
+            if (n.node.empty() && doc.contains("node") && doc["node"].is_string())
                 n.node = printable(doc["node"].get<std::string>());
             n.failure_kind = "output";
             n.failure = "its report is not node-check's (node, verdict or image of another type)";
             return n;
         }
         if (doc.is_object() && doc.contains("kind") && doc["kind"] == "node-check") {
+            std::string named = doc["node"].get<std::string>();
+            if (n.node.empty())
+                n.node = named;
+            else if (named != n.node)
+                n.claimed_node = printable(named);
             n.report = std::move(doc);
             const auto& image = n.report["image"];
             if (image.is_object() && image.value("missing", false)) {

@@ -20,12 +20,17 @@ std::map<int, std::string> split_labelled_output(const std::string& out);
 // node -> the line (the last such line of each node). Other lines are left out.
 std::map<std::string, std::string> srun_node_errors(const std::string& err);
 
+// Which node srun launched each task on, from its verbose lines ("srun: launching StepId=4.0
+// on host node2, 2 tasks: 2-3"; `srun -v`): task -> node. Srun's word, not the task's: a
+// task's own report may name any node. A task named twice keeps neither.
+std::map<int, std::string> srun_task_nodes(const std::string& err);
+
 // srun's lines that say the step could not start at all ("srun: error: Unable to allocate
 // resources: ..."), in order.
 std::vector<std::string> srun_launch_errors(const std::string& err);
 
 struct TaskOutcome {
-    std::string node;
+    std::string node;        // the node srun ran the task on (never the name inside its report)
     std::string output;      // the task's labelled stdout ("" when none came back)
     std::string node_error;  // srun's line about this node, if any
     bool timed_out = false;
@@ -33,7 +38,9 @@ struct TaskOutcome {
     std::string launch_error;  // why srun started nothing (applies to every node)
 };
 
-// A node's report (node-check's JSON on the task's stdout), or why there is none.
+// A node's report (node-check's JSON on the task's stdout), or why there is none: the
+// result is `t.node`'s whatever name the report gives (FleetNode::claimed_node keeps that
+// name when it differs); output with no parsable report is an `output` failure.
 FleetNode classify_task(const TaskOutcome& t);
 
 }  // namespace td

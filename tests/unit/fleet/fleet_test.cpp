@@ -29,7 +29,9 @@ json report(const std::string& node) {
     return json::parse(read("tests/data/fleet/node-check-" + node + ".json"));
 }
 
-FleetNode reported(const std::string& node, json r) { return {node, std::move(r), "", ""}; }
+FleetNode reported(const std::string& node, json r) {
+    return {node, std::move(r), "", "", "", "", {}, {}};
+}
 
 const FleetOutlier* outlier(const FleetReport& r, const std::string& node,
                             const std::string& path) {
@@ -102,9 +104,10 @@ TEST_CASE("fleet: a finding on one node is one outlier, not one per field") {
 }
 
 TEST_CASE("fleet: a node without a report is counted and the fleet is not uniform") {
-    auto r = judge_fleet("img", {reported("a", report("node3")),
-                                 reported("b", report("node3")),
-                                 {"c", nullptr, "launcher", "srun ran no task on this node"}});
+    auto r = judge_fleet(
+        "img", {reported("a", report("node3")),
+                reported("b", report("node3")),
+                {"c", nullptr, "launcher", "srun ran no task on this node", "", "", {}, {}}});
     CHECK(r.failed == 1);
     CHECK(r.outliers.empty());
     CHECK_FALSE(r.uniform());
@@ -217,6 +220,7 @@ TEST_CASE(
     slow.deadline_passed = true;
     slow.deadline_s = 50;
     CHECK_THAT(judge_node(slow).reasons.at(0), ContainsSubstring("within 50 s"));
+    CHECK(judge_node(slow).state == "unknown");  // out of time is no evidence against the node
 }
 
 TEST_CASE("node-check's line and drain reason stay one printable line whatever a node says") {
