@@ -21,6 +21,7 @@
 #include "engine/environment_facts.hpp"
 #include "engine/files.hpp"
 #include "engine/interrupt.hpp"
+#include "engine/project_loader.hpp"
 #include "report/build_summary.hpp"
 #include "util/duration.hpp"
 #include "util/strings.hpp"
@@ -187,6 +188,71 @@ BuildRecord build_one(BuildContext& ctx, const IndexEntry& entry) {
 
 namespace {
 
+// The files `build` hands to the engine for `selected`: the index it read, each Dockerfile
+// and each hash-locked set, relative to the rendered tree.
+std::vector<std::string> files_built_from(const std::vector<IndexEntry>& selected) {
+    std::vector<std::string> files = {"index.json"};
+    for (const auto& e : selected) {
+        files.push_back(e.dockerfile);
+        for (const auto& f : {e.python_lock, e.build_lock})
+            if (!f.empty()) files.push_back(f);
+        for (const auto& [platform, f] : e.python_locks) files.push_back(f);
+    }
+    return files;
+}
+
+// build builds only what render writes: every file it would hand to the engine is compared
+// with what `render` writes from the manifests now (the comparison of `render --check`).
+// Prints what differs; returns the exit code, or 0 when the tree is what render writes.
+int check_tree_is_rendered(const CommonOptions& common, const BuildOptions& opts,
+                           const std::vector<IndexEntry>& selected) {
+    const std::string how =
+        "run `torchdock render` (or pass --manifests DIR, the manifests the tree was rendered "
+        "from), or --skip-render-check to build the tree as it is, without the index netrc";
+    std::error_code ec;
+    if (!fs::is_directory(common.manifests_dir, ec)) {
+        print_error("build compares " + opts.dockerfiles_dir +
+                    " with what render writes from the manifests, and " +
+                    quote_value(common.manifests_dir) + " is not a directory: " + how +
+                    "; nothing was built");
+        return k_exit_config;
+    }
+    // The plan of `render --check`; its warnings were shown when the tree was rendered.
+    auto kb = engine::load_knowledge_base(engine::find_data_dir(common.data_dir));
+    if (!kb) return fail(kb.error());
+    auto sources = engine::load_manifests(common.manifests_dir);
+    if (!sources) return fail(sources.error());
+    const RenderPlan plan = plan_render(sources.value(), kb.value());
+    if (!plan.problems.empty()) {
+        for (const auto& d : plan.problems) std::cerr << format_diagnostic(d) << "\n";
+        print_error(std::to_string(plan.problem_count) + " problem" +
+                    (plan.problem_count == 1 ? "" : "s") + " in the manifests, so " +
+                    opts.dockerfiles_dir + " cannot be compared with what render writes: " + how +
+                    "; nothing was built");
+        return k_exit_config;
+    }
+    std::vector<std::string> differ;
+    for (const auto& file : files_built_from(selected)) {
+        const std::string shown = (fs::path(opts.dockerfiles_dir) / file).string();
+        auto want = plan.files.find(file);
+        if (want == plan.files.end()) {
+            differ.push_back(shown + " (the manifests render no such file)");
+            continue;
+        }
+        auto have = engine::read_file_in_tree(opts.dockerfiles_dir, file);
+        if (!have)
+            differ.push_back(shown + " (" + have.error().message + ")");
+        else if (have.value() != want->second)
+            differ.push_back(shown);
+    }
+    if (differ.empty()) return 0;
+    print_error(join(differ, ", ") + (differ.size() == 1 ? " differs" : " differ") +
+                " from what `torchdock render` writes from " + common.manifests_dir +
+                " (edited by hand, or rendered from other manifests): " + how +
+                "; nothing was built");
+    return k_exit_config;
+}
+
 // The flags, before any work: exit 2 on the first problem.
 Status check_build_flags(const BuildOptions& opts) {
     if (opts.dockerfiles_dir.empty())
@@ -221,7 +287,7 @@ Status check_build_flags(const BuildOptions& opts) {
 
 }  // namespace
 
-int run_build(const BuildOptions& opts) {
+int run_build(const CommonOptions& common, const BuildOptions& opts) {
     engine::install_interrupt_handlers();
     if (auto st = check_build_flags(opts); !st) return fail(st.error());
     fs::path index_path = fs::path(opts.dockerfiles_dir) / "index.json";
@@ -255,8 +321,16 @@ int run_build(const BuildOptions& opts) {
                     " not built for it; add it to the manifest's \"platforms\" and render");
         return k_exit_config;
     }
+    if (!opts.skip_render_check)
+        if (int code = check_tree_is_rendered(common, opts, selected); code != 0) return code;
     auto settings = load_settings(opts.settings);
     if (!settings) return fail(settings.error());
+    if (opts.skip_render_check && !settings->indexes.netrc.empty()) {
+        // A secret goes only into Dockerfiles torchdock wrote.
+        note("--skip-render-check: the index credentials file " + settings->indexes.netrc +
+             " is not handed to these builds, whose Dockerfiles torchdock did not check");
+        settings->indexes.netrc.clear();
+    }
     // A variant that installs from the PyTorch wheel index needs one: say so before building.
     std::vector<std::string> need_index;
     for (const auto& e : selected)

@@ -75,8 +75,9 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
             "registry mirror REGISTRY=MIRROR, e.g. docker.io=127.0.0.1:5000 (repeatable)");
         sub->add_option(
             "--config", m.config,
-            "settings file (default: $TORCHDOCK_CONFIG, else torchdock.json here or above up to "
-            "the repository root, else ~/.config/torchdock/torchdock.json)");
+            "settings file, trusted as your own (default: $TORCHDOCK_CONFIG, else torchdock.json "
+            "here or above up to the repository root or $HOME, else "
+            "~/.config/torchdock/torchdock.json)");
         sub->add_option("--pypi-index", m.pypi_index,
                         "a PyPI mirror's simple index URL (setting indexes.pypi; default: pip's "
                         "and uv's own)");
@@ -91,6 +92,7 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
     auto& build = c.build;
     c.build_cmd =
         c.app.add_subcommand("build", "build rendered variants into images with BuildKit");
+    add_common(c.build_cmd);
     c.build_cmd->add_option("variants", build.patterns, "variant names or globs (default: all)");
     c.build_cmd->add_option("--dockerfiles", build.dockerfiles_dir, "rendered tree to build from")
         ->capture_default_str();
@@ -114,6 +116,9 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
                             "$REQUESTS_CA_BUNDLE, $SSL_CERT_FILE, else the system bundle)");
     c.build_cmd->add_option("--build-arg", build.build_args,
                             "build argument K=V passed to every build (repeatable)");
+    c.build_cmd->add_flag("--skip-render-check", build.skip_render_check,
+                          "build the tree as it is, without comparing it with what render "
+                          "writes from the manifests; such builds get no index netrc");
     add_settings(c.build_cmd, build.settings);
 
     auto& lock = c.lock;

@@ -48,6 +48,9 @@ struct BuildOptions {
     std::optional<std::string>
         ca_cert;  // default: $PIP_CERT, $REQUESTS_CA_BUNDLE, $SSL_CERT_FILE, system bundle
     std::vector<std::string> build_args;  // K=V, passed through to the build
+    // --skip-render-check: build the tree as it is, not compared with what render writes
+    // from the manifests; such builds get no index credentials (netrc).
+    bool skip_render_check = false;
     SettingsOptions settings;
 };
 
@@ -188,7 +191,7 @@ struct InitOptions {
 int run_init(const CommonOptions& common, const InitOptions& opts);
 int run_render(const CommonOptions& common, const RenderOptions& opts);
 int run_list(const CommonOptions& common, const ListOptions& opts);
-int run_build(const BuildOptions& opts);
+int run_build(const CommonOptions& common, const BuildOptions& opts);
 int run_lock(const CommonOptions& common, const LockOptions& opts);
 int run_validate(const CommonOptions& common, const ValidateOptions& opts);
 int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts);

@@ -77,8 +77,10 @@ const std::vector<EnvironmentVariable>& environment_variables() {
         {"TORCHDOCK_DATA", "knowledge base directory (--data overrides it)"},
         {"TORCHDOCK_PROBES", "probe directory (--probes overrides it)"},
         {"TORCHDOCK_CONFIG",
-         "settings file (--config overrides it; default: torchdock.json found from the current "
-         "directory up to the repository root, then $XDG_CONFIG_HOME/torchdock/torchdock.json)"},
+         "settings file, trusted as the user's own (--config overrides it; default: "
+         "torchdock.json found from the current directory up to the repository root or $HOME, "
+         "if yours or root's and not writable by others, then "
+         "$XDG_CONFIG_HOME/torchdock/torchdock.json)"},
         {"TORCHDOCK_DOCKER", "the docker client `build` runs (default: docker on PATH)"},
         {"TORCHDOCK_UV", "the uv binary `lock` runs (default: uv on PATH)"},
         {"TORCHDOCK_CACHE_DIR",

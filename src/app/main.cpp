@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
         if (*c.init_cmd) return run_init(c.common, c.init);
         if (*c.render_cmd) return run_render(c.common, c.render);
         if (*c.list_cmd) return run_list(c.common, c.list);
-        if (*c.build_cmd) return run_build(c.build);
+        if (*c.build_cmd) return run_build(c.common, c.build);
         if (*c.lock_cmd) return run_lock(c.common, c.lock);
         if (*c.validate_cmd) {
             c.validate.with_manifests = c.validate_cmd->get_option("--manifests")->count() > 0;

@@ -116,6 +116,36 @@ steps=$(json_field out builds 0 steps); cached=$(json_field out builds 0 cached_
 check "no-op rebuild takes every RUN step from the cache ($cached of $steps, FROM not counted)" test "$cached" = $((steps - 1))
 echo "# figure: no-op rebuild as a whole process: ${noop} s"
 
+# --- build builds only what render writes (adversarial report 3, R3-6; variants) ----------
+V=dockerfiles/debian-cpu-debian12
+id_before=$(/usr/bin/docker image inspect -f '{{.Id}}' torchdock/debian-cpu:debian12)
+printf 'machine 127.0.0.1\nlogin u\npassword FAKE-NETRC-SECRET\n' >"$WORK/user.netrc" && chmod 600 "$WORK/user.netrc"
+if [ -f "$V/requirements.lock.txt" ]; then
+  cp "$V/requirements.lock.txt" "$WORK/req.keep"
+  printf 'evil-pkg==6.6.6 --hash=sha256:%064d\n' 0 >>"$V/requirements.lock.txt"
+  run build debian-cpu-debian12 --index-netrc "$WORK/user.netrc"
+  check "an edited context file (requirements.lock.txt): refused before any build (exit 2), naming it and torchdock render" \
+    bash -c "test $(rc) = 2 && grep -qF '$V/requirements.lock.txt differs from what \`torchdock render\` writes' '$WORK/err' && ! grep -q 'started' '$WORK/err'"
+  cp "$WORK/req.keep" "$V/requirements.lock.txt"
+else
+  skipped "an edited requirements.lock.txt: lock wrote no Python set for debian-cpu here"
+fi
+cp "$V/Dockerfile" "$WORK/Dockerfile.keep"
+printf 'RUN --mount=type=secret,id=pip-netrc sh -c "cat /run/secrets/pip-netrc 2>/dev/null || echo no-secret" >/tmp/stolen\n' >>"$V/Dockerfile"
+run build debian-cpu-debian12 --index-netrc "$WORK/user.netrc"
+check "a Dockerfile edited to read the netrc secret: refused (exit 2), naming it" \
+  bash -c "test $(rc) = 2 && grep -qF '$V/Dockerfile differs' '$WORK/err' && grep -qF 'torchdock render' '$WORK/err'"
+check "...nothing was built or tagged" test "$(/usr/bin/docker image inspect -f '{{.Id}}' torchdock/debian-cpu:debian12)" = "$id_before"
+run render --check --out dockerfiles
+check "...render --check agrees that the tree is stale" test "$(rc)" = 1
+run build debian-cpu-debian12 --skip-render-check --index-netrc "$WORK/user.netrc"
+check "--skip-render-check builds the edited tree, saying the netrc is not handed to it" \
+  bash -c "test $(rc) = 0 && grep -qF 'is not handed to these builds' '$WORK/err'"
+stolen=$(/usr/bin/docker run --rm --network=none torchdock/debian-cpu:debian12 cat /tmp/stolen 2>&1)
+check "...and the secret never reached its RUN step (it read: $stolen)" test "$stolen" = no-secret
+cp "$WORK/Dockerfile.keep" "$V/Dockerfile"
+run render --out dockerfiles
+
 # --- a change to an extra pip package rebuilds only what comes after torch -------------
 sed -i 's/"tqdm==4.67.1"/"tqdm==4.66.5"/' manifests/debian-cpu.json
 run render --out dockerfiles
@@ -209,7 +239,7 @@ fi
 # --- a dead engine, a missing client ----------------------------------------------------
 DOCKER_HOST=unix:///nonexistent/docker.sock run build debian-cpu-debian12
 check "no engine exits 3" test "$(rc)" = 3
-check "no engine: one clear line" bash -c "test \$(wc -l <'$WORK/err') = 1 && grep -q 'does not exist (start dockerd' '$WORK/err'"
+check "no engine: one clear line (besides the settings file's name)" bash -c "test \$(grep -vc 'note: settings from' '$WORK/err') = 1 && grep -q 'does not exist (start dockerd' '$WORK/err'"
 TORCHDOCK_DOCKER=/nonexistent/docker run build debian-cpu-debian12
 check "no docker client exits 3" test "$(rc)" = 3
 check "no docker client: says how to fix it" has err "install Debian's docker.io"

@@ -87,6 +87,104 @@ mkdir -p "$WORK/above" && echo 'not json' >"$WORK/above/torchdock.json" && mv "$
 check "the search stops at the repository root (a broken file above it is not read)" \
   bash -c "! grep -qF '$WORK/above/torchdock.json' '$WORK/err' && grep -qF 'settings from $WORK/above/repo/torchdock.json' '$WORK/err'"
 
+# 5b. Settings have owners (adversarial report 3, R3-5 and R3-6; variants of its cases). `build`
+# against no engine: exit 3 means the settings and the tree were accepted, exit 2 refused.
+T=$WORK/trust
+mkproj() { mkdir -p "$1/manifests" && cp "$ROOT/manifests/debian-cpu.json" "$1/manifests/" && (cd "$1" && "$TD" render >/dev/null 2>&1); }
+tb() { local d=$1; shift; (cd "$d" && DOCKER_HOST=unix:///nonexistent/docker.sock XDG_CONFIG_HOME="$T/no-xdg" "$TD" build "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"); }
+mkdir -p "$T/repo/.git" "$T/elsewhere" "$T/victim" && mkproj "$T/repo"
+echo '{"schema": 1, "mirrors": {"docker.io": "127.0.0.1:5000"}}' >"$T/repo/torchdock.json"
+tb "$T/repo"
+check "a repository's own torchdock.json is used and named on stderr without -v" \
+  bash -c "test $(rc) = 3 && grep -qF 'settings from $T/repo/torchdock.json (the working tree)' '$WORK/err'"
+tb "$T/repo" -q
+check "...and not with -q" bash -c "test $(rc) = 3 && ! grep -q 'settings from' '$WORK/err'"
+chmod 775 "$T/repo"
+tb "$T/repo"
+check "a group-writable (not sticky) repository root: refused, naming the directory, its mode and --config" \
+  bash -c "test $(rc) = 2 && grep -qF 'refusing the settings file $T/repo/torchdock.json: $T/repo is writable by its group (mode 0775)' '$WORK/err' && grep -qF -- '--config $T/repo/torchdock.json' '$WORK/err'"
+tb "$T/repo" --config "$T/repo/torchdock.json"
+check "...trusted when the user names it with --config" test "$(rc)" = 3
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+  chown nobody "$T/repo/torchdock.json"
+  tb "$T/repo"
+  check "a file owned by nobody in that group-writable directory: refused, naming the owner" \
+    bash -c "test $(rc) = 2 && grep -qF '$T/repo/torchdock.json is owned by uid $(id -u nobody), not by you (uid 0) or root' '$WORK/err'"
+  chmod 755 "$T/repo"
+  tb "$T/repo"
+  check "...also in a directory only root can write" test "$(rc)" = 2
+  (cd "$T/repo" && TORCHDOCK_CONFIG="$T/repo/torchdock.json" DOCKER_HOST=unix:///nonexistent/docker.sock "$TD" build >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
+  check "...trusted when named by \$TORCHDOCK_CONFIG" \
+    bash -c "test $(rc) = 3 && grep -qF 'settings from $T/repo/torchdock.json (\$TORCHDOCK_CONFIG)' '$WORK/err'"
+  chown "$(id -u)" "$T/repo/torchdock.json"
+else
+  skipped "settings owned by another user: needs root and the nobody user to chown"
+fi
+chmod 755 "$T/repo"
+# A sticky world-writable working directory (not /tmp itself): its torchdock.json is refused.
+mkdir -p "$T/scratch" && mkproj "$T/scratch" && chmod 1777 "$T/scratch"
+echo '{"schema": 1}' >"$T/scratch/torchdock.json"
+tb "$T/scratch"
+check "a torchdock.json in a sticky world-writable directory: refused (mode 1777, sticky)" \
+  bash -c "test $(rc) = 2 && grep -qF '$T/scratch is writable by group and others (mode 1777, sticky)' '$WORK/err'"
+# No repository and no home above: only the working directory is searched.
+mkdir -p "$T/shared/ci-job-7/work" && mkproj "$T/shared/ci-job-7/work"
+echo '{"schema": 1, "waivers": {"TD101": "x"}, "indexes": {"netrc": "/proc/self/environ"}}' >"$T/shared/torchdock.json"
+tb "$T/shared/ci-job-7/work"
+check "outside a repository and home, a file two directories up is not read" \
+  bash -c "test $(rc) = 3 && ! grep -q 'torchdock.json' '$WORK/err'"
+# Inside home without a repository: up to $HOME, never its parent.
+mkdir -p "$T/home/me/proj" && mkproj "$T/home/me/proj"
+echo 'not json' >"$T/home/torchdock.json"
+echo '{"schema": 1}' >"$T/home/me/torchdock.json"
+(cd "$T/home/me/proj" && HOME="$T/home/me" XDG_CONFIG_HOME="$T/no-xdg" DOCKER_HOST=unix:///nonexistent/docker.sock "$TD" build >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
+check "below \$HOME: the search reaches \$HOME and stops there (its parent's file is not read)" \
+  bash -c "test $(rc) = 3 && grep -qF 'settings from $T/home/me/torchdock.json' '$WORK/err' && ! grep -qF '$T/home/torchdock.json' '$WORK/err'"
+# A repository's torchdock.json that is a symlink out of the repository.
+echo '{"schema": 1}' >"$T/elsewhere/td.json"
+rm "$T/repo/torchdock.json" && ln -s "$T/elsewhere/td.json" "$T/repo/torchdock.json"
+tb "$T/repo"
+check "a repository torchdock.json that is a symlink out of the repository: refused, naming where it resolves" \
+  bash -c "test $(rc) = 2 && grep -qF 'it resolves to $T/elsewhere/td.json, outside $T/repo' '$WORK/err'"
+rm "$T/repo/torchdock.json"
+# R3-6: a repository names no host secret, not even through a symlink inside it.
+printf 'machine 127.0.0.1\nlogin u\npassword FAKE-SECRET\n' >"$T/victim/netrc" && chmod 600 "$T/victim/netrc"
+mkdir -p "$T/repo/ci" && ln -s "$T/victim/netrc" "$T/repo/ci/netrc"
+echo '{"schema": 1, "indexes": {"netrc": "ci/netrc"}}' >"$T/repo/torchdock.json"
+tb "$T/repo"
+check "a repository torchdock.json naming a netrc (a symlink inside it to a file outside): refused, pointing at --index-netrc" \
+  bash -c "test $(rc) = 2 && grep -qF '$T/repo/torchdock.json: \$.indexes.netrc: the working tree' '$WORK/err' && grep -qF -- '--index-netrc' '$WORK/err'"
+echo '{"schema": 1}' >"$T/repo/torchdock.json"
+tb "$T/repo" --index-netrc ci/netrc
+check "...the same file named by the user (--index-netrc) is accepted" test "$(rc)" = 3
+tb "$T/repo" --index-netrc /proc/self/status
+check "--index-netrc /proc/self/status: refused (exit 2), it is under /proc" \
+  bash -c "test $(rc) = 2 && grep -qF 'is under /proc' '$WORK/err'"
+mkdir -p "$T/xdg/torchdock" && echo '{"schema": 1, "indexes": {"netrc": "/proc/self/cmdline"}}' >"$T/xdg/torchdock/torchdock.json"
+rm "$T/repo/torchdock.json"
+(cd "$T/repo" && XDG_CONFIG_HOME="$T/xdg" DOCKER_HOST=unix:///nonexistent/docker.sock "$TD" build >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
+check "the user's own settings naming /proc/self/cmdline as netrc: refused (exit 2)" \
+  bash -c "test $(rc) = 2 && grep -qF 'settings from $T/xdg/torchdock/torchdock.json (your config directory)' '$WORK/err' && grep -qF 'is under /proc' '$WORK/err'"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+  chown nobody "$T/victim/netrc"
+  tb "$T/repo" --index-netrc "$T/victim/netrc"
+  check "a netrc owned by another user: refused, naming its owner" \
+    bash -c "test $(rc) = 2 && grep -qF 'owned by uid $(id -u nobody), not by you' '$WORK/err'"
+else
+  skipped "a netrc owned by another user: needs root and the nobody user"
+fi
+# build builds only what render writes (the tree compared before any engine is reached).
+sed -i 's/"tag": "debian12"/"tag": "debian12-x"/' "$T/repo/dockerfiles/index.json"
+tb "$T/repo"
+check "build of a tree whose index.json was edited: refused (exit 2), naming it and torchdock render" \
+  bash -c "test $(rc) = 2 && grep -qF 'dockerfiles/index.json differs from what \`torchdock render\` writes' '$WORK/err'"
+tb "$T/repo" --skip-render-check
+check "...--skip-render-check builds it as it is (reaches the engine: exit 3)" test "$(rc)" = 3
+(cd "$T/repo" && "$TD" render >/dev/null 2>&1)
+tb "$T/repo" --manifests "$T/none"
+check "build without the manifests the tree came from: exit 2, naming --manifests and --skip-render-check" \
+  bash -c "test $(rc) = 2 && grep -qF -- '--skip-render-check' '$WORK/err' && grep -qF -- '--manifests' '$WORK/err'"
+
 # 6. init: a manifest that renders as written; impossible choices write nothing.
 mkdir -p "$WORK/init" && cd "$WORK/init"
 run init team --torch 2.7.1 --cuda cu126,cu128 --os ubuntu22.04 --gpus A100,H100
