@@ -135,6 +135,8 @@ Result<Settings> load_settings(const SettingsOptions& opts, const WaiverCheck& c
         }
         if (auto e = origin_problem(found->origin, settings, path); !e.empty())
             return Error{ErrorKind::Config, e};
+        settings.file = path;
+        settings.users_own = may_name_host_files(found->origin);
     }
     for (const auto& m : opts.mirrors) {
         auto parsed = parse_mirror(m);

@@ -76,7 +76,11 @@ Result<std::vector<Waiver>> gather_waivers(const ValidateOptions& opts) {
     settings_opts.config = opts.config;
     auto settings = load_settings(settings_opts, waiver_problem);
     if (!settings) return settings.error();
-    for (const auto& [id, reason] : settings->waivers) out.push_back({id, reason, "settings"});
+    // Whose settings: the user's own are theirs to accept (SARIF suppressions); a working
+    // tree's are the repository's word.
+    const std::string source =
+        (settings->users_own ? "your settings " : "repository settings ") + settings->file;
+    for (const auto& [id, reason] : settings->waivers) out.push_back({id, reason, source});
     return out;
 }
 

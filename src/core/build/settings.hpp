@@ -31,6 +31,10 @@ struct Settings {
     Mirrors mirrors;
     IndexSettings indexes;
     std::map<std::string, std::string> waivers;  // check ID -> reason (validate)
+    // The file these came from ("" when none), and whether it is the invoking user's own
+    // (--config, $TORCHDOCK_CONFIG, their config directory) rather than a working tree's.
+    std::string file;
+    bool users_own = false;
 };
 
 // Why a waiver (ID, reason) is refused, "" when accepted: `validate` passes

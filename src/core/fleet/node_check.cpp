@@ -100,6 +100,14 @@ NodeVerdict judge_node(const NodeCheckFacts& f) {
                                       " is not on this node's engine (pull it first)"
                                 : "the image could not be checked here: " + f.image_error);
     }
+    // An image this node reads only by its files, or under emulation, does not run here as
+    // jobs would run it: its checks say nothing of this node (the platform comes from the
+    // image's files, never its config's claim).
+    if (v.state == "healthy" && !f.image.tier.empty() && f.image.tier != "full") {
+        v.state = "unknown";
+        v.reasons.push_back("image " + f.image.reference + " is read in the " + f.image.tier +
+                            " tier here: its code does not run natively on this node");
+    }
     return v;
 }
 
