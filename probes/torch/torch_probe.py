@@ -876,7 +876,7 @@ def main(argv):
                                             os.path.dirname(os.path.abspath(__file__)))
     # What is installed, also when torch does not import (the import error's missing library
     # is then named with the wheel torch pins for it).
-    data["distributions"] = probe_env.distributions()
+    data["distributions"] = probe_env.distributions(data["notes"])
 
     if spec is None:
         others = probe_env.OtherInterpreters(flags["others"].split(":"), sys.executable,
@@ -927,5 +927,24 @@ def main(argv):
     return finish(status, reason, data)
 
 
+def died(e):
+    """The probe's own failure as its result, with the traceback's last line, instead of a
+    bare traceback on stderr and no result (torchdock would only see "no output")."""
+    import traceback
+    frames = traceback.extract_tb(e.__traceback__)
+    where = " (at %s:%d in %s)" % (os.path.basename(frames[-1].filename), frames[-1].lineno,
+                                   frames[-1].name) if frames else ""
+    return finish("error", "torch_probe.py died: %s%s" % (error_text(e), where), {"notes": []})
+
+
+def run(argv):
+    try:
+        return main(argv)
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as e:  # noqa: B902 - whatever stopped the probe is its result
+        return died(e)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run(sys.argv[1:]))

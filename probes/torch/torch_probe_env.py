@@ -107,21 +107,47 @@ def loaded_libraries():
     return out
 
 
-def distributions():
-    """{name: {"version", "location"}} of torch and its companions and nvidia-* wheels."""
+def distributions(notes=None):
+    """{name: {"version", "location"}} of torch and its companions and nvidia-* wheels.
+    A distribution whose metadata cannot be read (a METADATA that is not UTF-8, a broken
+    dist-info) is skipped with a line in `notes`, so one bad package never stops the probe."""
     try:
         import importlib.metadata as md
     except ImportError:  # Python 3.7
         return None
     out = {}
-    for dist in md.distributions():
-        name = (dist.metadata["Name"] or "").lower()
-        if name in ("torch", "torchvision", "torchaudio", "triton") or name.startswith("nvidia-"):
+    try:
+        found = md.distributions()
+    except Exception as e:  # noqa: BLE001 - a path entry importlib cannot list
+        if notes is not None:
+            notes.append("installed distributions not read: %s: %s" % (type(e).__name__, e))
+        return out
+    while True:
+        try:
+            dist = next(found)
+        except StopIteration:
+            break
+        except Exception as e:  # noqa: BLE001 - the next path entry could not be read
+            if notes is not None:
+                notes.append("a distribution was not read: %s: %s" % (type(e).__name__, e))
+            continue
+        try:
+            name = (dist.metadata["Name"] or "").lower()
+            wanted = name in ("torch", "torchvision", "torchaudio", "triton") or name.startswith("nvidia-")
+            version = dist.version if wanted else None
+        except Exception as e:  # noqa: BLE001 - METADATA that is not UTF-8, or unreadable
+            if notes is not None:
+                where = getattr(dist, "_path", None)
+                notes.append("skipped the distribution at %s: its metadata could not be read "
+                             "(%s: %s)" % (where or "an unknown path", type(e).__name__,
+                                           str(e).splitlines()[0] if str(e) else ""))
+            continue
+        if wanted:
             try:
                 location = str(dist.locate_file(""))
             except Exception:  # noqa: BLE001 - metadata of a broken install
                 location = None
-            entry = {"version": dist.version, "location": location}
+            entry = {"version": version, "location": location}
             if name in ("torch", "torchvision", "torchaudio"):
                 # What it pins: the wheel a missing library should come from (torch), the torch
                 # a companion was built for (torchvision, torchaudio).

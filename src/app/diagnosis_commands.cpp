@@ -22,7 +22,8 @@ Result<nlohmann::json> read_fingerprint(const std::string& path) {
     auto text = engine::read_text_file(path);
     if (!text) return Error{ErrorKind::Config, text.error().message};
     std::string why;
-    auto j = parse_json_bounded(text.value(), why);
+    // A fingerprint with a key twice is refused, as manifests are: which value is meant?
+    auto j = parse_json_bounded(text.value(), why, 64, /*refuse_duplicate_keys=*/true);
     if (!j) return Error{ErrorKind::Config, terminal_text(path) + ": " + why};
     auto schema = j->is_object() ? j->find("schema") : j->end();
     if (!j->is_object() || schema == j->end() || *schema != 1)

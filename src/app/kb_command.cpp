@@ -70,9 +70,30 @@ int run_kb_refresh_extensions(const std::filesystem::path& data_dir, const KbRef
             progress("kb refresh: reading " + what + " from " + terminal_text(index_label));
         });
     if (!result) return fail_shown(result.error());
-    for (const auto& line : result->scans) std::cerr << "torchdock: " << shown(line) << "\n";
-    for (const auto& c : result->changes) std::cout << shown(c) << "\n";
+    // Names from the index (wheel members, specifiers) on one line each, escaped.
+    for (const auto& line : result->scans)
+        std::cerr << "torchdock: " << terminal_text(line) << "\n";
+    for (const auto& c : result->changes) std::cout << terminal_text(c) << "\n";
+    for (const auto& r : result->refused)
+        std::cerr << "torchdock: warning: refused what the index says of " << terminal_text(r)
+                  << "\n";
     std::string updated = extension_facts_text(result->facts);
+    // The last gate: the file is read back by the very loader every command uses.
+    if (auto back = engine::load_knowledge_base_with(data_dir, file, updated); !back) {
+        Error e = back.error();
+        e.message = "the refreshed " + (data_dir / file).string() +
+                    " would not load, so nothing was written: " + e.message;
+        return fail_shown(e);
+    }
+    const int refused_exit = result->refused.empty() ? k_exit_ok : k_exit_check_failed;
+    auto said_refused = [&] {
+        if (!result->refused.empty())
+            std::cerr << "torchdock: " << result->refused.size() << " release"
+                      << (result->refused.size() == 1 ? " was" : "s were")
+                      << " refused (see the warnings above); the rest of the file is "
+                      << (opts.check ? "as checked" : "up to date") << "\n";
+        return refused_exit;
+    };
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f",
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -81,12 +102,12 @@ int run_kb_refresh_extensions(const std::filesystem::path& data_dir, const KbRef
               << secs << " s); " << result->changes.size() << " change"
               << (result->changes.size() == 1 ? "" : "s") << "\n";
     if (opts.check) {
-        if (updated == text.value()) return k_exit_ok;
+        if (updated == text.value()) return said_refused();
         std::cerr << "torchdock: data/extensions.json disagrees with " << shown(index_label)
                   << "; run `torchdock kb refresh --extensions` to update it\n";
         return k_exit_check_failed;
     }
-    if (updated == text.value()) return k_exit_ok;
+    if (updated == text.value()) return said_refused();
     auto held = engine::DirLock::acquire(data_dir, engine::k_data_lock_file,
                                          std::chrono::seconds(opts.lock_wait_s),
                                          [](const std::filesystem::path&) {});
@@ -97,7 +118,7 @@ int run_kb_refresh_extensions(const std::filesystem::path& data_dir, const KbRef
     if (!written) return fail_shown(written.error());
     std::cerr << "torchdock: wrote " << (data_dir / file).string()
               << "; run `torchdock render` to check the manifests against it\n";
-    return k_exit_ok;
+    return said_refused();
 }
 
 int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
@@ -197,6 +218,15 @@ int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts) {
         return k_exit_ok;
     }
     if (result->update.text != text.value()) {
+        // The last gate, as for --extensions: the loader every command uses reads it back.
+        if (auto back =
+                engine::load_knowledge_base_with(data_dir, "torch.json", result->update.text);
+            !back) {
+            Error e = back.error();
+            e.message = "the refreshed " + (data_dir / "torch.json").string() +
+                        " would not load, so nothing was written: " + e.message;
+            return fail_shown(e);
+        }
         auto written = engine::write_files(
             data_dir, {{"torch.json", result->update.text},
                        {k_kb_stamp_file, kb_stamp_text(now_text("%Y-%m-%d", /*utc=*/true))}});

@@ -102,6 +102,10 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
     int apt_drifted = 0, apt_not_locked = 0, apt_unresolved = 0;
     nlohmann::json images_json = nlohmann::json::array();
     int python_drifted = 0, python_unchecked = 0, not_locked = 0, conflicts = 0, python_failed = 0;
+    int wheel_mismatches = 0;
+    // Each wheel by URL is downloaded and hashed once a run, whatever sets ask for it.
+    std::map<std::string, std::pair<std::string, std::string>> wheel_hashes;
+    python_run.wheel_hashes = &wheel_hashes;
     // Lock files are written only after every manifest was resolved: an error, a bad
     // manifest or Ctrl-C part-way leaves every lock file as it was.
     std::map<std::string, std::string> pending;  // lock path -> content
@@ -219,7 +223,8 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
             not_locked += r->not_locked;
             conflicts += r->conflicts;
             python_failed += r->failed;
-            file_ok = file_ok && r->conflicts == 0 && r->failed == 0;
+            wheel_mismatches += r->wheel_mismatches;
+            file_ok = file_ok && r->conflicts == 0 && r->failed == 0 && r->wheel_mismatches == 0;
         }
         AptLockResult apt =
             lock_apt_sets(plan.variants, resolved, previous_file.apt, mirrors, opts.check);
@@ -238,7 +243,7 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
     }
     if (opts.json) {
         bool writes = !opts.check && !(conflicts || python_failed || apt_unresolved || gone ||
-                                       failed || timed_out || no_platform);
+                                       failed || timed_out || no_platform || wheel_mismatches);
         nlohmann::json python_json = nlohmann::json::array();
         for (const auto& r : python_rows)
             python_json.push_back(
@@ -260,7 +265,7 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
                            {"not_locked", not_locked},
                            {"apt_not_locked", apt_not_locked},
                            {"failed", gone + failed + timed_out + no_platform + conflicts +
-                                          python_failed + apt_unresolved},
+                                          python_failed + apt_unresolved + wheel_mismatches},
                            {"lock_files", writes ? files : nlohmann::json::array()}};
         if (auto st = emit_report(opts.json, json_text(doc)); !st) return fail(st.error());
     }
@@ -295,9 +300,14 @@ int run_lock(const CommonOptions& common, const LockOptions& opts) {
                     (apt_not_locked == 1 ? "'s" : "s'") +
                     " apt packages were not resolved (see NOT LOCKED above): each keeps its "
                     "previous apt lock while that fits, else renders with the manifest's pins");
-    if (conflicts || python_failed || apt_unresolved) {
+    if (wheel_mismatches)
+        print_error(std::to_string(wheel_mismatches) + " Python set" +
+                    (wheel_mismatches == 1 ? " asks" : "s ask") +
+                    " for a wheel by URL whose file does not have the sha256 the manifest fixes "
+                    "(see ERROR (wheel hash) above)");
+    if (conflicts || python_failed || apt_unresolved || wheel_mismatches) {
         print_error("lock files were left as they were");
-        return conflicts || apt_unresolved ? k_exit_config : k_exit_environment;
+        return conflicts || apt_unresolved || wheel_mismatches ? k_exit_config : k_exit_environment;
     }
     auto images = [](int n) { return std::to_string(n) + " base image" + (n == 1 ? "" : "s"); };
     if (gone)

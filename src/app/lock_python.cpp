@@ -31,6 +31,46 @@ std::string changes_text(const std::vector<PackageChange>& changes, const Python
     return join(parts, "; ");
 }
 
+// The wheels by URL of `inputs`, each downloaded and hashed by torchdock (uv only echoes the
+// URL's #sha256= fragment): "" when every one has the sha256 the manifest fixes; else the
+// first mismatch (`mismatch` set) or why one could not be fetched (`mismatch` clear).
+std::string check_wheel_hashes(const PythonLockInputs& inputs, const PythonLockRun& run,
+                               const std::string& key, bool& mismatch) {
+    mismatch = false;
+    std::map<std::string, std::pair<std::string, std::string>> local;
+    auto& cache = run.wheel_hashes ? *run.wheel_hashes : local;
+    for (const auto& w : wheels_by_url(inputs)) {
+        auto it = cache.find(w.url);
+        if (it == cache.end()) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                run.deadline - std::chrono::steady_clock::now());
+            std::pair<std::string, std::string> answer;
+            if (left.count() <= 0) {
+                answer.second = "the lock's --timeout ran out before the wheel " +
+                                quote_value(w.url) + " was hashed";
+            } else {
+                progress("lock " + key + ": downloading " + terminal_text(w.url) + " to hash it");
+                auto h = engine::hash_url(w.url, left);
+                if (h)
+                    answer.first = h->sha256 + " " + std::to_string(h->bytes);
+                else
+                    answer.second = h.error().message;
+            }
+            it = cache.emplace(w.url, std::move(answer)).first;
+        }
+        const auto& [hashed, why_not] = it->second;
+        if (hashed.empty()) return why_not;
+        auto space = hashed.find(' ');
+        std::string problem =
+            wheel_hash_mismatch(w, hashed.substr(0, space), std::stoull(hashed.substr(space + 1)));
+        if (!problem.empty()) {
+            mismatch = true;
+            return problem;
+        }
+    }
+    return {};
+}
+
 }  // namespace
 
 PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
@@ -64,8 +104,25 @@ PythonLockResult lock_python_sets(const std::vector<Variant>& variants,
         auto prev = previous.find(key);
         const PythonLock* old = prev != previous.end() ? &prev->second : nullptr;
         bool old_fits = old && old->inputs == *plan.inputs;
+        // Wheels by URL first: a file that is not what the manifest fixes is never locked.
+        bool mismatch = false;
+        std::string wheel_problem = check_wheel_hashes(*plan.inputs, run, key, mismatch);
+        if (mismatch) {
+            if (run.check) {
+                ++out.drifted;
+                out.rows.push_back({key, "-", "WHEEL HASH DIFFERS: " + wheel_problem});
+                if (old) out.locks[key] = *old;
+            } else {
+                ++out.wheel_mismatches;
+                out.rows.push_back({key, "-", "ERROR (wheel hash): " + wheel_problem});
+            }
+            continue;
+        }
         engine::UvAnswer a;
-        if (run.uv.empty()) {
+        if (!wheel_problem.empty()) {
+            a.kind = engine::UvAnswer::Kind::Unreachable;
+            a.message = wheel_problem;
+        } else if (run.uv.empty()) {
             a.kind = engine::UvAnswer::Kind::Unreachable;
             a.message = run.uv_missing;
         } else {

@@ -23,6 +23,9 @@ struct PythonLockRun {
     bool check = false;
     // " (2.1 is yanked on the index)" for a locked release the index now yanks, else "".
     std::function<std::string(const std::string& name, const std::string& version)> yank_note;
+    // The sha256 torchdock computed of each wheel by URL, by URL ("" + why: not fetched), so
+    // a wheel several sets ask for is downloaded once a run. Optional.
+    std::map<std::string, std::pair<std::string, std::string>>* wheel_hashes = nullptr;
 };
 
 struct PythonLockResult {
@@ -33,6 +36,9 @@ struct PythonLockResult {
     int not_locked = 0;  // an index could not be reached (or none is set, or no uv)
     int conflicts = 0;   // uv: the inputs cannot be satisfied (a manifest problem)
     int failed = 0;      // uv failed otherwise
+    // A wheel by URL whose file does not have the sha256 the manifest fixes (lock; in
+    // --check it counts as drifted).
+    int wheel_mismatches = 0;
 };
 
 // Locks the Python sets of `variants` (one family), `previous` being its lock file's, or

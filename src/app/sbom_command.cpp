@@ -26,6 +26,9 @@ namespace {
 
 int write_sbom(const SbomOptions& opts, SbomInput in) {
     in.tool_version = version_text();
+    // What CycloneDX 1.6 cannot hold is left out of the file, noted there, and said here.
+    for (const auto& change : fit_cyclonedx_limits(in))
+        std::cerr << "torchdock: warning: " << change << "\n";
     for (const auto& [key, value] : in.subject.properties)
         if (key == "torchdock:not-read")
             std::cerr << "torchdock: warning: the SBOM is incomplete: " << terminal_text(value)

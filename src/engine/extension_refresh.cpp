@@ -120,6 +120,14 @@ Result<ExtensionRefreshResult> refresh_extension_facts(
             auto rel =
                 read_release(client, project.value(), ext.name, version, index_label, out.scans);
             if (!rel) return rel.error();
+            if (auto why = extension_release_problem(rel.value()); !why.empty()) {
+                const ExtensionRelease* had = ext.release(version);
+                out.refused.push_back(
+                    ext.name + " " + version + ": " + why +
+                    (had ? " (its previous facts are kept)" : " (it stays out of the file)"));
+                if (had) releases.push_back(*had);
+                continue;
+            }
             std::string change = describe_change(ext.release(version), rel.value());
             if (!change.empty()) out.changes.push_back(ext.name + " " + version + ": " + change);
             releases.push_back(std::move(rel.value()));

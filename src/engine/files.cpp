@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "engine/interrupt.hpp"
 #include "util/strings.hpp"
@@ -48,6 +50,41 @@ std::string kind_of(mode_t mode) {
     if (S_ISCHR(mode) || S_ISBLK(mode)) return "it is a device, not a regular file";
     if (S_ISLNK(mode)) return "it is a symlink, and torchdock does not follow symlinks there";
     return "it is not a regular file";
+}
+
+// What a file-system node is, for a refusal: "a character device (1:3)", "a symlink to X".
+std::string node_kind(int dirfd, const std::string& name, const struct stat& st) {
+    auto dev = [&] {
+        return " (" + std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev)) +
+               ")";
+    };
+    if (S_ISCHR(st.st_mode)) return "a character device" + dev();
+    if (S_ISBLK(st.st_mode)) return "a block device" + dev();
+    if (S_ISFIFO(st.st_mode)) return "a FIFO";
+    if (S_ISSOCK(st.st_mode)) return "a socket";
+    if (S_ISDIR(st.st_mode)) return "a directory";
+    if (S_ISLNK(st.st_mode)) {
+        char target[4096];
+        ssize_t n = ::readlinkat(dirfd, name.c_str(), target, sizeof target - 1);
+        if (n <= 0) return "a symlink";
+        return "a symlink to " + std::string(target, static_cast<std::size_t>(n));
+    }
+    return "not a regular file";
+}
+
+// The one rule of every writer: a name is written only when it is missing or a regular file.
+// Renaming a new file over a device, FIFO, socket or symlink would replace it for everyone who
+// uses it (`--json=/dev/null` as root breaks the host's /dev/null); a directory cannot be
+// replaced by a file. Returns the refusal, or nothing when `name` in `dirfd` is missing or a
+// regular file (not followed when it is a symlink).
+std::optional<Error> refuse_non_regular(int dirfd, const std::string& name, const fs::path& shown) {
+    struct stat st {};
+    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISREG(st.st_mode))
+        return std::nullopt;
+    return Error{ErrorKind::Io, "refusing to write " + shown.string() + ": it is " +
+                                    node_kind(dirfd, name, st) +
+                                    "; torchdock writes only regular files (a missing path is "
+                                    "created, `-` is standard output)"};
 }
 
 // Reads an open regular file up to `max` bytes; refuses anything else without blocking.
@@ -154,9 +191,37 @@ std::string temp_name(const std::string& name) {
     return "." + name + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
 }
 
+// Moves the finished temp file onto `name`, which must still be missing or a regular file: a
+// missing name is taken with RENAME_NOREPLACE, so a node made there meanwhile is never
+// replaced (it is judged again). A regular file is replaced by a plain rename; the window
+// between that judgement and the rename is the one left, and only root can make a device.
+Status move_into_place(const Fd& dir, const std::string& temp, const std::string& name,
+                       const fs::path& shown) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        if (auto refusal = refuse_non_regular(dir.fd, name, shown)) return *refusal;
+        struct stat st {};
+        bool missing = ::fstatat(dir.fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0;
+        if (!missing) {
+            if (::renameat(dir.fd, temp.c_str(), dir.fd, name.c_str()) == 0) return ok_status();
+            return io_error("move into place", shown, std::strerror(errno));
+        }
+        if (::renameat2(dir.fd, temp.c_str(), dir.fd, name.c_str(), RENAME_NOREPLACE) == 0)
+            return ok_status();
+        if (errno == EEXIST) continue;  // made meanwhile: judge it again
+        if (errno != EINVAL && errno != ENOSYS)
+            return io_error("move into place", shown, std::strerror(errno));
+        // A file system without RENAME_NOREPLACE (some network ones): a plain rename.
+        if (::renameat(dir.fd, temp.c_str(), dir.fd, name.c_str()) == 0) return ok_status();
+        return io_error("move into place", shown, std::strerror(errno));
+    }
+    return io_error("move into place", shown, "it keeps changing while torchdock writes it");
+}
+
 // Writes one file in the open directory `dir`: a fresh temp file, then rename over `name`.
+// Refused before anything is written when `name` is there and not a regular file.
 Status write_in_dir(const Fd& dir, const std::string& name, const std::string& text,
                     const fs::path& shown) {
+    if (auto refusal = refuse_non_regular(dir.fd, name, shown)) return *refusal;
     std::string temp = temp_name(name);
     Fd out(
         ::openat(dir.fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
@@ -164,8 +229,7 @@ Status write_in_dir(const Fd& dir, const std::string& name, const std::string& t
     Status written = write_all(out.fd, text, shown);
     if (written && ::close(std::exchange(out.fd, -1)) != 0)
         written = io_error("write", shown, std::strerror(errno));
-    if (written && ::renameat(dir.fd, temp.c_str(), dir.fd, name.c_str()) != 0)
-        written = io_error("move into place", shown, std::strerror(errno));
+    if (written) written = move_into_place(dir, temp, name, shown);
     if (!written) ::unlinkat(dir.fd, temp.c_str(), 0);
     return written;
 }
@@ -335,9 +399,17 @@ Status check_output_file(const std::string& flag, const std::string& path) {
     if (path.empty()) return Error{ErrorKind::Usage, flag + " needs a file name"};
     fs::path p = path;
     std::error_code ec;
-    if (fs::is_directory(p, ec))
-        return Error{ErrorKind::Usage, flag + " " + path + " is a directory; name a file"};
     fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode))
+            return Error{ErrorKind::Usage, flag + " " + path + " is a directory; name a file"};
+        return Error{ErrorKind::Usage,
+                     flag + " " + path + ": it is " + node_kind(AT_FDCWD, path, st) +
+                         "; torchdock writes reports only to a new or regular file: name one, "
+                         "or give " +
+                         flag + "=- for standard output"};
+    }
     if (!fs::is_directory(dir, ec))
         return Error{ErrorKind::Usage,
                      flag + " " + path + ": the directory " + dir.string() + " does not exist"};
@@ -349,6 +421,7 @@ Result<OutputFile> OutputFile::create(const fs::path& root, const std::string& r
     auto dir = parent_below(root, rel, true, MissingDir::Create, name);
     if (!dir) return dir.error();
     fs::path shown = below(root, rel);
+    if (auto refusal = refuse_non_regular(dir->fd, name, shown)) return *refusal;
     if (::unlinkat(dir->fd, name.c_str(), 0) != 0 && errno != ENOENT)
         return io_error("replace", shown, std::strerror(errno));
     int fd =

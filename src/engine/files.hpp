@@ -63,19 +63,25 @@ enum class MissingDir { Create, Refuse };
 
 // Writes each file below `dir` atomically (a new temp file, then rename over the name),
 // leaving other files alone. Missing subdirectories are created; `dir` itself is created
-// or refused as `missing` says. Never follows a symlink below `dir` (refused, Io); a
-// symlink at a file's own name is replaced, not written through.
+// or refused as `missing` says. Never follows a symlink below `dir` (refused, Io). Writes
+// regular files only: a name that is there and is a device, FIFO, socket, symlink or
+// directory is refused (Io, naming it and what it is) before anything is written, never
+// replaced (`--json=/dev/null` must not turn the host's /dev/null into a file); a missing
+// name is created with RENAME_NOREPLACE, so a node made there meanwhile is not replaced.
 Status write_files(const std::filesystem::path& dir,
                    const std::map<std::string, std::string>& files,
                    MissingDir missing = MissingDir::Refuse);
 
 // A report file that will be written at the end of a run: refused now (Usage) when the
-// path is empty, is a directory, or its directory does not exist, so no work is wasted.
+// path is empty, is a directory, or its directory does not exist, or it is there and not a
+// regular file (a device, FIFO, socket or symlink, named with what it is), so no work is
+// wasted and write_files's refusal is said before the work.
 Status check_output_file(const std::string& flag, const std::string& path);
 
-// A file created fresh for streaming writes (a build log) below `root`: whatever was at
-// `rel` (a file or a symlink) is replaced, directories below `root` are created and never
-// followed when they are symlinks. Closed when destroyed.
+// A file created fresh for streaming writes (a build log) below `root`: a regular file at
+// `rel` is replaced, anything else there (a symlink, device, FIFO, socket, directory) is
+// refused like write_files does; directories below `root` are created and never followed
+// when they are symlinks. Closed when destroyed.
 class OutputFile {
   public:
     static Result<OutputFile> create(const std::filesystem::path& root, const std::string& rel);

@@ -22,8 +22,17 @@ fs::path find_data_dir(const std::optional<std::string>& flag) {
 }
 
 Result<KnowledgeBase> load_knowledge_base(const fs::path& data_dir) {
+    return load_knowledge_base_with(data_dir, "", "");
+}
+
+Result<KnowledgeBase> load_knowledge_base_with(const fs::path& data_dir, const std::string& file,
+                                               const std::string& replacement) {
     std::map<std::string, std::string> texts;
     for (const auto& name : KnowledgeBase::file_names()) {
+        if (name == file) {
+            texts[name] = replacement;
+            continue;
+        }
         auto text = read_text_file(data_dir / name);
         if (!text)
             return Error{ErrorKind::Config, "knowledge base: " + text.error().message + k_data_fix};

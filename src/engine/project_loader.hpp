@@ -20,6 +20,12 @@ std::filesystem::path find_data_dir(const std::optional<std::string>& flag);
 
 Result<KnowledgeBase> load_knowledge_base(const std::filesystem::path& data_dir);
 
+// The knowledge base of `data_dir` as load_knowledge_base would read it once `file` (one of
+// KnowledgeBase::file_names()) holds `text`: the gate `kb refresh` passes before it writes, so
+// it never writes a file that every command would then refuse. The error is the loader's.
+Result<KnowledgeBase> load_knowledge_base_with(const std::filesystem::path& data_dir,
+                                               const std::string& file, const std::string& text);
+
 // The error signatures of `explain`: every <data_dir>/error_signatures/*.json (one file per
 // family), read in file-name order. Errors name the file and the JSON path.
 Result<ErrorSignatures> load_error_signatures(const std::filesystem::path& data_dir);

@@ -8,7 +8,9 @@
 #include <filesystem>
 
 #include "engine/files.hpp"
+#include "engine/http.hpp"
 #include "engine/process.hpp"
+#include "util/sha256.hpp"
 #include "util/strings.hpp"
 
 extern char** environ;
@@ -183,6 +185,35 @@ UvAnswer uv_resolve(const std::string& uv, const PythonLockInputs& inputs,
     answer.kind = UvAnswer::Kind::Resolved;
     answer.packages = std::move(parsed.value());
     return answer;
+}
+
+Result<UrlHash> hash_url(const std::string& url, std::chrono::milliseconds total,
+                         std::uint64_t max_bytes) {
+    Sha256Stream hash;
+    HttpRequest req;
+    req.url = url;
+    req.timeouts.connect = std::chrono::milliseconds(15000);
+    req.timeouts.total = total;
+    req.max_redirects = 5;
+    req.protocols = "http,https";
+    req.max_body = static_cast<std::size_t>(max_bytes);
+    req.on_data = [&hash](const std::string& chunk) { hash.update(chunk); };
+    auto r = http_request(req);
+    if (!r) {
+        Error e = r.error();
+        e.message = "downloading the wheel " + quote_value(url) + " to hash it: " + e.message;
+        return e;
+    }
+    if (r->truncated)
+        return Error{ErrorKind::Config, "the wheel " + quote_value(url) + " is over " +
+                                            std::to_string(max_bytes) +
+                                            " bytes, the most torchdock downloads to hash"};
+    if (r->status != 200)
+        return Error{ErrorKind::Environment, "downloading the wheel " + quote_value(url) +
+                                                 " to hash it: HTTP status " +
+                                                 std::to_string(r->status)};
+    std::uint64_t bytes = hash.bytes();
+    return UrlHash{hash.hex(), bytes};
 }
 
 }  // namespace td::engine

@@ -1,6 +1,8 @@
 #include "util/sha256.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace td {
@@ -57,29 +59,46 @@ void compress(std::array<std::uint32_t, 8>& h, const unsigned char* block) {
 
 }  // namespace
 
-std::string sha256_hex(std::string_view data) {
-    std::array<std::uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                      0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+void Sha256Stream::update(std::string_view data) {
     const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
-    std::size_t full = data.size() / 64;
-    for (std::size_t i = 0; i < full; ++i) compress(h, bytes + 64 * i);
+    std::size_t n = data.size();
+    m_bytes += n;
+    if (m_filled > 0) {
+        std::size_t take = std::min(n, m_block.size() - m_filled);
+        std::copy(bytes, bytes + take, m_block.begin() + static_cast<std::ptrdiff_t>(m_filled));
+        m_filled += take;
+        bytes += take;
+        n -= take;
+        if (m_filled < m_block.size()) return;
+        compress(m_state, m_block.data());
+        m_filled = 0;
+    }
+    for (; n >= 64; bytes += 64, n -= 64) compress(m_state, bytes);
+    std::copy(bytes, bytes + n, m_block.begin());
+    m_filled = n;
+}
 
+std::string Sha256Stream::hex() {
     unsigned char tail[128] = {};
-    std::size_t rest = data.size() - 64 * full;
-    for (std::size_t i = 0; i < rest; ++i) tail[i] = bytes[64 * full + i];
-    tail[rest] = 0x80;
-    std::size_t tail_len = rest + 1 + 8 <= 64 ? 64 : 128;
-    std::uint64_t bits = std::uint64_t(data.size()) * 8;
+    std::copy(m_block.begin(), m_block.begin() + static_cast<std::ptrdiff_t>(m_filled), tail);
+    tail[m_filled] = 0x80;
+    std::size_t tail_len = m_filled + 1 + 8 <= 64 ? 64 : 128;
+    std::uint64_t bits = m_bytes * 8;
     for (int i = 0; i < 8; ++i)
         tail[tail_len - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
-    compress(h, tail);
-    if (tail_len == 128) compress(h, tail + 64);
-
+    compress(m_state, tail);
+    if (tail_len == 128) compress(m_state, tail + 64);
     static const char* hex = "0123456789abcdef";
     std::string out;
-    for (auto word : h)
+    for (auto word : m_state)
         for (int shift = 28; shift >= 0; shift -= 4) out += hex[(word >> shift) & 0xf];
     return out;
+}
+
+std::string sha256_hex(std::string_view data) {
+    Sha256Stream s;
+    s.update(data);
+    return s.hex();
 }
 
 }  // namespace td

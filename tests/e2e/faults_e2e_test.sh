@@ -109,8 +109,11 @@ mkdir -p "$WORK/wd/v-quick"
 ln -s "$WORK/victim1" "$WORK/wd/v-quick/Dockerfile"
 ln -s "$WORK/victim2" "$WORK/wd/v-quick/build.log"
 run build --skip-render-check --dockerfiles "$DF" v-quick --work-dir "$WORK/wd"
-check "build with symlinks in the work dir: built (exit 0)" test "$(rc)" = 0
+# Writers write regular files only (R3-4): a symlink at a work file's name is refused, naming it.
+check "build with symlinks in the work dir: refused (exit 1, was $(rc))" test "$(rc)" = 1
+check "...saying the work file is a symlink" grep -qF "it is a symlink to $WORK/victim1" "$WORK/out" "$WORK/err"
 check "...the symlink targets are untouched" bash -c "[ \"\$(cat '$WORK/victim1')\" = keep1 ] && [ \"\$(cat '$WORK/victim2')\" = keep2 ]"
+rm -f "$WORK/wd/v-quick/Dockerfile" "$WORK/wd/v-quick/build.log"
 mkdir -p "$WORK/outside" && printf 'FROM %s\nRUN echo OUTSIDE\n' "$IMG" >"$WORK/outside/Dockerfile"
 rm -rf "$DF/v-quick" && ln -s "$WORK/outside" "$DF/v-quick"
 run build --skip-render-check --dockerfiles "$DF" v-quick

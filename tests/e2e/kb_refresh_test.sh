@@ -281,6 +281,56 @@ sys.exit(b'\x1b' in b or '\u202e'.encode() in b)"
   check "N7: nothing was written" test "$(field "$WORK/data7b" cudnn)" = 9.19.0.56
   kill "$HOLDER" "$PID_A" "$PID_B" 2>/dev/null
 
+  # R3-10 (adversarial round 3): kb refresh --extensions writes nothing its own loader would
+  # refuse. Variants of the report's repro: a member name with a tab and a clear-screen
+  # sequence (the release was known: its facts are kept), and a Requires-Dist on torch with a
+  # quote and $() (the release is new: it stays out). Each release is named with the reason,
+  # exit 1, nothing raw reaches the terminal, and every command still loads the data.
+  no_raw() { python3 -c "
+import sys; b = open('$WORK/err', 'rb').read() + open('$WORK/out', 'rb').read()
+sys.exit(b'\x1b' in b or b'\t' in b)"; }
+  start_index members --cuda-lib "$ROOT/tests/data/kernels/sass_ptx.o" \
+    --xformers-member '"xformers/\tlib\x1b[2J.so"'
+  cp -r "$WORK/data3" "$WORK/data10a"
+  cp "$WORK/data10a/extensions.json" "$WORK/ext10a.before"
+  run kb refresh --extensions --data "$WORK/data10a" --index-url "$URL" --index-name "the test index"
+  check "R3-10: a member name with a tab and ESC: the release is refused (exit 1, was $(rc))" test "$(rc)" = 1
+  check "R3-10: ...named, with the loader's reason, its previous facts kept" \
+    has err 'refused what the index says of xformers 0.0.33.post2: $.release.objects[1].path: "xformers/\tlib\x1b[2J.so" refused: control character'
+  check "R3-10: ...said as kept" has err "(its previous facts are kept)"
+  check "R3-10: no raw tab or ESC reaches the terminal" no_raw
+  check "R3-10: the file is as it was" cmp -s "$WORK/data10a/extensions.json" "$WORK/ext10a.before"
+  mkdir -p "$WORK/m10" && cp manifests/debian-cpu.json "$WORK/m10/"
+  run list --data "$WORK/data10a" --manifests "$WORK/m10"
+  check "R3-10: every command still loads the data (list exit $(rc))" test "$(rc)" = 0
+  kill "$INDEX_PID" 2>/dev/null
+  python3 -c 'import sys; t = open(sys.argv[1]).read(); assert "Requires-Dist: torch==2.9.1" in t
+open(sys.argv[2], "w").write(t.replace("Requires-Dist: torch==2.9.1", "Requires-Dist: torch===2.9.1\"$(touch${IFS}/tmp/td-r3-10)'"'"'"))' \
+    "$ROOT/tests/data/pypi/xformers-0.0.33.post2.METADATA" "$WORK/xformers-hostile.md"
+  start_index specifier --cuda-lib "$ROOT/tests/data/kernels/sass_ptx.o" \
+    --xformers-metadata "$WORK/xformers-hostile.md"
+  cp -r data "$WORK/data10b"
+  python3 - "$WORK/data10b/extensions.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["extensions"] = [{"name": "xformers", "index": "the test index", "track": ["0.0.33.post2"], "releases": []}]
+open(sys.argv[1], "w").write(json.dumps(d, indent=2) + "\n")
+PY
+  run kb refresh --extensions --data "$WORK/data10b" --index-url "$URL" --index-name "the test index"
+  check "R3-10: a hostile Requires-Dist on torch: the release is refused (exit 1, was $(rc))" test "$(rc)" = 1
+  check "R3-10: ...named with the specifier's grammar and left out" \
+    bash -c "grep -qF 'xformers 0.0.33.post2: \$.release.requires_torch:' '$WORK/err' && grep -qF '(it stays out of the file)' '$WORK/err'"
+  check "R3-10: nothing of the specifier is in the file, and it has no release" python3 -c "
+import json, sys
+t = open('$WORK/data10b/extensions.json').read()
+sys.exit('touch' in t or json.loads(t)['extensions'][0]['releases'] != [])"
+  run list --data "$WORK/data10b" --manifests "$WORK/m10"
+  check "R3-10: every command still loads the data (list exit $(rc))" test "$(rc)" = 0
+  run kb refresh --extensions --check --data "$WORK/data10b" --index-url "$URL" --index-name "the test index"
+  check "R3-10: --check says the same, exit 1, nothing written" \
+    bash -c "test $(rc) = 1 && grep -q 'refused what the index says of xformers 0.0.33.post2' '$WORK/err'"
+  kill "$INDEX_PID" 2>/dev/null
+
   # N11: render refuses a data directory whose os.json image carries an instruction.
   cp -r data "$WORK/data11"
   python3 - "$WORK/data11/os.json" <<'PY'

@@ -203,6 +203,52 @@ ok = sys.argv[2] == "0" and image.get("platforms") == {"linux/amd64": "sha256:" 
                                                        "linux/arm64": "sha256:" + "cd" * 32}
 sys.exit(0 if ok else 1)
 PY
+# 12. R3-9 (adversarial round 3): a wheel by URL is hashed by torchdock itself, not taken from
+#     the manifest (uv echoes the URL's #sha256= back). Variant of the report's repro: the
+#     manifest fixes the real hash of the wheel, but the file the server now gives differs by
+#     one appended byte (the file changed upstream). Needs no network: the wheel comes from
+#     a loopback http.server, and the refusal comes before uv runs.
+mkdir -p "$WORK/wh/manifests" "$WORK/wh/files"
+cp "$ROOT/tests/data/pypi/tiny-1.0-py3-none-any.whl" "$WORK/wh/files/"
+FIXED=$(sha256sum "$WORK/wh/files/tiny-1.0-py3-none-any.whl" | cut -c1-64)
+printf 'x' >>"$WORK/wh/files/tiny-1.0-py3-none-any.whl"
+REAL=$(sha256sum "$WORK/wh/files/tiny-1.0-py3-none-any.whl" | cut -c1-64)
+BYTES=$(stat -c %s "$WORK/wh/files/tiny-1.0-py3-none-any.whl")
+python3 -c '
+import functools, http.server, sys
+class H(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, fmt, *args):
+        sys.stderr.write("%s %s\n" % (self.command, self.path)); sys.stderr.flush()
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(H, directory=sys.argv[1]))
+print(s.server_address[1], flush=True)
+s.serve_forever()' "$WORK/wh/files" >"$WORK/wh/port" 2>"$WORK/wh/requests.log" &
+WHEEL_SERVER=$!
+trap 'kill "$SERVER" "$WHEEL_SERVER" 2>/dev/null; rm -rf "$WORK"' EXIT
+for _ in $(seq 50); do [ -s "$WORK/wh/port" ] && break; sleep 0.1; done
+WURL="http://127.0.0.1:$(cat "$WORK/wh/port")/tiny-1.0-py3-none-any.whl"
+cat >"$WORK/wh/manifests/wh.json" <<JSON
+{"schema": 1, "name": "wh", "image": "t/wh", "base": "os-pip", "wheel_index": "pypi",
+ "torchaudio": false, "matrix": {"torch": ["2.11.0"], "cuda": ["cu130"], "os": ["debian12"]},
+ "extensions": [{"name": "tiny", "wheel": {"url": "$WURL", "sha256": "$FIXED"}}]}
+JSON
+fault ok
+run lock --manifests "$WORK/wh/manifests"
+check "R3-9: lock refuses a wheel whose file is not the manifest's sha256 (exit 2, was $(rc))" test "$(rc)" = 2
+check "R3-9: ...naming the URL, the computed hash and the manifest's" \
+  has out "ERROR (wheel hash): the wheel \"$WURL\" ($BYTES bytes) has sha256 $REAL, but the manifest fixes $FIXED for tiny"
+check "R3-9: ...and no lock file is written" test ! -e "$WORK/wh/manifests/wh.lock.json"
+check "R3-9: torchdock downloaded the wheel itself" grep -q "^GET /tiny-1.0-py3-none-any.whl" "$WORK/wh/requests.log"
+run lock --check --manifests "$WORK/wh/manifests"
+check "R3-9: lock --check notices the file's real hash differs (exit 1, was $(rc))" test "$(rc)" = 1
+check "R3-9: ...WHEEL HASH DIFFERS with both hashes" \
+  bash -c "grep -qF 'WHEEL HASH DIFFERS: the wheel' '$WORK/out' && grep -qF '$REAL' '$WORK/out' && grep -qF '$FIXED' '$WORK/out'"
+# The wheel gone from the server: not a hash problem, the set cannot be checked (NOT CHECKED;
+# the exit is 1 here only because the family has no lock file yet).
+rm "$WORK/wh/files/tiny-1.0-py3-none-any.whl"
+run lock --check --manifests "$WORK/wh/manifests"
+check "R3-9: a wheel that cannot be fetched is NOT CHECKED, never ok (exit $(rc))" \
+  bash -c "test $(rc) != 0 && grep -qF 'NOT CHECKED: downloading the wheel' '$WORK/out' && grep -qF 'HTTP status 404' '$WORK/out'"
+
 # 11. The Python set of each platform, hash-locked by uv against PyPI (network): torch 2.11.0,
 #     whose linux/arm64 wheel carries CUDA 13.0 like its linux/amd64 one. The rendered
 #     Dockerfile installs the set of the platform BuildKit builds (TARGETARCH).

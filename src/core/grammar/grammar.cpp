@@ -140,8 +140,28 @@ std::string check_pip_name(std::string_view s) {
 
 namespace {
 
+// A loopback host as a URL names it: localhost, [::1] or a dotted quad in 127.0.0.0/8.
+bool is_loopback_host(std::string_view host) {
+    if (host == "localhost" || host == "[::1]") return true;
+    int parts = 0;
+    std::size_t start = 0;
+    while (start <= host.size()) {
+        std::size_t dot = host.find('.', start);
+        std::string_view part =
+            host.substr(start, dot == std::string_view::npos ? host.npos : dot - start);
+        if (part.empty() || part.size() > 3 || !std::all_of(part.begin(), part.end(), is_digit))
+            return false;
+        if (std::stoi(std::string(part)) > 255 || (parts == 0 && part != "127")) return false;
+        ++parts;
+        if (dot == std::string_view::npos) break;
+        start = dot + 1;
+    }
+    return parts == 4;
+}
+
 // An http(s) address of a file whose name ends in one of `suffixes`; `what` and `example`
-// say what would be accepted.
+// say what would be accepted. Plain http only to a loopback host, as for index URLs (pip's
+// rule): a file from elsewhere comes over https.
 std::string check_file_url(std::string_view s, std::initializer_list<std::string_view> suffixes,
                            const std::string& what, const std::string& example) {
     const std::string expected =
@@ -157,6 +177,17 @@ std::string check_file_url(std::string_view s, std::initializer_list<std::string
     auto slash = rest.find('/');
     if (slash == 0 || slash == std::string_view::npos)
         return "URL " + quote_value(s) + " has no host or no path" + expected;
+    if (s.starts_with("http://")) {
+        std::string_view authority = rest.substr(0, slash);
+        std::string_view host = authority.starts_with('[')
+                                    ? authority.substr(0, authority.find(']') + 1)
+                                    : authority.substr(0, authority.find(':'));
+        if (!is_loopback_host(host))
+            return "URL " + quote_value(s) +
+                   " is plain http to another host: use https (http is accepted for a loopback "
+                   "host only, as for package indexes)" +
+                   expected;
+    }
     for (char c : rest) {
         if (is_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '%' || c == '+' ||
             c == '/' || c == ':' || c == '=')
@@ -381,6 +412,37 @@ std::string check_env_name(std::string_view s) {
     return {};
 }
 
+namespace {
+
+// The code point of one well-formed UTF-8 sequence.
+char32_t code_point(std::string_view seq) {
+    auto b = [&](std::size_t i) {
+        return static_cast<char32_t>(static_cast<unsigned char>(seq[i]));
+    };
+    switch (seq.size()) {
+        case 1:
+            return b(0);
+        case 2:
+            return ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
+        case 3:
+            return ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+        default:
+            return ((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) |
+                   (b(3) & 0x3F);
+    }
+}
+
+// U+061C ARABIC LETTER MARK, U+200E/U+200F LRM/RLM, U+202A..U+202E embeddings and overrides,
+// U+2066..U+2069 isolates; and the invisible U+200B ZERO WIDTH SPACE, U+2060 WORD JOINER and
+// U+FEFF ZERO WIDTH NO-BREAK SPACE.
+bool is_invisible_format_control(char32_t c) {
+    return c == 0x061C || c == 0x200B || c == 0x200E || c == 0x200F ||
+           (c >= 0x202A && c <= 0x202E) || c == 0x2060 || (c >= 0x2066 && c <= 0x2069) ||
+           c == 0xFEFF;
+}
+
+}  // namespace
+
 std::string check_plain_text(std::string_view s, std::size_t max) {
     if (s.size() > max) return "longer than " + std::to_string(max) + " bytes";
     auto bad = first_bad_char(s, [](char c) {
@@ -402,6 +464,13 @@ std::string check_plain_text(std::string_view s, std::size_t max) {
              static_cast<unsigned char>(seq[1]) < 0xA0))
             return "control character " + quote_value(seq) + " in " + quote_value(s) +
                    " (only printable text on one line is accepted)";
+        // Bidirectional and invisible format controls reorder or hide what a reviewer reads
+        // (a Dockerfile label, a waiver reason): "Trojan Source", CVE-2021-42574.
+        if (is_invisible_format_control(code_point(seq)))
+            return "invisible or bidirectional format character " + quote_value(seq) + " in " +
+                   quote_value(s) +
+                   " (it changes how the text reads without being seen; only printable text "
+                   "is accepted)";
         i += n;
     }
     return {};

@@ -15,9 +15,10 @@ std::string check_pip_requirement(std::string_view s);
 std::string check_pip_name(std::string_view s);
 // PEP 440 public version, optionally with a local label ("2.4.1", "1.0rc1", "2.4.1+cu121").
 std::string check_pep440_version(std::string_view s);
-// A wheel's address for pip and uv ("name @ URL"): http:// or https://, a host, a path of
-// letters, digits and -._~%+/:=, ending in ".whl"; no credentials ('@'), query, fragment,
-// spaces or quotes; at most 2048 characters.
+// A wheel's address for pip and uv ("name @ URL"): https:// (http:// only to a loopback host:
+// localhost, [::1], 127.x.y.z, as for package indexes), a host, a path of letters, digits and
+// -._~%+/:=, ending in ".whl"; no credentials ('@'), query, fragment, spaces or quotes; at
+// most 2048 characters.
 std::string check_wheel_url(std::string_view s);
 // A source archive's address (an extension built from source): as check_wheel_url, ending in
 // ".tar.gz" or ".zip".
@@ -50,7 +51,9 @@ std::string check_digest(std::string_view s);
 // Environment variable name: [A-Za-z_][A-Za-z0-9_]*
 std::string check_env_name(std::string_view s);
 // Printable UTF-8 text on one line: no control characters (tabs, newlines, C1 controls,
-// U+2028/U+2029 included), no bytes that are not UTF-8, at most `max` bytes.
+// U+2028/U+2029 included), no bidirectional or invisible format characters (U+061C, U+200B,
+// U+200E/F, U+202A-U+202E, U+2060, U+2066-U+2069, U+FEFF), no bytes that are not UTF-8, at
+// most `max` bytes.
 std::string check_plain_text(std::string_view s, std::size_t max);
 
 // A manifest's path as it reaches the Dockerfile header and the io.torchdock.manifest

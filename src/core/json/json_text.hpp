@@ -14,7 +14,11 @@ std::string json_text(const nlohmann::json& document);
 // Parses JSON from outside (a fingerprint, an index, a probe's result line) with a nesting
 // limit, so that walking the result later (diffs, flattening) is bounded too. Returns
 // nullopt with `error` set (the parser's message, or the depth) on failure; never throws.
+// With `refuse_duplicate_keys`, an object that names a key twice is refused too (as manifests
+// and settings files refuse it: nlohmann would keep the last value silently), `error` naming
+// the key and its JSON path ("duplicate key \"status\" at $.checks[].status").
 std::optional<nlohmann::json> parse_json_bounded(std::string_view text, std::string& error,
-                                                 int max_depth = 64);
+                                                 int max_depth = 64,
+                                                 bool refuse_duplicate_keys = false);
 
 }  // namespace td

@@ -178,6 +178,34 @@ std::vector<std::string> ExtensionFacts::names() const {
     return out;
 }
 
+namespace {
+
+json release_json(const ExtensionRelease& r) {
+    json jr;
+    jr["version"] = r.version;
+    jr["wheel"] = r.wheel;
+    jr["sha256"] = r.sha256;
+    jr["requires_torch"] = r.requires_torch;
+    json objs = json::array();
+    for (const auto& o : r.objects)
+        objs.push_back(
+            json{{"path", o.path}, {"targets", o.targets}, {"containers", o.containers}});
+    jr["objects"] = std::move(objs);
+    jr["source"] = r.source;
+    return jr;
+}
+
+}  // namespace
+
+std::string extension_release_problem(const ExtensionRelease& release) {
+    try {
+        (void)load_release(release_json(release), "$.release");
+        return {};
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+}
+
 std::string extension_facts_text(const ExtensionFacts& facts) {
     json doc;
     doc["schema"] = 1;
@@ -195,20 +223,7 @@ std::string extension_facts_text(const ExtensionFacts& facts) {
         je["index"] = e.index;
         je["track"] = e.track;
         json rels = json::array();
-        for (const auto& r : e.releases) {
-            json jr;
-            jr["version"] = r.version;
-            jr["wheel"] = r.wheel;
-            jr["sha256"] = r.sha256;
-            jr["requires_torch"] = r.requires_torch;
-            json objs = json::array();
-            for (const auto& o : r.objects)
-                objs.push_back(
-                    json{{"path", o.path}, {"targets", o.targets}, {"containers", o.containers}});
-            jr["objects"] = std::move(objs);
-            jr["source"] = r.source;
-            rels.push_back(std::move(jr));
-        }
+        for (const auto& r : e.releases) rels.push_back(release_json(r));
         je["releases"] = std::move(rels);
         exts.push_back(std::move(je));
     }

@@ -71,4 +71,10 @@ std::string extension_facts_text(const ExtensionFacts& facts);
 // Errors name the JSON path and the refused value ("$.extensions[0].releases[1].sha256").
 Result<ExtensionFacts> parse_extension_facts(const std::string& text);
 
+// Why the loader (parse_extension_facts) would refuse `release` as a release of
+// data/extensions.json ("$.release.requires_torch: ... refused: ..."), "" when it would take
+// it: the same code reads it back, so `kb refresh --extensions` never writes what the loader
+// refuses.
+std::string extension_release_problem(const ExtensionRelease& release);
+
 }  // namespace td

@@ -60,6 +60,23 @@ std::pair<std::string, std::string> requirement_pin(std::string_view req) {
             eq == std::string_view::npos ? std::string() : std::string(req.substr(eq + 2))};
 }
 
+std::vector<WheelByUrl> wheels_by_url(const PythonLockInputs& inputs) {
+    std::vector<WheelByUrl> out;
+    for (const auto& req : inputs.requirements)
+        if (auto u = url_requirement(req)) out.push_back({u->name, u->url, u->sha256});
+    return out;
+}
+
+std::string wheel_hash_mismatch(const WheelByUrl& w, const std::string& computed,
+                                unsigned long long bytes) {
+    if (to_lower(computed) == to_lower(w.sha256) && !computed.empty()) return {};
+    return "the wheel " + quote_value(w.url) + " (" + std::to_string(bytes) +
+           " bytes) has sha256 " + computed + ", but the manifest fixes " + w.sha256 + " for " +
+           w.name +
+           ": the file changed, or the manifest's hash is wrong; check where the wheel "
+           "comes from before putting its real hash in the manifest";
+}
+
 std::string check_lock_requirement(std::string_view s) {
     auto u = url_requirement(s);
     if (!u) return grammar::check_pip_requirement(s);

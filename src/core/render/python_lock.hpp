@@ -47,6 +47,21 @@ struct PythonLock {
     bool graph = false;
 };
 
+// A wheel the lock inputs fix by URL and sha256 ("name @ URL#sha256=HEX").
+struct WheelByUrl {
+    std::string name, url, sha256;
+};
+
+// The wheels by URL among `inputs.requirements`, in their order. uv only echoes the URL's
+// `#sha256=` fragment back, so these are hashed by torchdock itself at lock and lock --check.
+std::vector<WheelByUrl> wheels_by_url(const PythonLockInputs& inputs);
+
+// "" when `computed` (the sha256, hex, torchdock computed over the file it downloaded from
+// w.url, `bytes` long) is the sha256 the manifest fixes; else the refusal, naming the URL,
+// the manifest's hash and the computed one.
+std::string wheel_hash_mismatch(const WheelByUrl& w, const std::string& computed,
+                                unsigned long long bytes);
+
 // "torch==2.9.1" -> {"torch", "2.9.1"}: the normalized name and the pinned version; extras
 // ("pkg[extra]==1") dropped; a wheel or archive by URL ("name @ URL") -> {name, ""}.
 std::pair<std::string, std::string> requirement_pin(std::string_view req);

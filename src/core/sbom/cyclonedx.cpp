@@ -1,6 +1,7 @@
 #include "core/sbom/cyclonedx.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -186,7 +187,78 @@ std::string sbom_purl(const SbomComponent& c) {
     return "";
 }
 
-std::string cyclonedx_json(const SbomInput& in) {
+namespace {
+
+// Characters as JSON Schema counts them (code points); bytes when `s` is not UTF-8, since the
+// writer replaces each byte it cannot decode by one U+FFFD.
+std::size_t schema_length(std::string_view s) {
+    if (!is_valid_utf8(s)) return s.size();
+    std::size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+}
+
+bool schema_hash(const SbomHash& h) {
+    static const std::set<std::string> algs = {
+        "MD5",      "SHA-1",    "SHA-256",     "SHA-384",     "SHA-512",     "SHA3-256",
+        "SHA3-384", "SHA3-512", "BLAKE2b-256", "BLAKE2b-384", "BLAKE2b-512", "BLAKE3"};
+    if (!algs.count(h.alg)) return false;
+    std::size_t n = h.hex.size();
+    if (n != 32 && n != 40 && n != 64 && n != 96 && n != 128) return false;
+    return std::all_of(h.hex.begin(), h.hex.end(),
+                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+void add_note(std::string& note, const std::string& more) {
+    note = note.empty() ? more : note + "; " + more;
+}
+
+// A version over the limit is cleared (left out), and the note says so.
+void fit_version(std::string& version, const std::string& what, std::string& note,
+                 std::vector<std::string>& changes) {
+    std::size_t chars = schema_length(version);
+    if (chars <= k_cyclonedx_version_max_chars) return;
+    std::string said = "version left out: it is " + std::to_string(chars) +
+                       " characters, over CycloneDX 1.6's limit of " +
+                       std::to_string(k_cyclonedx_version_max_chars) + " (it begins " +
+                       quote_value(version, 40) + ")";
+    add_note(note, said);
+    changes.push_back(what + ": " + said);
+    version.clear();
+}
+
+}  // namespace
+
+std::vector<std::string> fit_cyclonedx_limits(SbomInput& in) {
+    std::vector<std::string> changes;
+    std::string subject_note;
+    fit_version(in.subject.version, "the subject " + terminal_text(in.subject.name, 80),
+                subject_note, changes);
+    if (!subject_note.empty()) in.subject.properties.emplace_back("torchdock:note", subject_note);
+    for (auto& c : in.components) {
+        std::string what = kind_word(c.kind) + " " + terminal_text(c.name, 80);
+        fit_version(c.version, what, c.note, changes);
+        std::vector<SbomHash> kept;
+        for (auto& h : c.hashes) {
+            if (schema_hash(h)) {
+                kept.push_back(std::move(h));
+                continue;
+            }
+            std::string said = "a " + terminal_text(h.alg, 20) + " hash of " +
+                               std::to_string(h.hex.size()) +
+                               " characters left out: CycloneDX 1.6 takes 32, 40, 64, 96 or 128 "
+                               "hex digits of a named algorithm";
+            add_note(c.note, said);
+            changes.push_back(what + ": " + said);
+        }
+        c.hashes = std::move(kept);
+    }
+    return changes;
+}
+
+std::string cyclonedx_json(const SbomInput& original) {
+    SbomInput in = original;
+    (void)fit_cyclonedx_limits(in);
     std::vector<Placed> placed;
     placed.reserve(in.components.size());
     for (const auto& c : in.components) {

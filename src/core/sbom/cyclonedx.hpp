@@ -2,6 +2,7 @@
 // A CycloneDX 1.6 JSON software bill of materials for a variant or an image, from facts
 // gathered elsewhere (the lock, the image's files). Pure: the same input gives the same
 // bytes, so an SBOM can be committed, diffed and checked like the rendered tree.
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,9 +50,21 @@ struct SbomInput {
 // purl type): pkg:pypi, pkg:deb/debian|ubuntu, pkg:oci.
 std::string sbom_purl(const SbomComponent& c);
 
-// CycloneDX 1.6 JSON text, pretty-printed, ending in a newline. Components are sorted, so
-// the order of `in.components` does not matter; the serial number is a UUID derived from
-// the SHA-256 of everything else. Dependencies invert each Python component's required_by
+// CycloneDX 1.6's own limits on what torchdock writes (bom-1.6.schema.json): a version is
+// at most 1024 characters (`definitions/version`); a hash's alg is one of the schema's names
+// and its content 32, 40, 64, 96 or 128 hex digits (`definitions/hash-alg`, `hash-content`).
+inline constexpr std::size_t k_cyclonedx_version_max_chars = 1024;
+
+// Makes `in` fit those limits, so the SBOM is never schema-invalid whatever an image's
+// METADATA says: a version over the limit is left out (component and purl) with a note
+// (`torchdock:note`) giving its length and first characters; a hash the schema cannot hold
+// is left out with a note. Returns one line per change, for the command to print.
+std::vector<std::string> fit_cyclonedx_limits(SbomInput& in);
+
+// CycloneDX 1.6 JSON text, pretty-printed, ending in a newline. `in` is fitted to the
+// schema's limits first (fit_cyclonedx_limits; call it yourself to show what changed). Components
+// are sorted, so the order of `in.components` does not matter; the serial number is a UUID derived
+// from the SHA-256 of everything else. Dependencies invert each Python component's required_by
 // (A.required_by names B => B depends on A); the subject depends on every component that
 // nothing in the set requires.
 std::string cyclonedx_json(const SbomInput& in);

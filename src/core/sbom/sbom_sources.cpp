@@ -126,6 +126,42 @@ Result<SbomInput> variant_sbom_input(const Variant& v, const KnowledgeBase& kb) 
     return in;
 }
 
+namespace {
+
+// What probe-record's reading of one distribution vouches for. A RECORD that lists no file
+// (or none with a hash) vouches for nothing, and is not called "as its RECORD says".
+std::string record_note(const json& d) {
+    auto count = [&d](const char* key) -> long long {
+        if (!d.is_object() || !d.contains(key)) return -1;
+        const json& v = d[key];
+        if (v.is_number_unsigned() || v.is_number_integer()) return v.get<long long>();
+        return -1;
+    };
+    long long problems = count("problems_total");
+    if (problems < 0)
+        problems = d.is_object() && d.contains("problems") && d["problems"].is_array()
+                       ? static_cast<long long>(d["problems"].size())
+                       : 0;
+    if (problems > 0) return std::to_string(problems) + " file(s) differ from its RECORD";
+    // `files`: the files with a sha256 hash that were checked; `unchecked`: rows with another
+    // algorithm (rows with no hash, such as RECORD itself, are not counted at all).
+    long long files = count("files"), unchecked = count("unchecked");
+    if (files == 0 && unchecked > 0)
+        return "installed; its RECORD gives " + std::to_string(unchecked) +
+               " file(s) a hash other than sha256 and none a sha256 one, so no file was "
+               "checked (probe-record)";
+    if (files == 0)
+        return "installed; its RECORD lists no files with a hash, so no file was checked "
+               "(probe-record)";
+    if (unchecked > 0)
+        return "installed; its " + std::to_string(files) +
+               " file(s) with a sha256 hash as its RECORD says, " + std::to_string(unchecked) +
+               " with another hash not checked (probe-record)";
+    return "installed; every file as its RECORD says (probe-record)";
+}
+
+}  // namespace
+
 Result<SbomInput> image_sbom_input(const std::string& image_ref, const std::string& image_id,
                                    const std::map<std::string, std::string>& labels,
                                    const std::map<std::string, ProbeRun>& probes) {
@@ -156,11 +192,7 @@ Result<SbomInput> image_sbom_input(const std::string& image_ref, const std::stri
         SbomComponent c = component(Kind::Python, text(d, "name"), text(d, "version"));
         if (c.name.empty()) continue;
         c.path = text(d, "dist_info");
-        std::size_t problems = d.is_object() && d.contains("problems") && d["problems"].is_array()
-                                   ? d["problems"].size()
-                                   : 0;
-        c.note = problems ? std::to_string(problems) + " file(s) differ from its RECORD"
-                          : "installed; every file as its RECORD says (probe-record)";
+        c.note = record_note(d);
         in.components.push_back(std::move(c));
     }
     if (const ProbeRun* torch = probe("torch"); torch && torch->usable())

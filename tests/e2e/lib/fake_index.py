@@ -10,8 +10,11 @@ The xformers wheel (an extension, for `kb refresh --extensions`) holds xformers/
 same bytes as torch's library when --cuda-lib is given, and xformers/_helpers.so with no GPU
 code; its METADATA requires torch==2.9.1 and is read with range requests.
 With --torch-metadata FILE the torch wheels carry FILE as their METADATA; with --delay S
-every answer waits S seconds first (to overlap two kb refresh runs).
-Usage: fake_index.py DATA_DIR [--cuda-lib FILE] [--torch-metadata FILE] [--delay S] [--pep658 PROJECT ...]"""
+every answer waits S seconds first (to overlap two kb refresh runs). A hostile xformers:
+--xformers-metadata FILE is its METADATA, and --xformers-member NAME (repeatable; a Python
+string literal, so "\\x1b" and "\\t" work) adds a member of that name holding the GPU library.
+Usage: fake_index.py DATA_DIR [--cuda-lib FILE] [--torch-metadata FILE] [--delay S]
+       [--xformers-metadata FILE] [--xformers-member NAME ...] [--pep658 PROJECT ...]"""
 import hashlib, http.server, io, json, random, sys, time, zipfile
 
 args = sys.argv[1:]
@@ -24,6 +27,17 @@ delay = 0.0
 if "--delay" in args:
     i = args.index("--delay")
     delay = float(args[i + 1])
+    del args[i:i + 2]
+xformers_metadata = "xformers-0.0.33.post2.METADATA"
+if "--xformers-metadata" in args:
+    i = args.index("--xformers-metadata")
+    xformers_metadata = args[i + 1]
+    del args[i:i + 2]
+xformers_members = []
+while "--xformers-member" in args:
+    import ast
+    i = args.index("--xformers-member")
+    xformers_members.append(ast.literal_eval(args[i + 1]))
     del args[i:i + 2]
 cuda_lib = None
 if "--cuda-lib" in args:
@@ -49,6 +63,8 @@ def wheel(dist, version, tag, metadata_file):
             if cuda_lib is not None:
                 z.writestr("xformers/_C.so", cuda_library())
             z.writestr("xformers/_helpers.so", random.Random(7).randbytes(64 * 1024))
+            for member in xformers_members:
+                z.writestr(member, cuda_library() if cuda_lib is not None else b"\0" * 4096)
         z.writestr(f"{dist}-{version}.dist-info/METADATA", open(metadata_file if metadata_file.startswith("/") else f"{data_dir}/{metadata_file}").read())
         z.writestr(f"{dist}-{version}.dist-info/RECORD", "")
     return f"{dist}-{version}-{tag}.whl", buf.getvalue()
@@ -66,7 +82,7 @@ projects = {
     "torchaudio": [wheel("torchaudio", "2.11.1", "py3-none-manylinux_2_28_x86_64",
                          "torchaudio-2.11.1.METADATA")],
     "xformers": [wheel("xformers", "0.0.33.post2", "cp39-abi3-manylinux_2_28_x86_64",
-                       "xformers-0.0.33.post2.METADATA")],
+                       xformers_metadata)],
 }
 files = {}
 for project, wheels in projects.items():

@@ -1,9 +1,13 @@
 #include "engine/files.hpp"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <catch2/catch_test_macros.hpp>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -145,7 +149,7 @@ TEST_CASE("trees: nothing below the root is read or written through a symlink", 
               .message.find("only plain names") != std::string::npos);
 }
 
-TEST_CASE("trees: a symlink at a file's own name is replaced, its target never written",
+TEST_CASE("trees: a symlink at a file's own name is refused, its target never written",
           "[regression]") {
     TempDir tmp;
     fs::path victim = tmp.path / "bashrc";
@@ -154,14 +158,87 @@ TEST_CASE("trees: a symlink at a file's own name is replaced, its target never w
     fs::create_directories(work);
     fs::create_symlink(victim, work / "Dockerfile");
     fs::create_symlink(victim, work / "build.log");
-    REQUIRE(engine::write_files(tmp.path / "work", {{"v-quick/Dockerfile", "FROM x\n"}}));
+    auto st = engine::write_files(tmp.path / "work", {{"v-quick/Dockerfile", "FROM x\n"}});
+    REQUIRE_FALSE(st);
+    CHECK(st.error().message.find("a symlink to " + victim.string()) != std::string::npos);
     auto log = engine::OutputFile::create(tmp.path / "work", "v-quick/build.log");
-    REQUIRE(log);
-    REQUIRE(log->write("step 1\n"));
+    REQUIRE_FALSE(log);
+    CHECK(log.error().message.find("symlink") != std::string::npos);
     CHECK(slurp(victim) == "keep me\n");
-    CHECK_FALSE(fs::is_symlink(work / "Dockerfile"));
-    CHECK_FALSE(fs::is_symlink(work / "build.log"));
+    CHECK(fs::is_symlink(work / "Dockerfile"));
+    CHECK(fs::is_symlink(work / "build.log"));
+    // A regular file is replaced, as before.
+    fs::remove(work / "Dockerfile");
+    spit(work / "Dockerfile", "old\n");
+    REQUIRE(engine::write_files(tmp.path / "work", {{"v-quick/Dockerfile", "FROM x\n"}}));
     CHECK(slurp(work / "Dockerfile") == "FROM x\n");
+}
+
+TEST_CASE(
+    "writers: a device, FIFO, socket, symlink or directory at the name is refused and "
+    "left as it was; nothing else is written",
+    "[regression]") {
+    TempDir tmp;
+    fs::path dir = tmp.path;
+    REQUIRE(::mkfifo((dir / "fifo").c_str(), 0644) == 0);
+    fs::create_symlink("/proc/self/fd/1", dir / "stdout");
+    fs::create_symlink("/dev/null", dir / "null-link");
+    fs::create_directory(dir / "sub");
+    int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    REQUIRE(sock >= 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::string sock_path = (dir / "sock").string();
+    REQUIRE(sock_path.size() < sizeof addr.sun_path);
+    std::memcpy(addr.sun_path, sock_path.c_str(), sock_path.size() + 1);
+    REQUIRE(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    // A device node only where this process may make one (root); /dev/null is a device anyway.
+    const bool made_device = ::mknod((dir / "null").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0;
+    struct Case {
+        std::string name, kind;
+    };
+    std::vector<Case> cases = {{"fifo", "a FIFO"},
+                               {"stdout", "a symlink to /proc/self/fd/1"},
+                               {"null-link", "a symlink to /dev/null"},
+                               {"sub", "a directory"},
+                               {"sock", "a socket"}};
+    if (made_device) cases.push_back({"null", "a character device (1:3)"});
+    for (const auto& c : cases) {
+        INFO(c.name);
+        struct stat before {};
+        REQUIRE(::lstat((dir / c.name).c_str(), &before) == 0);
+        auto st = engine::write_files(dir, {{c.name, "report\n"}});
+        REQUIRE_FALSE(st);
+        CHECK(st.error().kind == ErrorKind::Io);
+        CHECK(st.error().message.find((dir / c.name).string()) != std::string::npos);
+        CHECK(st.error().message.find("it is " + c.kind) != std::string::npos);
+        CHECK(st.error().message.find("only regular files") != std::string::npos);
+        auto early = engine::check_output_file("--json", (dir / c.name).string());
+        REQUIRE_FALSE(early);
+        CHECK(early.error().kind == ErrorKind::Usage);
+        CHECK(early.error().message.find(c.name == "sub" ? "is a directory" : "it is " + c.kind) !=
+              std::string::npos);
+        struct stat after {};
+        REQUIRE(::lstat((dir / c.name).c_str(), &after) == 0);
+        CHECK(after.st_mode == before.st_mode);
+        CHECK(after.st_ino == before.st_ino);
+        CHECK(after.st_rdev == before.st_rdev);
+    }
+    ::close(sock);
+    // No temp file left behind, and the device itself untouched.
+    for (const auto& e : fs::directory_iterator(dir))
+        CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
+    auto host_null = engine::check_output_file("--junit", "/dev/null");
+    REQUIRE_FALSE(host_null);
+    CHECK(host_null.error().message.find("/dev/null: it is a character device (1:3)") !=
+          std::string::npos);
+    CHECK(host_null.error().message.find("--junit=-") != std::string::npos);
+    CHECK(fs::is_character_file("/dev/null"));
+    // A missing name and a regular file are still written.
+    REQUIRE(engine::write_files(dir, {{"new.json", "a"}}));
+    REQUIRE(engine::write_files(dir, {{"new.json", "b"}}));
+    CHECK(slurp(dir / "new.json") == "b");
+    CHECK(engine::check_output_file("--json", (dir / "new.json").string()));
 }
 
 TEST_CASE(

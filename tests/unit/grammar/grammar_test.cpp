@@ -84,3 +84,41 @@ TEST_CASE("environment names, plain text, user and family names") {
     CHECK_FALSE(check_family_name("cuda--13").empty());
     CHECK_FALSE(check_family_name("../x").empty());
 }
+
+TEST_CASE("plain text: bidirectional and invisible format characters are refused, naming them",
+          "[regression][grammar]") {
+    // Each written as UTF-8 inside otherwise fine text (a waiver reason, a label value).
+    for (const char* bad : {"ok \u202e gnp.exe", "a\u202ab", "a\u202bb", "a\u202cb", "a\u202db",
+                            "a\u2066b", "a\u2067b", "a\u2068b", "a\u2069b", "a\u200eb", "a\u200fb",
+                            "a\u061cb", "a\u200bb", "a\u2060b", "\ufeffa"}) {
+        INFO(bad);
+        CHECK_THAT(check_plain_text(bad, 200),
+                   ContainsSubstring("invisible or bidirectional format character"));
+    }
+    CHECK_THAT(check_plain_text("x\u202ey", 200), ContainsSubstring("\\u202e"));
+    // Printable non-ASCII text stays accepted: accents, CJK, Arabic letters, an emoji, ZWJ.
+    for (const char* ok : {"caf\u00e9", "\u4e2d\u6587", "\u0639\u0631\u0628\u064a", "\U0001F600",
+                           "\U0001F469\u200d\U0001F4BB", "\u2013 dash"})
+        CHECK(check_plain_text(ok, 200).empty());
+}
+
+TEST_CASE("wheel and source archive URLs: plain http only to a loopback host, as for indexes",
+          "[regression][grammar]") {
+    for (const char* ok :
+         {"http://127.0.0.1:5181/w/p-1.0-py3-none-any.whl",
+          "http://localhost/w/p-1.0-py3-none-any.whl", "http://127.1.2.3/w/p-1.0-py3-none-any.whl",
+          "https://files.example.org/w/p-1.0-py3-none-any.whl"})
+        CHECK(check_wheel_url(ok).empty());
+    for (const char* bad : {"http://files.example.org/w/p-1.0-py3-none-any.whl",
+                            "http://127.0.0.1.example.org/w/p-1.0-py3-none-any.whl",
+                            "http://128.0.0.1/w/p-1.0-py3-none-any.whl",
+                            "http://127.0.0.256/w/p-1.0-py3-none-any.whl",
+                            "http://10.0.0.1:8080/w/p-1.0-py3-none-any.whl"}) {
+        INFO(bad);
+        CHECK_THAT(check_wheel_url(bad), ContainsSubstring("plain http to another host"));
+    }
+    CHECK_THAT(check_sdist_url("http://mirror.example.org/src/pkg-1.0.tar.gz"),
+               ContainsSubstring("plain http to another host: use https"));
+    CHECK(check_sdist_url("http://127.0.0.1:9/src/pkg-1.0.tar.gz").empty());
+    CHECK(check_sdist_url("https://mirror.example.org/src/pkg-1.0.tar.gz").empty());
+}

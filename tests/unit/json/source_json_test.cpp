@@ -81,3 +81,23 @@ TEST_CASE("diagnostics keep the first 100 problems of a file and count the rest"
     REQUIRE(d.items().size() == 101);
     CHECK(d.items().back().message.find("and 3400 more problems") != std::string::npos);
 }
+
+TEST_CASE(
+    "outside JSON (fingerprints): a key twice in one object is refused when asked, "
+    "naming it and its path",
+    "[regression][json]") {
+    std::string why;
+    const std::string dup =
+        R"({"schema": 1, "host": {"os": "debian", "glibc": "2.36", "os": "x"}})";
+    CHECK(parse_json_bounded(dup, why));  // nlohmann's default: the last one wins
+    CHECK_FALSE(parse_json_bounded(dup, why, 64, true));
+    CHECK(why.find("duplicate key \"os\" at $.host.os") != std::string::npos);
+    CHECK_FALSE(parse_json_bounded(R"({"a": [{"k": 1}, {"k": 2, "k": 3}]})", why, 64, true));
+    CHECK(why.find("$.a[].k") != std::string::npos);
+    CHECK_FALSE(parse_json_bounded(R"({"schema": 1, "schema": 1})", why, 64, true));
+    CHECK(why.find("at $.schema") != std::string::npos);
+    // The same key in different objects, and a key with a dot, are fine.
+    CHECK(parse_json_bounded(R"({"a": {"k": 1}, "b": {"k": 2}, "c": [{"k": 1}, {"k": 2}],
+                                 "x.y": 1, "x": {"y": 2}})",
+                             why, 64, true));
+}

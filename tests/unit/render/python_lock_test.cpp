@@ -333,3 +333,31 @@ TEST_CASE("a Python lock for a variant that cannot be hash-locked is named as un
                                          name + " cannot be hash-locked (base \"ngc\" brings"));
     CHECK(warned.find("no longer renders") == std::string::npos);
 }
+
+TEST_CASE(
+    "a wheel by URL: torchdock's own hash of the file against the manifest's, never uv's "
+    "echo of the fragment",
+    "[regression][lock]") {
+    PythonLockInputs in;
+    const std::string fixed(64, 'a');
+    const std::string url = "http://127.0.0.1:5181/tdwheel-0.1-py3-none-any.whl";
+    in.requirements = {
+        "torch==2.9.1", "tdwheel @ " + url + "#sha256=" + fixed,
+        "other @ https://example.org/w/other-2.0-py3-none-any.whl#sha256=" + std::string(64, 'b')};
+    auto wheels = wheels_by_url(in);
+    REQUIRE(wheels.size() == 2);
+    CHECK(wheels[0].name == "tdwheel");
+    CHECK(wheels[0].url == url);
+    CHECK(wheels[0].sha256 == fixed);
+    CHECK(wheel_hash_mismatch(wheels[0], fixed, 1234).empty());
+    CHECK(wheel_hash_mismatch(wheels[0], std::string(64, 'A'), 1234).empty());  // hex case
+    const std::string real(64, 'c');
+    std::string problem = wheel_hash_mismatch(wheels[0], real, 1234);
+    CHECK_THAT(problem, ContainsSubstring(url));
+    CHECK_THAT(problem, ContainsSubstring("has sha256 " + real));
+    CHECK_THAT(problem, ContainsSubstring("the manifest fixes " + fixed));
+    CHECK_THAT(problem, ContainsSubstring("1234 bytes"));
+    CHECK_FALSE(wheel_hash_mismatch(wheels[0], "", 0).empty());  // nothing computed: no match
+    in.requirements = {"torch==2.9.1"};
+    CHECK(wheels_by_url(in).empty());
+}

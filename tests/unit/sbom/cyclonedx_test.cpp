@@ -249,3 +249,74 @@ TEST_CASE("sbom: bytes that are not UTF-8 in image facts do not stop the writer"
     auto bom = parsed(in);
     CHECK(bom["specVersion"] == "1.6");
 }
+
+TEST_CASE(
+    "CycloneDX 1.6 limits: a version over 1024 characters is left out and said, never "
+    "written",
+    "[regression][sbom]") {
+    SbomInput in = sample();
+    SbomComponent huge = python("evil", std::string(5000, '7'), {});
+    in.components.push_back(huge);
+    SbomComponent at_limit = python("fits", std::string(1024, '1'), {});
+    in.components.push_back(at_limit);
+    std::string wide;  // 1024 characters, 2048 bytes: within the limit (it counts characters)
+    for (int i = 0; i < 1024; ++i) wide += "\xc3\xa9";
+    in.components.push_back(python("wide", wide, {}));
+    std::string junk(1025, '\xff');  // not UTF-8: each byte becomes one U+FFFD
+    in.components.push_back(python("junk", junk, {}));
+    in.subject.version = std::string(2000, 'v');
+
+    SbomInput fitted = in;
+    auto changes = fit_cyclonedx_limits(fitted);
+    REQUIRE(changes.size() == 3);
+    CHECK_THAT(changes[0], ContainsSubstring("the subject cu128-py312"));
+    CHECK_THAT(changes[1], ContainsSubstring("python evil: version left out: it is 5000 "
+                                             "characters, over CycloneDX 1.6's limit of 1024"));
+    CHECK_THAT(changes[2], ContainsSubstring("python junk: version left out: it is 1025"));
+    CHECK(fit_cyclonedx_limits(fitted).empty());  // fitting twice changes nothing more
+
+    auto bom = parsed(in);
+    const auto& evil = component_named(bom, "evil");
+    CHECK_FALSE(evil.contains("version"));
+    CHECK(evil["purl"] == "pkg:pypi/evil");
+    CHECK(evil["bom-ref"] == "pkg:pypi/evil");
+    bool noted = false;
+    for (const auto& p : evil["properties"])
+        if (p["name"] == "torchdock:note")
+            noted =
+                p["value"].get<std::string>().find("it is 5000 characters") != std::string::npos;
+    CHECK(noted);
+    CHECK(component_named(bom, "fits")["version"] == std::string(1024, '1'));
+    CHECK(component_named(bom, "wide")["version"] == wide);
+    CHECK_FALSE(component_named(bom, "junk").contains("version"));
+    CHECK_FALSE(bom["metadata"]["component"].contains("version"));
+    // Every version in the file is within the schema's maxLength (counted in characters).
+    for (const auto& c : bom["components"])
+        if (c.contains("version")) {
+            std::string v = c["version"];
+            std::size_t chars = 0;
+            for (unsigned char ch : v) chars += (ch & 0xC0) != 0x80;
+            CHECK(chars <= k_cyclonedx_version_max_chars);
+        }
+}
+
+TEST_CASE("CycloneDX 1.6 limits: a hash the schema cannot hold is left out with a note",
+          "[regression][sbom]") {
+    SbomInput in;
+    in.subject = {"img:1", "sha256:c", "image", {}};
+    SbomComponent c = python("pkg", "1.0", {});
+    c.hashes = {{"SHA-256", std::string(63, 'a')},   // one digit short
+                {"SHA-256", std::string(64, 'g')},   // not hex
+                {"sha256", std::string(64, 'a')},    // not a name the schema has
+                {"SHA-256", std::string(64, 'C')}};  // kept (written lower case)
+    in.components.push_back(c);
+    SbomInput fitted = in;
+    auto changes = fit_cyclonedx_limits(fitted);
+    CHECK(changes.size() == 3);
+    REQUIRE(fitted.components[0].hashes.size() == 1);
+    CHECK_THAT(fitted.components[0].note, ContainsSubstring("hash of 63 characters left out"));
+    auto bom = parsed(in);
+    const auto& hashes = component_named(bom, "pkg")["hashes"];
+    REQUIRE(hashes.size() == 1);
+    CHECK(hashes[0]["content"] == std::string(64, 'c'));
+}

@@ -107,3 +107,32 @@ TEST_CASE("an image's SBOM lists what its probes read, and nothing when probe-re
         if (key == "torchdock:not-read") not_read = value;
     CHECK_THAT(not_read, ContainsSubstring("probe-kernels"));
 }
+
+TEST_CASE("an image's SBOM never vouches for files a RECORD does not list", "[regression][sbom]") {
+    ProbeRun record;
+    record.state = ProbeRun::State::Ran;
+    record.program = "probe-record";
+    record.status = "pass";
+    record.data = nlohmann::json::parse(R"({"distributions":[
+        {"name":"torch","version":"9.9.9","dist_info":"/s/torch-9.9.9.dist-info","files":0,"unchecked":0,"problems":[]},
+        {"name":"md5only","version":"1","dist_info":"/s/m.dist-info","files":0,"unchecked":3,"problems":[]},
+        {"name":"mixed","version":"1","dist_info":"/s/x.dist-info","files":5,"unchecked":2,"problems":[]},
+        {"name":"many","version":"1","dist_info":"/s/y.dist-info","files":900,"unchecked":0,"problems":[{"kind":"hash"}],"problems_total":120},
+        {"name":"fine","version":"1","dist_info":"/s/f.dist-info","files":12,"unchecked":0,"problems":[]}]})");
+    auto in = image_sbom_input("img:1", "sha256:c", {}, {{"record", record}});
+    REQUIRE(in);
+    auto note = [&](const char* name) {
+        const SbomComponent* c = find(in.value(), Kind::Python, name);
+        REQUIRE(c);
+        return c->note;
+    };
+    CHECK_THAT(note("torch"), ContainsSubstring("its RECORD lists no files with a hash, so no "
+                                                "file was checked"));
+    CHECK_THAT(note("md5only"), ContainsSubstring("3 file(s) a hash other than sha256"));
+    CHECK_THAT(note("mixed"), ContainsSubstring("its 5 file(s) with a sha256 hash as its RECORD "
+                                                "says, 2 with another hash not checked"));
+    CHECK_THAT(note("many"), ContainsSubstring("120 file(s) differ"));
+    CHECK(note("fine") == "installed; every file as its RECORD says (probe-record)");
+    for (const char* name : {"torch", "md5only", "mixed", "many"})
+        CHECK(note(name).find("every file as its RECORD says") == std::string::npos);
+}

@@ -15,6 +15,27 @@ TEST_CASE("sha256 matches FIPS 180-4 test vectors") {
           "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+TEST_CASE("sha256 in pieces equals sha256 of the whole, for every way of cutting it") {
+    std::string data;
+    for (int i = 0; i < 1000; ++i) data += static_cast<char>(i * 7 + 3);
+    const std::size_t lengths[] = {0, 1, 55, 56, 63, 64, 65, 119, 128, 1000};
+    const std::size_t pieces[] = {1, 3, 63, 64, 65, 500};
+    for (std::size_t len : lengths) {
+        std::string whole = data.substr(0, len);
+        for (std::size_t piece : pieces) {
+            Sha256Stream s;
+            for (std::size_t at = 0; at < whole.size(); at += piece)
+                s.update(std::string_view(whole).substr(at, piece));
+            INFO(len << " bytes in pieces of " << piece);
+            CHECK(s.bytes() == len);
+            CHECK(s.hex() == sha256_hex(whole));
+        }
+    }
+    Sha256Stream million;
+    for (int i = 0; i < 1000; ++i) million.update(std::string(1000, 'a'));
+    CHECK(million.hex() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
 TEST_CASE("versions compare numerically with missing parts as zero") {
     CHECK(*Version::parse("550.54.15") < *Version::parse("550.100"));
     CHECK(*Version::parse("12.4") == *Version::parse("12.4.0"));
