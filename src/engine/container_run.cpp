@@ -34,6 +34,15 @@ Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRu
     c.memory_bytes = std::int64_t{16} << 30;  // probe-gemm's operands and torch fit easily
     c.log_max_size = "16m";                   // torchdock reads the last 1000 lines anyway
     c.tmp_size = "1g";                        // the torch probe's rendezvous, LD_DEBUG logs
+    // Each VOLUME the image declares gets the same bounded tmpfs (adversarial-3 row 64):
+    // otherwise it is an anonymous volume on the engine's disk, writable past the read-only
+    // root. Only absolute paths of plain characters are taken (they key a JSON map).
+    if (auto info = api.inspect_image(spec.image); info && info.value())
+        for (const auto& path : info.value()->volumes)
+            if (!path.empty() && path[0] == '/' && path.size() < 256 &&
+                path.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                       "0123456789/._-") == std::string::npos)
+                c.tmpfs_over.push_back(path);
     auto id = api.create_container(c);
     if (!id) return id.error();
     // The container goes away however we leave: error, timeout or interruption.

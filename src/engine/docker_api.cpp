@@ -198,6 +198,10 @@ Result<std::optional<ImageInfo>> DockerApi::inspect_image(const std::string& ref
             info.repo_tags = j["RepoTags"].get<std::vector<std::string>>();
         if (j.contains("Config") && j["Config"].contains("Env") && j["Config"]["Env"].is_array())
             info.env = j["Config"]["Env"].get<std::vector<std::string>>();
+        if (j.contains("Config") && j["Config"].contains("Volumes") &&
+            j["Config"]["Volumes"].is_object())
+            for (const auto& [path, unused] : j["Config"]["Volumes"].items())
+                info.volumes.push_back(path);
         auto strings = [](const json& parent, const char* key) {
             std::vector<std::string> out;
             if (parent.is_object() && parent.contains(key) && parent[key].is_array())
@@ -291,8 +295,12 @@ std::string container_create_body(const ContainerSpec& spec) {
             host["LogConfig"] = {{"Type", "json-file"},
                                  {"Config", {{"max-size", spec.log_max_size}, {"max-file", "1"}}}};
         host["ReadonlyRootfs"] = true;
-        if (!spec.tmp_size.empty())
+        if (!spec.tmp_size.empty()) {
             host["Tmpfs"] = {{"/tmp", "rw,nosuid,nodev,mode=1777,size=" + spec.tmp_size}};
+            for (const auto& path : spec.tmpfs_over)
+                if (path != "/tmp")
+                    host["Tmpfs"][path] = "rw,nosuid,nodev,mode=1777,size=" + spec.tmp_size;
+        }
     }
     return body.dump();
 }

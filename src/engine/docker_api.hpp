@@ -35,6 +35,7 @@ struct ImageInfo {
     std::vector<std::string> layers;        // RootFS.Layers: the diff IDs, bottom first
     std::vector<std::string> repo_digests;  // RepoDigests: "repo@sha256:..." it was pulled as
     std::string os, architecture, variant;  // "linux", "arm64", "v8" ("" when not recorded)
+    std::vector<std::string> volumes;       // Config.Volumes: paths a container gets a volume at
     // "linux/arm64" ("linux/arm64/v8" with a variant); "" when the image records no
     // architecture.
     std::string platform() const;
@@ -68,6 +69,9 @@ struct ContainerSpec {
     long long memory_bytes = 0;
     std::string log_max_size;  // "16m"
     std::string tmp_size;      // "512m"
+    // A bounded tmpfs at each of these (the image's VOLUMEs: without it each would be an
+    // anonymous volume on the engine's disk, writable past the read-only root).
+    std::vector<std::string> tmpfs_over;
 };
 
 // The JSON body of POST /containers/create for `spec` (exposed for tests).

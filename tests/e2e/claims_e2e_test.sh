@@ -20,7 +20,7 @@ WORK=$(mktemp -d /tmp/torchdock-claims-e2e-XXXXXX)
 export TORCHDOCK_CACHE_DIR=$WORK/cache
 IMAGES="tdclaims/script-python:1 tdclaims/absent-python:1 tdclaims/plain:1 tdclaims/s390x:1
         tdclaims/arm64:1 tdclaims/debian-cpu:debian12"
-trap 'services_stop; /usr/bin/docker rmi -f $IMAGES >/dev/null 2>&1; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
+trap 'services_stop; [ -n "${KEEP:-}" ] || { /usr/bin/docker rmi -f $IMAGES >/dev/null 2>&1; rm -rf "$WORK"; }' EXIT
 source "$ROOT/tests/e2e/lib/check.sh"
 services_start || { echo "FAIL - services did not start"; echo "0 passed, 1 failed"; exit 1; }
 BASE=$TD_REGISTRY/library/debian:bookworm
@@ -41,6 +41,11 @@ for img in d["images"]:
 print("missing")
 PY
 }
+# field_has IMAGE ID KEY TEXT: the check's field holds TEXT (read from the file, never through a
+# shell string: messages hold quotes)
+field_has() { field "$1" "$2" "$3" | grep -qF -- "$4"; }
+export -f field field_has
+export WORK
 validate() { "$TD" validate --probes "$PROBES" --json="$WORK/v.json" --sarif="$WORK/v.sarif" "$@" \
   >"$WORK/out" 2>&1; echo $? >"$WORK/rc"; }
 rc() { cat "$WORK/rc"; }
@@ -80,8 +85,9 @@ check "built an image whose answer names an interpreter it does not have" test $
 validate tdclaims/script-python:1
 S=tdclaims/script-python:1
 check "a script answering for its python fails (exit $(rc))" test "$(rc)" = 1
-check "...TD119 fails: the python that answered is a #! script, not CPython" \
-  bash -c "test '$(field $S TD119 status)' = fail && grep -q 'not a CPython interpreter' <<<'$(field $S TD119 message)' && grep -q '#!/bin/dash' <<<'$(field $S TD119 message)'"
+check "...TD119 fails" test "$(field $S TD119 status)" = fail
+check "...naming the python that answered a #! script, not CPython" \
+  bash -c 'field_has "$1" TD119 message "not a CPython interpreter" && field_has "$1" TD119 message "#!/bin/dash"' _ "$S"
 check "...the image's waiver labels are shown as claims, not applied" python3 - "$WORK/v.json" <<'PY'
 import json, sys
 img = json.load(open(sys.argv[1]))["images"][0]
@@ -93,8 +99,9 @@ check "...and SARIF suppresses nothing on the image's word" bash -c "! grep -q s
 
 validate tdclaims/absent-python:1
 A=tdclaims/absent-python:1
-check "an answer naming an interpreter the image lacks fails TD119 (exit $(rc))" \
-  bash -c "test '$(rc)' = 1 && test '$(field $A TD119 status)' = fail && grep -q '/usr/bin/python3.11 is not there' <<<'$(field $A TD119 message)'"
+check "an answer naming an interpreter the image lacks fails (exit $(rc))" test "$(rc)" = 1
+check "...TD119 fails, naming the missing interpreter" \
+  bash -c 'test "$(field "$1" TD119 status)" = fail && field_has "$1" TD119 message "/usr/bin/python3.11 is not there"' _ "$A"
 
 # --- R3-1 variants: the platform comes from the files ----------------------------------------
 $D rm -f tdclaims-export >/dev/null 2>&1
@@ -121,7 +128,7 @@ for img in tdclaims/s390x:1 tdclaims/arm64:1; do
   check "$img is read in the full tier (its files are amd64), not files-only" \
     test "$(field $img - tier)" = '"full"'
   check "$img: TD132 fails naming the claim and the files" \
-    bash -c "test '$(field $img TD132 status)' = fail && grep -q 'config says linux/$claimed' <<<'$(field $img TD132 message)' && grep -q 'linux/amd64' <<<'$(field $img TD132 message)'"
+    bash -c 'test "$(field "$1" TD132 status)" = fail && field_has "$1" TD132 message "config says linux/$2" && field_has "$1" TD132 message "linux/amd64"' _ "$img" "$claimed"
   check "$img: no torch, so TD119 fails" test "$(field $img TD119 status)" = fail
 done
 check "the claimed-platform images fail (exit $(rc))" test "$(rc)" = 1
@@ -131,8 +138,9 @@ check "node-check does not call the claimed-s390x image healthy (exit $nc)" \
   bash -c "test $nc != 0 && ! grep -q 'healthy' '$WORK/nc.out'"
 
 validate --files-only tdclaims/plain:1
-check "--files-only on an image with torch labels and no torch: TD119 fails (exit $(rc))" \
-  bash -c "test '$(rc)' = 1 && test '$(field tdclaims/plain:1 TD119 status)' = fail && grep -q 'no torch files' <<<'$(field tdclaims/plain:1 TD119 message)'"
+check "--files-only on an image with torch labels and no python or torch fails (exit $(rc))" test "$(rc)" = 1
+check "...TD119 fails: no python, so no torch it could import" \
+  bash -c 'test "$(field tdclaims/plain:1 TD119 status)" = fail && field_has tdclaims/plain:1 TD119 message "no python interpreter"' 
 check "...in the files-only tier" test "$(field tdclaims/plain:1 - tier)" = '"files-only"'
 
 # --- R3-2 variants: who may waive ------------------------------------------------------------
@@ -166,7 +174,7 @@ M=tdclaims/debian-cpu:debian12
 check "without --manifests the manifest's waivers do not apply" test "$(field $M TD130 status)" != waived
 validate --manifests "$WORK/repo/manifests" tdclaims/debian-cpu:debian12
 check "with --manifests DIR, the manifest that renders the image waives TD130" \
-  bash -c "test '$(field $M TD130 status)' = waived && grep -q 'manifest ' <<<'$(field $M TD130 waiver)'"
+  bash -c 'test "$(field "$1" TD130 status)" = waived && field_has "$1" TD130 waiver "manifest "' _ "$M"
 check "...and SARIF lists it without accepting it (not the user's own waiver)" python3 - "$WORK/v.sarif" <<'PY'
 import json, sys
 sarif = json.load(open(sys.argv[1]))
@@ -176,6 +184,6 @@ assert res["properties"]["waiver"]["source"].startswith("manifest "), res
 PY
 validate --manifests "$WORK/repo/manifests" tdclaims/plain:1
 check "an image no variant renders gets no manifest waiver, and is told so" \
-  bash -c "test '$(field $P TD130 status)' != waived && grep -q 'no variant of --manifests renders tdclaims/plain:1' '$WORK/out'"
+  bash -c 'test "$(field "$1" TD130 status)" != waived && grep -q "no variant of --manifests renders tdclaims/plain:1" "$2/out"' _ "$P" "$WORK"
 check "no probe container is left behind" test "$($D ps -aq --filter label=io.torchdock.run | wc -l)" = 0
 finish

@@ -49,8 +49,10 @@ check "JUnit is well-formed XML 1.0 (Python's XML parser reads it)" \
   python3 -c "import xml.etree.ElementTree as E, sys; E.parse(sys.argv[1])" "$WORK/v.xml"
 check "the JSON report is valid and names the image ID" \
   python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d['images'][0]['image_id'].startswith('sha256:')" "$WORK/v.json"
-check "TD119's evidence is named as the image's own python" \
-  python3 -c "import json, sys; d = json.load(open(sys.argv[1])); c = [c for c in d['images'][0]['checks'] if c['id'] == 'TD119'][0]; assert c['evidence_from'] == ['image-python'], c" "$WORK/v.json"
+check "TD119's evidence is named: the image's own python, checked by torchdock's static reader" \
+  python3 -c "import json, sys; d = json.load(open(sys.argv[1])); c = [c for c in d['images'][0]['checks'] if c['id'] == 'TD119'][0]; assert c['evidence_from'] == ['image-python', 'torchdock'], c" "$WORK/v.json"
+check "...and TD119 fails: the files do not back the fake python's answer" \
+  python3 -c "import json, sys; d = json.load(open(sys.argv[1])); c = [c for c in d['images'][0]['checks'] if c['id'] == 'TD119'][0]; assert c['status'] == 'fail' and 'not backed' in c['message'], c" "$WORK/v.json"
 check "TD112's evidence is torchdock's own static reader" \
   python3 -c "import json, sys; d = json.load(open(sys.argv[1])); c = [c for c in d['images'][0]['checks'] if c['id'] == 'TD112'][0]; assert c['evidence_from'] == ['torchdock'], c" "$WORK/v.json"
 if python3 -c 'import markdown_it' 2>/dev/null; then

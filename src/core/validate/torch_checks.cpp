@@ -136,8 +136,18 @@ std::string files_back_torch(const CheckContext& ctx, const json& t, std::string
 // skipped (importing needs the image's code), and TD112/TD132/TD133 judge the files.
 std::string torch_files_only(CheckContext& ctx) {
     const json& rec = ctx.data("record");
-    if (!ctx.probe("record") || !ctx.probe("record")->usable()) {
-        ctx.skip("TD119", ctx.why_missing("record"));
+    if (!ctx.probe("record")) {
+        // Not attempted: no interpreter, so no directory a torch could be imported from.
+        const std::string want = ctx.expected("torch");
+        ctx.add("TD119", "fail", "no python", want.empty() ? "PyTorch" : "torch " + want,
+                "files-only tier: the image has no python interpreter (" +
+                    ctx.why_missing("record") +
+                    "), so no torch it could import: nothing it promises can be checked",
+                "validate an image with python and PyTorch installed");
+        return "files-only tier";
+    }
+    if (!ctx.probe("record")->usable()) {
+        ctx.skip("TD119", ctx.why_missing("record"));  // the evidence rule makes it an error
         return "files-only tier";
     }
     std::string found;

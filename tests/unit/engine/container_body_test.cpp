@@ -33,6 +33,11 @@ TEST_CASE("probe containers: the entrypoint is removed and the container confine
     CHECK(host["LogConfig"]["Config"]["max-size"] == "16m");
     CHECK(host["ReadonlyRootfs"] == true);
     CHECK(host["Tmpfs"]["/tmp"].get<std::string>().find("size=1g") != std::string::npos);
+    // The image's VOLUMEs get the same bounded tmpfs, not a volume on the engine's disk.
+    spec.tmpfs_over = {"/data", "/tmp"};
+    auto with_volumes = nlohmann::json::parse(container_create_body(spec))["HostConfig"]["Tmpfs"];
+    CHECK(with_volumes.size() == 2);
+    CHECK(with_volumes["/data"].get<std::string>().find("size=1g") != std::string::npos);
     // Kept only where asked: a wrapper ENTRYPOINT's environment is read through it.
     spec.entrypoint.reset();
     CHECK_FALSE(nlohmann::json::parse(container_create_body(spec)).contains("Entrypoint"));

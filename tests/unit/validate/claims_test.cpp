@@ -197,6 +197,11 @@ TEST_CASE("files-only tier: no torch files fails TD119, labels or not; torch fil
     CHECK_THAT(check(r, "TD119").message, ContainsSubstring("no torch files"));
     in.expect.clear();
     CHECK(check(evaluate(in, test::real_kb()), "TD119").status == "fail");
+    // No python at all: probe-record had no directory to read; no torch, a failure.
+    in.probes.erase("record");
+    r = evaluate(in, test::real_kb());
+    CHECK(check(r, "TD119").status == "fail");
+    CHECK_THAT(check(r, "TD119").message, ContainsSubstring("no python interpreter"));
     in.probes["record"] =
         ran("record",
             record_with(json::array(), json::array({{{"name", "torch"},
