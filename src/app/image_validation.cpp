@@ -107,11 +107,7 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
     auto reading = engine::probe_image(
         run.api, id, *info.value(), std::move(specs), platform.set.probes_dir, run.opts.python,
         in.gpu_tier ? run.gpus : 0, static_cast<int>(run.opts.probe_timeout_s), run.kb,
-        run.run_label,
-        files_only ? std::optional<std::string>(platform.files.machine.empty()
-                                                    ? elf_machine_of(info.value()->architecture)
-                                                    : platform.files.machine)
-                   : std::nullopt,
+        run.run_label, files_only ? std::optional<std::string>(platform.machine) : std::nullopt,
         &platform.env);
     in.probes = std::move(reading.probes);
     in.runtime = std::move(reading.plan);

@@ -73,9 +73,6 @@ int image_sbom(const SbomOptions& opts, const KnowledgeBase& kb) {
         engine::read_platform(api.value(), id, *info.value(), probes_at.path,
                               engine_info ? engine_info->architecture : "", false, label);
     const auto& probe_set = platform.set;
-    const std::string machine = platform.files.machine.empty()
-                                    ? elf_machine_of(info.value()->architecture)
-                                    : platform.files.machine;
     const bool files_only = probe_set.tier.kind == ReadingTier::FilesOnly;
     std::vector<engine::ProbeSpec> specs;
     for (auto& p : engine::sbom_probes())
@@ -86,7 +83,8 @@ int image_sbom(const SbomOptions& opts, const KnowledgeBase& kb) {
                   : " (" + probe_set.tier.name() + ": " + probe_set.tier.reason + ")"));
     auto reading = engine::probe_image(
         api.value(), id, *info.value(), std::move(specs), probe_set.probes_dir, opts.python, 0, 300,
-        kb, label, files_only ? std::optional<std::string>(machine) : std::nullopt, &platform.env);
+        kb, label, files_only ? std::optional<std::string>(platform.machine) : std::nullopt,
+        &platform.env);
     if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
     auto in = image_sbom_input(opts.target, info.value()->id, info.value()->labels, reading.probes);
     if (!in) return fail(in.error());

@@ -61,6 +61,7 @@ PlatformReading read_platform(const DockerApi& api, const std::string& image, co
     }
     const std::string arch =
         out.files.machine.empty() ? info.architecture : oci_arch_of_elf(out.files.machine);
+    out.machine = out.files.machine.empty() ? elf_machine_of(info.architecture) : out.files.machine;
     out.set = image_reading(host_probes_dir, arch, engine_arch, files_only);
     return out;
 }

@@ -39,6 +39,7 @@ struct PlatformReading {
     ImageReading set;
     FilesPlatform files;
     std::string platform;       // "linux/amd64"; "" when neither the files nor the config say
+    std::string machine;        // its ELF machine ("x86_64"): the files', else the config's
     std::string claim_problem;  // core platform_claim_problem; "" when they agree
     EnvReading env;             // handed on to probe_image, which does not read it again
 };

@@ -100,7 +100,8 @@ struct Manifest {
     std::optional<int> expect_cudnn_major;
     std::optional<std::string> expect_nccl;
     ValidateThresholds validate;
-    // Check ID -> reason: labels io.torchdock.waive.ID that `validate` applies.
+    // Check ID -> reason: applied by `validate --manifests` to the images this manifest renders;
+    // rendered as labels io.torchdock.waive.ID, which validate shows as claims only.
     std::vector<std::pair<std::string, std::string>> waivers;
 
     // Where each JSON path was written, for messages about combinations.
