@@ -79,7 +79,8 @@ Result<std::vector<Waiver>> gather_waivers(const ValidateOptions& opts) {
     // Whose settings: the user's own are theirs to accept (SARIF suppressions); a working
     // tree's are the repository's word.
     const std::string source =
-        (settings->users_own ? "your settings " : "repository settings ") + settings->file;
+        (settings->users_own ? std::string(k_waiver_from_user_settings) : "repository settings") +
+        " " + settings->file;
     for (const auto& [id, reason] : settings->waivers) out.push_back({id, reason, source});
     return out;
 }

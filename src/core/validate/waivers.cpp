@@ -37,7 +37,7 @@ Waiver parse_waiver(const std::string& text, const std::string& source, std::str
 }
 
 bool waiver_given_by_user(const Waiver& w) {
-    return w.source == k_waiver_from_flag || starts_with(w.source, "your settings");
+    return w.source == k_waiver_from_flag || starts_with(w.source, k_waiver_from_user_settings);
 }
 
 std::vector<std::string> image_waiver_claims(const std::map<std::string, std::string>& labels) {

@@ -22,6 +22,8 @@ struct Waiver {
 };
 
 inline constexpr const char* k_waiver_from_flag = "--waive";
+// The source of a waiver from the invoking user's own settings file: this, a space, the file.
+inline constexpr const char* k_waiver_from_user_settings = "your settings";
 
 // Whether the invoking user gave the waiver themselves (--waive, or settings of their own:
 // `user_settings`), as opposed to a repository's settings or manifest: SARIF marks only the
