@@ -64,9 +64,15 @@ int run_fleet(const CommonOptions& common, const FleetOptions& opts) {
     }
     bool timed_out = false;
     std::string launch_error;
-    if (!usable.empty()) {
-        progress("fleet: node-check on " + std::to_string(usable.size()) + " nodes through srun");
-        auto run = engine::srun_each_node(usable, listed->partition, node_check_argv(common, opts),
+    // One srun step over the usable nodes. A node srun could not launch on (its slurmd gone)
+    // aborts the whole step, so the nodes that had not reported yet are asked once more
+    // without it: their own answer, not the dead node's.
+    std::vector<std::string> pending = usable;
+    for (int attempt = 0; attempt < 2 && !pending.empty(); ++attempt) {
+        progress("fleet: node-check on " + std::to_string(pending.size()) + " nodes through srun" +
+                 (attempt ? " (again, without the nodes srun could not launch on)" : ""));
+        auto run = engine::srun_each_node(pending, listed->partition,
+                                          node_check_argv(common, opts),
                                           std::chrono::seconds(opts.timeout_s));
         if (!run) return fail(run.error());
         if (run->outcome == engine::ProcessResult::Outcome::Interrupted) {
@@ -83,17 +89,34 @@ int run_fleet(const CommonOptions& common, const FleetOptions& opts) {
             std::string node;
             if (auto it = task_nodes.find(task); it != task_nodes.end())
                 node = it->second;
-            else if (task >= 0 && static_cast<std::size_t>(task) < usable.size())
-                node = usable[static_cast<std::size_t>(task)];
+            else if (task >= 0 && static_cast<std::size_t>(task) < pending.size())
+                node = pending[static_cast<std::size_t>(task)];
             if (node.empty()) continue;  // a label srun gave no task
             results[node] = classify_task({node, text, node_errors[node], false, 0, ""});
         }
         bool none_came_back = results.size() == listed->nodes.size() - usable.size();
-        if (none_came_back && !launch_errors.empty()) launch_error = launch_errors.front();
-        for (const auto& name : usable)
-            if (!results.count(name))
+        launch_error = none_came_back && !launch_errors.empty() ? launch_errors.front() : "";
+        // A node srun could not launch on is final; a node whose task was killed because the
+        // step was aborted for it ("node1: task 0: Killed") is asked again without it.
+        std::vector<std::string> unanswered;
+        bool a_node_failed_to_launch = false;
+        for (const auto& name : pending) {
+            if (results.count(name)) continue;
+            if (node_errors.count(name) &&
+                node_errors[name].find(" failed on node ") != std::string::npos) {
+                a_node_failed_to_launch = true;
                 results[name] = classify_task({name, "", node_errors[name], timed_out,
                                                static_cast<int>(opts.timeout_s), launch_error});
+            } else {
+                unanswered.push_back(name);
+            }
+        }
+        bool ask_again = attempt == 0 && a_node_failed_to_launch && !timed_out;
+        if (!ask_again)
+            for (const auto& name : unanswered)
+                results[name] = classify_task({name, "", node_errors[name], timed_out,
+                                               static_cast<int>(opts.timeout_s), launch_error});
+        pending = ask_again ? unanswered : std::vector<std::string>{};
     }
     std::vector<FleetNode> ordered;
     for (const auto& n : listed->nodes) ordered.push_back(results[n.name]);
