@@ -150,6 +150,11 @@ void read_record(const std::string& site, Distribution& d, std::size_t index,
             bad(rel, where + ": path '" + rel.substr(0, 200) + "' is absolute or leaves /");
             continue;
         }
+        struct stat st;
+        if (::lstat(f.file.c_str(), &st) != 0) {
+            const std::string moved = pip_target_path(site, rel);
+            if (!moved.empty() && ::lstat(moved.c_str(), &st) == 0) f.file = moved;
+        }
         files.push_back(f);
     }
 }

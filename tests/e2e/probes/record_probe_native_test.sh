@@ -238,4 +238,25 @@ probe unknown --site-dirs="$SITE" --bogus=1
 check "an unknown flag: error" js unknown "j['status'] == 'error' and '--bogus' in j['reason']"
 probe nodir --site-dirs="$WORK/absent,$WORK/absent2"
 check "no readable site dir: error" js nodir "j['status'] == 'error' and 'no readable site dir' in j['reason']"
+# ---- pip install --target: RECORD rows written in pip's temporary home ---------------------
+# pip writes `../../bin/torchrun` (relative to HOME/lib/python) and moves the script to
+# TARGET/bin/torchrun; probe-record finds it there, and reports the row as pip wrote it when
+# the file is in neither place.
+TGT=$WORK/target
+mkdir -p "$TGT/torch" "$TGT/bin" "$TGT/torch-2.9.1.dist-info"
+printf 'Metadata-Version: 2.1\nName: torch\nVersion: 2.9.1\n' >"$TGT/torch-2.9.1.dist-info/METADATA"
+printf 'x = 1\n' >"$TGT/torch/version.py"
+printf '#!/bin/sh\nexec python3 -m torch.distributed.run "$@"\n' >"$TGT/bin/torchrun"
+for f in torch/version.py:torch/version.py bin/torchrun:../../bin/torchrun; do
+  printf '%s,sha256=%s,%s\n' "${f#*:}" "$(sha256sum "$TGT/${f%%:*}" | cut -d' ' -f1 | b64)" \
+    "$(stat -c %s "$TGT/${f%%:*}")" >>"$TGT/torch-2.9.1.dist-info/RECORD"
+done
+probe target --site-dirs="$TGT"
+check "pip --target tree: ../../bin/torchrun is found in TARGET/bin, pass with 2 files" js target \
+  "j['status'] == 'pass' and dist('torch')['files'] == 2 and dist('torch')['problems'] == []"
+rm "$TGT/bin/torchrun"
+probe target_gone --site-dirs="$TGT"
+check "pip --target tree without its script: fail, the row named as pip wrote it" js target_gone \
+  "j['status'] == 'fail' and kinds('torch') == {'../../bin/torchrun': 'missing'}"
+
 finish
