@@ -133,7 +133,8 @@ class InterpreterScan {
     bool m_truncated = false;
 };
 
-// Interpreters in PATH, $VIRTUAL_ENV/bin, $CONDA_PREFIX/bin and the usual fixed places.
+// Interpreters in PATH, $VIRTUAL_ENV/bin, $CONDA_PREFIX/bin, the usual fixed places, the
+// working directory's .venv and the venvs Poetry and pipenv keep outside the project.
 inline InterpreterScan find_interpreters(const char* path_env) {
     InterpreterScan scan;
     for (const auto& dir : path_elements(path_env)) scan.scan_dir(dir, "PATH");
@@ -151,6 +152,23 @@ inline InterpreterScan find_interpreters(const char* path_env) {
     for (const char* dir :
          {"/root/.venv/bin", "/venv/bin", "/app/.venv/bin", "/workspace/.venv/bin"})
         scan.scan_dir(dir, "scan");
+    // The working directory's project venv (uv, pdm), and the venvs environment managers keep
+    // outside the project: Poetry's (virtualenvs under its cache directory), pipenv's.
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd) && cwd[0] == '/' && cwd[1] != '\0')
+        scan.scan_dir(std::string(cwd) + "/.venv/bin", "scan");
+    auto env_dir = [](const char* name, const char* suffix) {
+        const char* v = std::getenv(name);
+        return v && *v == '/' ? std::string(v) + suffix : std::string();
+    };
+    const std::string home = env_dir("HOME", "");
+    for (const std::string& dir :
+         {env_dir("POETRY_VIRTUALENVS_PATH", ""), env_dir("POETRY_CACHE_DIR", "/virtualenvs"),
+          env_dir("XDG_CACHE_HOME", "/pypoetry/virtualenvs"),
+          home.empty() ? std::string() : home + "/.cache/pypoetry/virtualenvs",
+          std::string("/root/.cache/pypoetry/virtualenvs"), env_dir("WORKON_HOME", ""),
+          home.empty() ? std::string() : home + "/.local/share/virtualenvs"})
+        if (!dir.empty()) scan.scan_glob(dir, "/bin", "scan");
     return scan;
 }
 

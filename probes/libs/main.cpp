@@ -381,12 +381,19 @@ int main(int argc, char** argv) {
         o.set("path", l.path.empty() ? Json() : Json(l.path));
         o.set("found_via", l.via);
         o.set("needed_by", l.needed_by.empty() ? Json() : Json(l.needed_by));
+        // The file a process maps for it (/proc/self/maps names real paths): compared with
+        // what the torch probe saw mapped.
+        const std::string real = l.path.empty() ? std::string() : real_path(l.path);
+        o.set("realpath", real.empty() ? Json() : Json(real));
         libs.push(o);
     }
     Json unresolved = Json::array();
-    for (const auto& u : rep.unresolved)
-        unresolved.push(
-            Json::object({{"soname", u.soname}, {"needed_by", u.needed_by}, {"root", u.root}}));
+    for (const auto& u : rep.unresolved) {
+        Json o = Json::object({{"soname", u.soname}, {"needed_by", u.needed_by}, {"root", u.root}});
+        const std::string real = real_path(u.needed_by);
+        o.set("needed_by_realpath", real.empty() ? Json() : Json(real));
+        unresolved.push(o);
+    }
     Json dup = dups.json();
     Json data = Json::object();
     data.set("machine", target->name);

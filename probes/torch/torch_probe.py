@@ -570,6 +570,9 @@ def child_main(flags, dtypes, parent_data, chan):
     describing[0] = False
     # What this torch really loaded, from where, and what is installed beside it.
     data["loaded_libraries"] = probe_env.loaded_libraries()
+    # Every object the import mapped: the loader's evidence TD110 and doctor weigh against
+    # probe-libs' model of the loader (torch also preloads its wheels through sys.path).
+    data["mapped_objects"] = probe_env.mapped_shared_objects()
     log("python %s (%s)" % (sys.version.split()[0], sys.executable))
     log("torch %s, CUDA %s, cuDNN %s, NCCL %s" % (data["torch"], data["cuda"], data["cudnn"], data["nccl"]))
     log("arch list: %s" % (" ".join(data["arch_list"]) or "(none)"))
@@ -624,6 +627,13 @@ def child_main(flags, dtypes, parent_data, chan):
                         r["dtype"], r["max_abs_err"], r["tolerance"]))
 
     stage("distributed")
+    data["writable"] = probe_env.writable_dirs()
+    if data["writable"]["temp_error"]:
+        # The file rendezvous needs a temporary directory: the image's USER has none, which
+        # is the finding (TD134), not a probe that could not run.
+        failures.append("no writable temporary directory for uid %d: %s" % (
+            data["writable"]["uid"], data["writable"]["temp_error"]))
+        return result("fail", "; ".join(failures + errors))
     backend = flags["backend"]
     if backend == "auto":
         nccl_ok = False
@@ -837,9 +847,11 @@ def main(argv):
     interpreter = {"path": sys.executable, "realpath": os.path.realpath(sys.executable), "candidate_index": None}
     if flags["candidates"] and not flags["_chosen"]:
         candidates = flags["candidates"].split(":")
-        chosen, tried = probe_env.discover(candidates)
+        foreign = []
+        chosen, tried = probe_env.discover(candidates, foreign)
         if chosen is None:
             data["interpreters_tried"] = tried
+            data["torch_for_other_python"] = foreign
             data["interpreter"] = None
             data["other_interpreters"] = probe_env.OtherInterpreters(
                 flags["others"].split(":"), None, OTHERS_TIMEOUT, OTHERS_PARALLEL).results()
@@ -877,6 +889,9 @@ def main(argv):
     # What is installed, also when torch does not import (the import error's missing library
     # is then named with the wheel torch pins for it).
     data["distributions"] = probe_env.distributions(data["notes"])
+    data["torch_for_other_python"] = [
+        dict(f, interpreter=sys.executable, interpreter_python=data["python"])
+        for f in probe_env.torch_for_other_pythons()]
 
     if spec is None:
         others = probe_env.OtherInterpreters(flags["others"].split(":"), sys.executable,

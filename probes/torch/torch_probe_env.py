@@ -23,11 +23,40 @@ import sys
 import threading
 import time
 
+# Torch built for another Python than the interpreter that runs (a venv copied into a stage
+# with a newer Python, a PYTHONPATH to another version's site directory): a site directory
+# under the interpreter's prefixes named for another python3.X that holds torch, and a torch
+# package on sys.path whose _C extension carries no tag of this interpreter. Source text, so
+# the candidates' interpreters run it too (Python 3.4+).
+_FOREIGN = r"""
+def _torch_for_other_pythons():
+    import glob, os, re, sys
+    here = "%d.%d" % sys.version_info[:2]
+    tag = getattr(sys.implementation, "cache_tag", None) or ""
+    out, seen = [], set()
+    for prefix in (sys.prefix, getattr(sys, "base_prefix", sys.prefix)):
+        for site in sorted(glob.glob(os.path.join(prefix, "lib", "python3.*", "*-packages"))):
+            m = re.search(r"/python(3\.[0-9]+)/", site)
+            if m and m.group(1) != here and os.path.isdir(os.path.join(site, "torch")) \
+                    and site not in seen:
+                seen.add(site)
+                out.append({"dir": site, "python": m.group(1), "evidence": "lib/python%s" % m.group(1)})
+    for entry in sys.path:
+        c_exts = glob.glob(os.path.join(entry or ".", "torch", "_C.cpython-*.so"))
+        if not c_exts or entry in seen or any(os.path.basename(c).startswith("_C." + tag) for c in c_exts):
+            continue
+        m = re.match(r"_C\.cpython-3([0-9]+)", os.path.basename(c_exts[0]))
+        if m:
+            seen.add(entry)
+            out.append({"dir": entry, "python": "3." + m.group(1), "evidence": os.path.basename(c_exts[0])})
+    return out
+"""
+
 # Asked of each candidate interpreter; Python 2 answers too (and is passed over).
-_ASK = r"""
+_ASK = _FOREIGN + r"""
 import json, sys
 out = {"version": "%d.%d.%d" % tuple(sys.version_info[:3]), "executable": sys.executable,
-       "torch_origin": None, "torch_error": None}
+       "torch_origin": None, "torch_error": None, "foreign": []}
 if sys.version_info[0] >= 3:
     try:
         import importlib.util
@@ -35,8 +64,23 @@ if sys.version_info[0] >= 3:
         out["torch_origin"] = spec.origin if spec else None
     except Exception as e:
         out["torch_error"] = "%s: %s" % (type(e).__name__, e)
+    try:
+        out["foreign"] = _torch_for_other_pythons()
+    except Exception:
+        pass
 print(json.dumps(out))
 """
+
+
+def torch_for_other_pythons():
+    """[{dir, python, evidence}]: torch this interpreter sees built for another Python."""
+    scope = {}
+    exec(_FOREIGN, scope)  # noqa: S102 - the module's own constant text
+    try:
+        return scope["_torch_for_other_pythons"]()
+    except Exception:  # noqa: BLE001 - an unreadable directory is no finding
+        return []
+
 
 # Families of CUDA libraries (the part of the file name after "lib" and before ".so" or a
 # "_"/"-" suffix); the core judges them, the probe only reports paths.
@@ -56,8 +100,9 @@ def ask(path, timeout=20):
         return None
 
 
-def discover(candidates):
-    """The first candidate whose interpreter finds torch, and what was tried (as text)."""
+def discover(candidates, foreign=None):
+    """The first candidate whose interpreter finds torch, and what was tried (as text).
+    `foreign` collects, per candidate asked, torch built for another Python that it sees."""
     tried, seen = [], set()
     for path in candidates:
         if not path or path in seen:
@@ -72,6 +117,9 @@ def discover(candidates):
         if not info["version"].startswith("3."):
             tried.append("%s (python %s, not searched)" % (path, info["version"]))
             continue
+        if foreign is not None and info.get("foreign"):
+            foreign.extend(dict(f, interpreter=path, interpreter_python=info["version"])
+                           for f in info["foreign"] if isinstance(f, dict))
         if info["torch_origin"] or info["torch_error"]:
             tried.append("%s (%s, torch at %s)" % (path, info["version"],
                                                   info["torch_origin"] or "a broken package"))
@@ -90,9 +138,11 @@ def is_cuda_library(name):
     return False
 
 
-def loaded_libraries():
-    """Paths of the CUDA libraries mapped into this process, in the order first mapped."""
-    out = []
+def mapped_shared_objects(limit=4000):
+    """Paths of every shared object mapped into this process (/proc/self/maps: the files the
+    dynamic loader, torch's own preloading and ctypes really opened), in the order first
+    mapped; None when the maps cannot be read."""
+    out, seen = [], set()
     try:
         with open("/proc/self/maps") as maps:
             for line in maps:
@@ -100,11 +150,72 @@ def loaded_libraries():
                 if len(parts) < 6:
                     continue
                 path = parts[5].strip()
-                if path.startswith("/") and path not in out and is_cuda_library(os.path.basename(path)):
+                if path.startswith("/") and ".so" in os.path.basename(path) and path not in seen:
+                    seen.add(path)
                     out.append(path)
+                    if len(out) == limit:
+                        break
     except OSError:
         return None
     return out
+
+
+def writable_by_mode(path):
+    """Whether this process's user may write into `path` by its owner, group and mode bits:
+    the probes run on a read-only root that a default `docker run` does not have, so
+    os.access would answer for the probe's container, not for the image."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    import stat as stat_mod
+    if not stat_mod.S_ISDIR(st.st_mode):
+        return False
+    uid = os.geteuid()
+    if uid == 0:
+        return True
+    if st.st_uid == uid:
+        return bool(st.st_mode & 0o200)
+    if st.st_gid == os.getegid() or st.st_gid in os.getgroups():
+        return bool(st.st_mode & 0o020)
+    return bool(st.st_mode & 0o002)
+
+
+def writable_dirs():
+    """Where this process (the image's USER) can write: the temporary directory Python's
+    tempfile picks (torchvision's import, torch.compile and the file rendezvous need one) and
+    HOME (torch.hub's and triton's caches). /tmp is the container's own copy of the image's
+    /tmp and is tried for real; the rest of the root is read-only under the probes, so a
+    directory tempfile could not use there counts when its mode lets the user write."""
+    import tempfile
+    out = {"uid": os.getuid(), "temp_dir": None, "temp_error": None,
+           "home": os.environ.get("HOME"), "home_writable": None}
+    try:
+        out["temp_dir"] = tempfile.gettempdir()
+    except Exception as e:  # noqa: BLE001 - FileNotFoundError: "No usable temporary directory"
+        for env in ("TMPDIR", "TEMP", "TMP"):
+            if os.environ.get(env) and writable_by_mode(os.environ[env]):
+                out["temp_dir"] = os.environ[env]
+                break
+        else:
+            for d in ("/var/tmp", "/usr/tmp"):
+                if writable_by_mode(d):
+                    out["temp_dir"] = d
+                    break
+        if out["temp_dir"] is None:
+            out["temp_error"] = "%s: %s" % (type(e).__name__, e)
+    home = out["home"]
+    if home:
+        out["home_writable"] = writable_by_mode(home)
+    return out
+
+
+def loaded_libraries():
+    """Paths of the CUDA libraries mapped into this process, in the order first mapped."""
+    mapped = mapped_shared_objects()
+    if mapped is None:
+        return None
+    return [p for p in mapped if is_cuda_library(os.path.basename(p))]
 
 
 def distributions(notes=None):

@@ -71,8 +71,7 @@ int run_fleet(const CommonOptions& common, const FleetOptions& opts) {
     for (int attempt = 0; attempt < 2 && !pending.empty(); ++attempt) {
         progress("fleet: node-check on " + std::to_string(pending.size()) + " nodes through srun" +
                  (attempt ? " (again, without the nodes srun could not launch on)" : ""));
-        auto run = engine::srun_each_node(pending, listed->partition,
-                                          node_check_argv(common, opts),
+        auto run = engine::srun_each_node(pending, listed->partition, node_check_argv(common, opts),
                                           std::chrono::seconds(opts.timeout_s));
         if (!run) return fail(run.error());
         if (run->outcome == engine::ProcessResult::Outcome::Interrupted) {

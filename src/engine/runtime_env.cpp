@@ -84,6 +84,7 @@ RuntimeReading read_runtime(const DockerApi& api, const std::string& image, cons
     if (out.entrypoint.kind == EntrypointVerdict::Kind::Wrapper && !files_only) {
         ProbeSpec through = probe_spec("env", "probe-env", {"--nonce=" + nonce});
         through.keep_entrypoint = true;
+        through.env = runner_scratch_env(info.entrypoint, info.env);
         out.probes["env_entrypoint"] =
             run_probe_in_image(api, image, through, probes_dir, 0, 30, run_label);
         wrapped = &out.probes["env_entrypoint"];

@@ -1,10 +1,13 @@
 #include "core/diagnose/doctor.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "core/diagnose/finding_catalog.hpp"
 #include "core/validate/kernel_coverage.hpp"
+#include "core/validate/library_observation.hpp"
 #include "core/validate/probe_plan.hpp"
+#include "core/validate/python_abi.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
@@ -16,6 +19,10 @@ using nlohmann::json;
 bool behaviour_variable(const std::string& name) {
     for (const char* prefix : {"NVIDIA_", "CUDA_", "NCCL_", "TORCH_", "PYTORCH_", "CUDNN_"})
         if (starts_with(name, prefix)) return true;
+    // The Python ones decide which torch imports (a PYTHONPATH can shadow the venv's).
+    for (const char* python : {"PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONSAFEPATH",
+                               "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONUSERBASE"})
+        if (name == python) return true;
     return name == "LD_LIBRARY_PATH" || name == "LD_PRELOAD";
 }
 
@@ -123,6 +130,19 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
         if (!str_of(t, "import_error").empty()) fp["torch_import_error"] = text(t, "import_error");
         // Whether the torch probe's answer is evidence ("no torch" is a finding only then).
         fp["torch_probed"] = it != probes.end() && it->second.usable();
+        // Another interpreter of the environment that imports torch: "no torch" is then wrong.
+        if (t.contains("other_interpreters") && t["other_interpreters"].is_array())
+            for (const auto& o : t["other_interpreters"])
+                if (o.is_object() && o.value("imports", false) && !str_of(o, "torch").empty()) {
+                    fp["torch_elsewhere"] =
+                        str_of(o, "path") + " (torch " + str_of(o, "torch") + ")";
+                    break;
+                }
+        // Torch built for another Python than the one that runs (core/validate/python_abi).
+        if (std::string abi = torch_python_mismatch(t); !abi.empty()) {
+            fp["torch_python_mismatch"] = abi;
+            fp["torch_python_mismatch_fix"] = torch_python_mismatch_fix(t);
+        }
         fp["torch_installed"] = t.contains("distributions") && t["distributions"].is_object() &&
                                 t["distributions"].contains("torch");
         fp["torch_error"] = it == probes.end()     ? "not probed"
@@ -149,13 +169,30 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     fp["cuda_error"] = value_or_null(c, "error");
 
     const json& l = data_of(probes, "libs");
+    // The process's maps outrank the loader model (core/validate/library_observation): a
+    // library the process mapped from elsewhere is listed where it was mapped from, the
+    // model's answer kept beside it, and a soname the process found is not "unresolved".
+    LibraryObservation seen = observe_libraries(l, t);
+    std::map<std::string, std::string> mapped_instead;
+    for (const auto& d : seen.disagreements) mapped_instead[d.soname] = d.mapped_path;
     fp["libraries"] = json::array();
-    for (const auto& lib : array_of(l, "libraries"))
-        fp["libraries"].push_back({{"soname", text(lib, "soname")},
-                                   {"path", value_or_null(lib, "path")},
-                                   {"found_via", text(lib, "found_via")}});
+    for (const auto& lib : array_of(l, "libraries")) {
+        json row = {{"soname", text(lib, "soname")},
+                    {"path", value_or_null(lib, "path")},
+                    {"found_via", text(lib, "found_via")}};
+        if (auto it = mapped_instead.find(text(lib, "soname")); it != mapped_instead.end()) {
+            row["model_path"] = row["path"];
+            row["path"] = it->second;
+            row["found_via"] = "mapped by the process";
+        }
+        fp["libraries"].push_back(std::move(row));
+    }
+    for (const auto& found : seen.found_by_process)
+        fp["libraries"].push_back({{"soname", found.soname},
+                                   {"path", found.mapped.empty() ? json() : json(found.mapped)},
+                                   {"found_via", "mapped by the process"}});
     fp["duplicates"] = array_of(l, "duplicates");
-    fp["unresolved"] = array_of(l, "unresolved");
+    fp["unresolved"] = seen.unresolved;
     // The kernel audit: per object with GPU code, what it carries (bounded).
     const json& k = data_of(probes, "kernels");
     fp["kernels"] = json::array();
@@ -391,7 +428,15 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
                         "remove " + dir + " from LD_LIBRARY_PATH");
             }
     }
-    if (fp.contains("torch_crash")) {
+    if (fp.contains("torch_python_mismatch") && fp["torch_python_mismatch"].is_string() &&
+        !torch.is_object()) {
+        add("DR125", "torch is built for another Python",
+            fp["torch_python_mismatch"].get<std::string>() +
+                (fp.contains("torch_import_error")
+                     ? " (import torch: " + text(fp, "torch_import_error") + ")"
+                     : std::string()),
+            text(fp, "torch_python_mismatch_fix"));
+    } else if (fp.contains("torch_crash")) {
         add("DR120", "torch's process died", fp["torch_crash"].get<std::string>(),
             fp["damaged_files"].empty() ? "find what is wrong with the library named"
                                         : "reinstall the damaged wheels (DR122)");
@@ -405,9 +450,17 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
         // No evidence is not evidence of absence: doctor says it could not look.
         add("DR121", "torch could not be probed", fp["torch_error"].get<std::string>(),
             "make the torch probe run to its end in this environment (see the reason)");
-    } else if (!torch.is_object() && fp.value("torch_installed", false)) {
-        add("DR121", "torch is installed but was not found", fp["torch_error"].get<std::string>(),
-            "check which python the environment runs (TD127 in `torchdock validate`)");
+    } else if (!torch.is_object() &&
+               (fp.value("torch_installed", false) || fp.contains("torch_elsewhere"))) {
+        add("DR121", "torch is installed but was not found",
+            fp["torch_error"].get<std::string>() +
+                (fp.contains("torch_elsewhere")
+                     ? "; torch imports in " + text(fp, "torch_elsewhere") +
+                           ", which is not the python the environment runs"
+                     : std::string()),
+            "check which python the environment runs (TD127 in `torchdock validate`): put "
+            "the environment with torch first on PATH, or run through its runner (uv run, "
+            "poetry run)");
     } else if (!torch.is_object() && fp.contains("torch_error")) {
         add("DR113", "no torch", fp["torch_error"].get<std::string>(),
             "install torch if this environment should run it");

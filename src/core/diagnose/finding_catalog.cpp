@@ -118,6 +118,16 @@ const std::vector<FindingInfo> k_catalog = {
      "set memlock unlimited for jobs (limits.conf, slurmd's LimitMEMLOCK=infinity, or "
      "--ulimit memlock=-1 for containers), and PropagateResourceLimitsExcept=MEMLOCK in "
      "slurm.conf"},
+    {"DR125", "error", "torch is built for another Python",
+     "the torch the interpreter finds (or the one in a site directory of its prefix named for "
+     "another python3.X) carries another Python's ABI tag",
+     "import torch fails (\"No module named 'torch'\", or torch's misleading \"Failed to load "
+     "PyTorch C extensions\"): a venv copied into a stage with another Python, a PYTHONPATH "
+     "to another version's site directory",
+     "the torch probe: lib/python3.X directories under the interpreter's prefixes and the "
+     "cpython-3XY tag of torch's _C extension on sys.path",
+     "copy the venv with its interpreter (the same base in both stages), or install torch for "
+     "the Python the image runs"},
 };
 #pragma GCC diagnostic pop
 

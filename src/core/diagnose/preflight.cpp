@@ -462,6 +462,14 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
             t.reasons.push_back("torch " + pt["torch"].get<std::string>() +
                                 " in the image is a CPU build (torch.version.cuda is None): it "
                                 "runs nothing on a GPU");
+    // A torch that does not import runs nothing on any GPU: that is the answer's reason, not
+    // the GPU code of libraries it never reached (judge_kernels_for_torch then audits only
+    // torch's own objects).
+    if (pt.is_object() && pt.contains("import_error") && pt["import_error"].is_string())
+        for (auto& t : r.targets)
+            t.reasons.push_back("torch does not import in the image (" +
+                                pt["import_error"].get<std::string>().substr(0, 200) +
+                                "): it runs nothing on a GPU");
     for (auto& t : r.targets) t.ok = t.reasons.empty();
     if (!probed.audit.is_object() && !probed.not_audited.empty())
         r.notes.push_back("the image's kernels were not audited: " + probed.not_audited);

@@ -282,6 +282,18 @@ const std::vector<CheckInfo> k_catalog = {
      .reads = "torch/version.py (what torch.__version__ and torch.version.cuda report) read "
               "by probe-record, and probe-kernels' audit of libtorch_cuda.so",
      .fix = "install the torch wheel built for the labelled CUDA on this platform"},
+    {.id = "TD134",
+     .name = "user.writable_dirs",
+     .tier = "static",
+     .meaning = "the image's USER has a writable temporary directory (a failure without one) "
+                "and a writable HOME (a warning without one)",
+     .evidence = {"torch"},
+     .why = "`import torch` works without them, but torchvision's import, torch.compile and "
+            "torch.distributed's file rendezvous need a temporary directory, and torch.hub and "
+            "triton cache under HOME: `USER nobody` over a /tmp of mode 755 fails there",
+     .reads = "tempfile.gettempdir() and access(HOME, W_OK) in the torch probe, run as the "
+              "image's USER",
+     .fix = "chmod 1777 /tmp in the image (or set TMPDIR), and give the USER a writable HOME"},
     {.id = "TD140",
      .name = "gpu.available",
      .tier = "gpu",

@@ -84,7 +84,7 @@ void judge_static_tier(CheckContext& ctx);
 void judge_torch(CheckContext& ctx);     // TD118-TD124, part of the static tier
 void judge_kernels(CheckContext& ctx);   // TD125-TD126, part of the static tier
 void judge_platform(CheckContext& ctx);  // TD132-TD133, part of the static tier
-void judge_runtime(CheckContext& ctx);   // TD112, TD113, TD127, TD128, TD131
+void judge_runtime(CheckContext& ctx);   // TD112, TD113, TD127, TD128, TD131, TD134
 void judge_gpu_tier(CheckContext& ctx);
 
 }  // namespace td::validate_detail

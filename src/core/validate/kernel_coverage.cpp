@@ -79,26 +79,51 @@ std::vector<GpuKernelVerdict> judge_kernel_audit(const json& audit,
     return out;
 }
 
+namespace {
+
+// The audit's entry for torch's own libtorch_cuda.so, or nullptr when the audit did not read it.
+const json* torch_binary_of(const json& audit) {
+    if (!audit.is_object() || !audit.contains("objects") || !audit["objects"].is_array())
+        return nullptr;
+    const std::string suffix = "/torch/lib/libtorch_cuda.so";
+    for (const auto& o : audit["objects"]) {
+        std::string path = o.is_object() ? o.value("path", "") : "";
+        if (path.size() >= suffix.size() &&
+            path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0)
+            return &o;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+bool audited_torch_binary(const json& audit) { return torch_binary_of(audit) != nullptr; }
+
 std::vector<std::string> torch_binary_archs(const json& audit) {
     std::vector<std::string> out;
-    for (const auto& o :
-         audit.is_object() ? audit.value("objects", json::array()) : json::array()) {
-        std::string path = o.is_object() ? o.value("path", "") : "";
-        const std::string suffix = "/torch/lib/libtorch_cuda.so";
-        if (path.size() < suffix.size() ||
-            path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
-            continue;
-        for (const auto& s : o.value("sass", json::array()))
-            if (s.is_string()) out.push_back(s.get<std::string>());
-        for (const auto& p : o.value("ptx", json::array()))
-            if (p.is_object()) out.push_back(p.value("arch", ""));
-        break;
-    }
+    const json* o = torch_binary_of(audit);
+    if (!o) return out;
+    for (const auto& s : o->value("sass", json::array()))
+        if (s.is_string()) out.push_back(s.get<std::string>());
+    for (const auto& p : o->value("ptx", json::array()))
+        if (p.is_object()) out.push_back(p.value("arch", ""));
     return out;
 }
 
 std::vector<GpuKernelVerdict> judge_kernels_for_torch(const json& audit, const json& torch,
                                                       const std::vector<KernelTarget>& targets) {
+    // torch was run but did not import: which CUDA libraries it would load is not observed,
+    // so only the objects torch itself carries (torch/lib) are judged, not every library on
+    // disk (libcufftw's sm_52 cubin, which torch never loads, is no reason).
+    if (torch.is_object() && torch.contains("import_error") && audit.is_object() &&
+        audit.contains("objects") && audit["objects"].is_array()) {
+        std::vector<std::string> own;
+        for (const auto& o : audit["objects"]) {
+            std::string path = o.is_object() ? o.value("path", "") : "";
+            if (path.find("/torch/lib/") != std::string::npos) own.push_back(path);
+        }
+        return judge_kernel_audit(audit, targets, &own);
+    }
     if (!torch.is_object() || !torch.contains("loaded_libraries") ||
         !torch["loaded_libraries"].is_array())
         return judge_kernel_audit(audit, targets);

@@ -42,6 +42,10 @@ std::vector<GpuKernelVerdict> judge_kernels_for_torch(const nlohmann::json& audi
 // (torch/lib/libtorch_cuda.so), as "sm_80" / "compute_90" names; empty when absent.
 std::vector<std::string> torch_binary_archs(const nlohmann::json& audit);
 
+// Whether the audit read torch/lib/libtorch_cuda.so at all: "no GPU code in it" is a finding
+// only then, never of an audit that had nothing to read.
+bool audited_torch_binary(const nlohmann::json& audit);
+
 // The archs torch reports (its "arch_list": "sm_90" for SASS, "compute_90" for PTX, the
 // names the audit uses) that libtorch_cuda.so does not carry. Empty when either is unknown.
 std::vector<std::string> torch_archs_missing_from_binary(const nlohmann::json& audit,

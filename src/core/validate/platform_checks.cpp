@@ -174,7 +174,7 @@ void torch_build_files(CheckContext& ctx) {
                            " but the image is labelled CUDA " + want_cuda);
     // A CUDA build carries libtorch_cuda.so with GPU code; the audit says whether it does.
     const json& audit = ctx.data("kernels");
-    if (!v.cuda.empty() && audit.contains("objects") && torch_binary_archs(audit).empty())
+    if (!v.cuda.empty() && audited_torch_binary(audit) && torch_binary_archs(audit).empty())
         problems.push_back("torch/version.py says CUDA " + v.cuda +
                            " but the kernel audit found no GPU code in torch/lib/libtorch_cuda.so");
     if (problems.empty())

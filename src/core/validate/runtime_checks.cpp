@@ -288,11 +288,47 @@ void torch_pins(CheckContext& ctx) {
             "every wheel torch pins is installed at its pin");
 }
 
+// TD134: the image's USER can write a temporary directory (torchvision's import,
+// torch.compile and torch.distributed's file rendezvous make one) and its HOME (torch.hub's
+// and triton's caches), as the torch probe found running as that USER.
+void writable_dirs(CheckContext& ctx) {
+    const json& t = ctx.data("torch");
+    const json w = t.is_object() ? t.value("writable", json()) : json();
+    if (!w.is_object())
+        return ctx.skip("TD134", "the torch probe did not get as far as checking (" +
+                                     ctx.why_missing("torch") + ")");
+    std::string uid = w.contains("uid") && w["uid"].is_number_integer()
+                          ? std::to_string(w["uid"].get<long long>())
+                          : "?";
+    if (!str(w, "temp_error").empty())
+        return ctx.add("TD134", "fail", "no temporary directory", "a writable temporary directory",
+                       "the image's USER (uid " + uid + ") has no writable temporary directory (" +
+                           str(w, "temp_error") +
+                           "): `import torchvision`, torch.compile and torch.distributed's file "
+                           "rendezvous fail, although `import torch` works",
+                       "make /tmp writable (chmod 1777 /tmp in the image) or set TMPDIR to a "
+                       "directory the USER can write");
+    std::string home = str(w, "home");
+    if (w.contains("home_writable") && w["home_writable"] == false)
+        return ctx.add("TD134", "warn", str(w, "temp_dir"), "a writable temporary directory",
+                       "temporary directory " + str(w, "temp_dir") + "; HOME " +
+                           (home.empty() ? std::string("(unset)") : home) +
+                           " is not writable by uid " + uid +
+                           ": torch.hub's and triton's caches (torch.compile on a GPU) cannot "
+                           "be written there",
+                       "give the USER a writable HOME, or set TORCH_HOME and TRITON_CACHE_DIR "
+                       "to a writable directory",
+                       "warning");
+    ctx.add("TD134", "pass", str(w, "temp_dir"), "a writable temporary directory",
+            "temporary directory " + str(w, "temp_dir") +
+                (home.empty() ? std::string() : ", HOME " + home) + " writable by uid " + uid);
+}
+
 }  // namespace
 
 void judge_runtime(CheckContext& ctx) {
-    for (auto check :
-         {python_interpreter, cuda_visible, libs_preload, files_intact, python_locked, torch_pins})
+    for (auto check : {python_interpreter, cuda_visible, libs_preload, files_intact, python_locked,
+                       torch_pins, writable_dirs})
         ctx.guarded(check);
 }
 

@@ -33,8 +33,22 @@ bool is_known_runner(const std::vector<std::string>& ep) {
     for (const char* init : {"tini", "tini-static", "dumb-init", "docker-init", "catatonit", "gosu",
                              "su-exec", "setpriv", "env", "nvidia_entrypoint.sh"})
         if (name == init) return true;
-    for (const char* conda : {"conda", "mamba", "micromamba"})
-        if (name == conda && ep.size() > 1 && ep[1] == "run") return true;
+    // Environment managers whose `run` execs its arguments inside the project's environment
+    // (PATH and VIRTUAL_ENV set to its venv): `uv run --frozen`, `poetry run`, ... Options may
+    // come before `run` (`uv --directory /app run`).
+    for (const char* manager : {"conda", "mamba", "micromamba", "uv", "poetry", "pipenv", "pdm",
+                                "hatch", "pixi", "rye"}) {
+        if (name != manager) continue;
+        for (std::size_t i = 1; i < ep.size(); ++i) {
+            if (ep[i] == "run") return true;
+            if (ep[i].empty() || ep[i][0] != '-') break;  // a subcommand other than run
+            // An option's value in the next word ("--directory /app"), unless given as =.
+            if (ep[i].rfind("--", 0) == 0 && ep[i].find('=') == std::string::npos &&
+                i + 1 < ep.size() && ep[i + 1] != "run" && !ep[i + 1].empty() &&
+                ep[i + 1][0] != '-')
+                ++i;
+        }
+    }
     return false;
 }
 
@@ -127,6 +141,12 @@ EntrypointVerdict classify_entrypoint(const std::vector<std::string>& ep, const 
                                               : "it is a program, not a script that runs "
                                                 "its arguments";
     return v;
+}
+
+std::vector<std::string> runner_scratch_env(const std::vector<std::string>& ep,
+                                            const std::vector<std::string>& image_env) {
+    if (ep.empty() || base_name(ep[0]) != "uv" || env_lookup(image_env, "UV_CACHE_DIR")) return {};
+    return {"UV_CACHE_DIR=/tmp/.torchdock-uv-cache"};
 }
 
 std::vector<std::string> path_interpreters(const std::vector<std::string>& env) {

@@ -20,12 +20,20 @@ struct EntrypointVerdict {
 };
 
 // An ENTRYPOINT runs its arguments when it is a known init (tini, dumb-init, docker-init,
-// catatonit, gosu, su-exec, conda/mamba/micromamba "run"), a shell given a script that uses
-// "$@", or a script file whose text (`head`, the first bytes probe-env read) uses "$@" or
-// exec's its arguments. Anything else is a program of its own: `docker run IMAGE python`
-// runs it, not python.
+// catatonit, gosu, su-exec), the `run` of an environment manager (conda, mamba, micromamba,
+// uv, poetry, pipenv, pdm, hatch, pixi, rye: it execs its arguments in the project's
+// environment), a shell given a script that uses "$@", or a script file whose text (`head`,
+// the first bytes probe-env read) uses "$@" or exec's its arguments. Anything else is a
+// program of its own: `docker run IMAGE python` runs it, not python.
 EntrypointVerdict classify_entrypoint(const std::vector<std::string>& entrypoint,
                                       const std::string& head);
+
+// What a runner ENTRYPOINT needs to start under the probes' read-only root that a default
+// `docker run` has: uv writes its cache under HOME, so it gets one in the container's /tmp
+// ("UV_CACHE_DIR=/tmp/.torchdock-uv-cache"); nothing for other entrypoints or when the
+// image's environment sets the variable itself.
+std::vector<std::string> runner_scratch_env(const std::vector<std::string>& entrypoint,
+                                            const std::vector<std::string>& image_env);
 
 // What the probes run under and which interpreters they judge.
 struct RuntimePlan {

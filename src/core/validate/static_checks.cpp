@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/validate/check_context.hpp"
+#include "core/validate/library_observation.hpp"
 #include "core/validate/probe_plan.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
@@ -72,6 +73,11 @@ void cuda_runtime(CheckContext& ctx) {
     auto r = Version::parse(have), b = Version::parse(build);
     if (r && b && !(*r == *b) && r->major_minor() != b->major_minor())
         return runtime_against_build(ctx, have, want);
+    // "A CPU image" is torch's word (a CPU build), never the conclusion of finding no torch.
+    if (have.empty() && !ctx.data("torch").contains("torch"))
+        return ctx.skip("TD101",
+                        "no CUDA runtime on the loader's path, and no torch was found "
+                        "to say whether this is a CPU image (TD119)");
     if (have.empty())
         return ctx.add("TD101", "pass", "none", "none",
                        "no CUDA expected and none found (CPU image)");
@@ -198,9 +204,18 @@ void nccl_version(CheckContext& ctx) {
 }
 
 std::string fix_for_missing(const CheckContext& ctx, const std::string& soname) {
-    if (auto pin = wheel_pin_for(ctx.data("torch"), soname); !pin.empty())
+    if (auto pin = wheel_pin_for(ctx.data("torch"), soname); !pin.empty()) {
+        // A wheel that is installed is not the fix: it sits where this torch does not look.
+        const std::string name = to_lower(pin.substr(0, pin.find("==")));
+        const std::string installed = distribution_version(ctx, name);
+        if (!installed.empty())
+            return name + " " + installed +
+                   " is installed but not where torch's libraries look for it: install it "
+                   "into the same site directory as torch (or put its lib directory on "
+                   "LD_LIBRARY_PATH)";
         return "pip install '" + pin + "' (torch " + distribution_version(ctx, "torch") +
                " requires it), or reinstall torch without --no-deps";
+    }
     if (starts_with(soname, "libcudart.so.")) {
         std::string major = soname.substr(13, soname.find('.', 13) - 13);
         return "install the CUDA " + major + " runtime (apt cuda-cudart-" + major +
@@ -239,12 +254,26 @@ void libs_resolved(CheckContext& ctx) {
         return ctx.add("TD110", "fail", "unreadable", "all resolve", cause,
                        "make these directories readable by the image's USER (chmod -R a+rX DIR "
                        "in the image, or install as that user)");
-    const json& u = d["unresolved"];
-    if (!u.is_array() || u.empty()) {
+    // What the process mapped outranks the model: a soname of an object torch's import loaded
+    // was found (RPATH, torch's preloading from sys.path, LD_PRELOAD), whatever the model says.
+    LibraryObservation seen = observe_libraries(d, ctx.data("torch"));
+    std::string process_note;
+    if (!seen.found_by_process.empty())
+        process_note = "; the loader model does not find " +
+                       std::to_string(seen.found_by_process.size()) +
+                       " that the running process mapped (torch loads its nvidia wheels from "
+                       "sys.path too): " +
+                       describe(seen.found_by_process.front()) +
+                       (seen.found_by_process.size() > 1
+                            ? " and " + std::to_string(seen.found_by_process.size() - 1) + " more"
+                            : "");
+    const json& u = seen.unresolved;
+    if (u.empty()) {
         std::size_t n =
             d.contains("libraries") && d["libraries"].is_array() ? d["libraries"].size() : 0;
-        return ctx.add("TD110", "pass", std::to_string(n) + " libraries resolved", "all resolve",
-                       "every needed soname resolves");
+        return ctx.add("TD110", "pass",
+                       std::to_string(n + seen.found_by_process.size()) + " libraries resolved",
+                       "all resolve", "every needed soname resolves" + process_note);
     }
     std::vector<std::string> missing;
     for (const auto& e : u)
@@ -253,7 +282,7 @@ void libs_resolved(CheckContext& ctx) {
     ctx.add("TD110", "fail", join(missing, "; "), "all resolve",
             "unresolved: " + missing.front() +
                 (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more" : "") +
-                (unreadable.empty() ? "" : "; " + unreadable),
+                (unreadable.empty() ? "" : "; " + unreadable) + process_note,
             unreadable.empty() ? fix_for_missing(ctx, str(u[0], "soname"))
                                : "make these directories readable by the image's USER (chmod "
                                  "-R a+rX DIR in the image, or install as that user); the "

@@ -3,6 +3,8 @@
 
 #include "core/pypi/wheel_name.hpp"
 #include "core/validate/check_context.hpp"
+#include "core/validate/python_abi.hpp"
+#include "core/validate/runtime_env.hpp"
 #include "util/strings.hpp"
 
 namespace td::validate_detail {
@@ -20,6 +22,18 @@ std::string interpreters_tried(const json& t) {
     if (tried.empty() && !exe.empty())
         tried.push_back(exe + (str(t, "python").empty() ? "" : " (" + str(t, "python") + ")"));
     return tried.empty() ? "none (no python interpreter found)" : join(tried, ", ");
+}
+
+// "; torch 2.9.1+cu128 imports in /app/.venv/bin/python, which `docker run IMAGE python` does
+// not run (not on its PATH)": where the torch the image has is, when the python judged has none.
+std::string torch_elsewhere(const json& t) {
+    if (!t.contains("other_interpreters") || !t["other_interpreters"].is_array()) return {};
+    for (const auto& o : t["other_interpreters"])
+        if (o.is_object() && o.value("imports", false) && !str(o, "torch").empty())
+            return "; torch " + str(o, "torch") + " imports in " + str(o, "path") +
+                   ", which `docker run IMAGE python` does not run (it is not the first python "
+                   "on the image's PATH; TD127)";
+    return {};
 }
 
 // "/app/.venv/bin/python, `python` on the image's PATH": the interpreter judged and why.
@@ -212,13 +226,33 @@ std::string torch_imports(CheckContext& ctx) {
         }
         // Which interpreter and which site directory were inspected.
         std::string site = file.empty() ? "" : file.substr(0, file.rfind("/torch/"));
+        // A PYTHONPATH entry comes before the interpreter's own site directories: when torch
+        // is found there, that variable decides which torch runs, and is named.
+        std::string through;
+        if (auto pythonpath = env_lookup(ctx.input().runtime.environment, "PYTHONPATH");
+            pythonpath && !site.empty())
+            for (const auto& entry : split(*pythonpath, ':'))
+                if (!entry.empty() && (entry == site || entry + "/" == site))
+                    through = ", found through PYTHONPATH=" + *pythonpath +
+                              ", ahead of the interpreter's own site directories";
         ctx.add("TD119", "pass", have, "importable",
                 "torch " + have + " imports (python " + interpreter_of(ctx) +
-                    (site.empty() ? "" : "; from " + site) + (how.empty() ? "" : ", " + how) + ")");
+                    (site.empty() ? "" : "; from " + site) + through +
+                    (how.empty() ? "" : ", " + how) + ")");
         return {};
     }
+    const std::string abi = torch_python_mismatch(t);
     if (ctx.torch_import_failed()) {
         std::string error = str(t, "import_error");
+        // Built for another Python: torch's own words ("Failed to load PyTorch C extensions")
+        // point elsewhere, the cause is the interpreter.
+        if (!abi.empty()) {
+            ctx.add("TD119", "fail", error, "importable",
+                    "import torch failed (python " + interpreter_of(ctx) + "): " + error +
+                        " (the cause: " + abi + ")",
+                    torch_python_mismatch_fix(t));
+            return "torch is built for another Python (TD119)";
+        }
         std::optional<ErrorAdvice> advice;
         if (ctx.input().advise) advice = ctx.input().advise(error);
         // A library LD_PRELOAD puts first is the cause whatever the text suggests.
@@ -237,6 +271,14 @@ std::string torch_imports(CheckContext& ctx) {
         return ctx.torch_import_failure();
     }
     std::string tried = interpreters_tried(t);
+    if (!abi.empty()) {
+        ctx.add(
+            "TD119", "fail", "no torch for this python", "importable",
+            "no PyTorch the image's python can import: " + abi + "; interpreters tried: " + tried,
+            torch_python_mismatch_fix(t));
+        return "torch is built for another Python (TD119)";
+    }
+    const std::string elsewhere = torch_elsewhere(t);
     const Expectations& expect = ctx.input().expect;
     std::string empty_values =
         expect.count(k_empty_promises)
@@ -247,7 +289,7 @@ std::string torch_imports(CheckContext& ctx) {
     if (!want.empty()) {
         ctx.add("TD119", "fail", "no torch", want,
                 "torch " + want + " is promised but no PyTorch is found; interpreters tried: " +
-                    tried + empty_values,
+                    tried + elsewhere + empty_values,
                 "install torch " + want + " for the image's python, or fix the label");
         return "no PyTorch found";
     }
@@ -258,12 +300,12 @@ std::string torch_imports(CheckContext& ctx) {
         ctx.add("TD119", "fail", "no torch", join(promised, ", "),
                 "no PyTorch found, so nothing promised can be checked (" + join(promised, ", ") +
                     ", from " + ctx.expected("source") + "); interpreters tried: " + tried +
-                    empty_values,
+                    elsewhere + empty_values,
                 "validate an image with PyTorch, or drop the promises it cannot keep");
         return "no PyTorch found";
     }
     ctx.add("TD119", "fail", "no torch", "PyTorch or labels",
-            "no PyTorch found; interpreters tried: " + tried +
+            "no PyTorch found; interpreters tried: " + tried + elsewhere +
                 "; the image has no io.torchdock labels either, so nothing it promises can be "
                 "checked" +
                 empty_values,
@@ -436,7 +478,12 @@ void torch_companions(CheckContext& ctx) {
 void torch_distributed(CheckContext& ctx, const json& t) {
     const ProbeRun* p = ctx.probe("torch");
     const json& dist = t.contains("distributed") ? t["distributed"] : json();
-    if (!dist.is_object())
+    const json w = t.value("writable", json());
+    if (!dist.is_object() && w.is_object() && !str(w, "temp_error").empty())
+        ctx.skip("TD123",
+                 "the all-reduce's file rendezvous needs a temporary directory the "
+                 "image's USER can write, and there is none (TD134)");
+    else if (!dist.is_object())
         ctx.skip("TD123", "the torch probe ran no distributed all-reduce");
     else if (dist.value("exact", false))
         ctx.add("TD123", "pass", str(dist, "observed"), str(dist, "expected"),

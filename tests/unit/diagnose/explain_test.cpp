@@ -481,6 +481,25 @@ const std::map<std::string, std::string>& samples() {
         {"EX218", k_cufile_log},
         {"EX219", k_nvshmem_log},
         {"EX605", k_nccl_version_skew_log},
+        // Real texts of ../shared/reports/real-images-3.md (cases 6, 17, 14, 5).
+        {"EX506",
+         "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+         "  File \"/app/.venv/lib/python3.11/site-packages/torch/__init__.py\", line 416, in "
+         "<module>\n    raise ImportError(\nImportError: Failed to load PyTorch C extensions:\n"
+         "    It appears that PyTorch has loaded the `torch/_C` folder\n"
+         "    of the PyTorch repository rather than the C extensions which\n"
+         "    are expected in the `torch._C` namespace.\n"},
+        {"EX507",
+         "  File \"/app/.venv/lib/python3.11/site-packages/torchvision/_meta_registrations.py\", "
+         "line 163, in <module>\n    @torch.library.register_fake(\"torchvision::nms\")\n"
+         "RuntimeError: operator torchvision::nms does not exist\n"},
+        {"EX508",
+         "  File \"/usr/lib/python3.11/tempfile.py\", line 222, in _get_default_tempdir\n"
+         "    raise FileNotFoundError(_errno.ENOENT,\nFileNotFoundError: [Errno 2] No usable "
+         "temporary directory found in ['/tmp', '/var/tmp', '/usr/tmp', '/app']\n"},
+        {"EX509",
+         "Traceback (most recent call last):\n  File \"/app/main.py\", line 1, in <module>\n"
+         "    import torch\nModuleNotFoundError: No module named 'torch'\n"},
     };
     return m;
 }

@@ -238,7 +238,8 @@ ValidationInput healthy_gpu_image() {
            "torch":{"version":"2.4.1+cu124","requires":["filelock","nvidia-cudnn-cu12==9.1.0.70; platform_system == \"Linux\""]},
            "nvidia-cudnn-cu12":{"version":"9.1.0.70"}},
          "matmul":{"correct":true},
-         "distributed":{"backend":"nccl","world_size":2,"expected":10,"observed":10,"exact":true}}})",
+         "distributed":{"backend":"nccl","world_size":2,"expected":10,"observed":10,"exact":true},
+         "writable":{"uid":1000,"temp_dir":"/tmp","temp_error":null,"home":"/home/u","home_writable":true}}})",
               0);
     in.probes["kernels"] =
         probe("kernels", R"({"probe":"kernels","schema":1,"status":"pass","reason":"","data":

@@ -1,0 +1,52 @@
+#include "core/validate/python_abi.hpp"
+
+namespace td {
+namespace {
+
+using nlohmann::json;
+
+const json* first_mismatch(const json& t) {
+    if (!t.is_object() || !t.contains("torch_for_other_python")) return nullptr;
+    const json& list = t["torch_for_other_python"];
+    if (!list.is_array()) return nullptr;
+    for (const auto& f : list)
+        if (f.is_object() && f.contains("dir") && f["dir"].is_string() && f.contains("python") &&
+            f["python"].is_string())
+            return &f;
+    return nullptr;
+}
+
+std::string text(const json& o, const char* key) {
+    return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
+}
+
+// "3.13" of "3.13.5".
+std::string minor_of(const std::string& v) {
+    auto first = v.find('.');
+    if (first == std::string::npos) return v;
+    return v.substr(0, v.find('.', first + 1));
+}
+
+}  // namespace
+
+std::string torch_python_mismatch(const json& t) {
+    const json* f = first_mismatch(t);
+    if (!f) return {};
+    std::string runs = text(*f, "interpreter_python"), exe = text(*f, "interpreter");
+    std::string evidence = text(*f, "evidence");
+    return "torch in " + text(*f, "dir") + " is built for Python " + text(*f, "python") +
+           (evidence.empty() ? "" : " (" + evidence + ")") + ", but the image runs Python " +
+           (runs.empty() ? std::string("of another version") : runs) +
+           (exe.empty() ? "" : " (" + exe + ")");
+}
+
+std::string torch_python_mismatch_fix(const json& t) {
+    const json* f = first_mismatch(t);
+    if (!f) return {};
+    std::string runs = minor_of(text(*f, "interpreter_python"));
+    return "copy the venv together with its Python " + text(*f, "python") +
+           " interpreter (the same base image in both stages), or install torch for Python " +
+           (runs.empty() ? std::string("the image runs") : runs);
+}
+
+}  // namespace td

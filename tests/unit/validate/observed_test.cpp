@@ -1,0 +1,210 @@
+// What the process did beats what a model predicts (issue 34): the objects torch's import
+// mapped decide TD110 and the fingerprint's library table; the model speaks for the rest.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include "core/validate/checks.hpp"
+#include "core/validate/library_observation.hpp"
+#include "core/validate/python_abi.hpp"
+#include "core/validate/runtime_env.hpp"
+#include "test_support.hpp"
+
+using namespace td;
+using Catch::Matchers::ContainsSubstring;
+using nlohmann::json;
+
+namespace {
+
+ProbeRun ran(const std::string& name, const json& data, const std::string& status = "pass") {
+    json line = {
+        {"probe", name}, {"schema", 1}, {"status", status}, {"reason", ""}, {"data", data}};
+    int code = status == "pass" ? 0 : status == "fail" ? 1 : status == "waived" ? 2 : 3;
+    return parse_probe_output(name, line.dump() + "\n", code);
+}
+
+const CheckResult& check(const std::vector<CheckResult>& all, const std::string& id) {
+    for (const auto& c : all)
+        if (c.id == id) return c;
+    FAIL("no check " << id);
+    return all.front();
+}
+
+const std::string k_venv = "/opt/venv/lib/python3.11/site-packages";
+const std::string k_sys = "/usr/local/lib/python3.11/dist-packages";
+
+// torch 2.8.0 in a --system-site-packages venv, its CUDA wheels in the system site: the model
+// (RPATH $ORIGIN/../../nvidia/...) misses them, torch's sys.path preloading finds them.
+json libs_twice() {
+    return {{"libraries", json::array({{{"soname", "libnccl.so.2"},
+                                        {"path", k_venv + "/nvidia/nccl/lib/libnccl.so.2"},
+                                        {"found_via", "RUNPATH"},
+                                        {"needed_by", k_venv + "/torch/lib/libtorch_cuda.so"}}})},
+            {"unresolved",
+             json::array({{{"soname", "libcudart.so.12"},
+                           {"needed_by", k_venv + "/torch/lib/libtorch_cuda.so"},
+                           {"needed_by_realpath", k_venv + "/torch/lib/libtorch_cuda.so"}},
+                          {{"soname", "libcublas.so.12"},
+                           {"needed_by", k_venv + "/torch/lib/libtorch_cuda.so"},
+                           {"needed_by_realpath", k_venv + "/torch/lib/libtorch_cuda.so"}}})}};
+}
+
+json torch_imported(const json& mapped) {
+    return {{"torch", "2.8.0+cu128"},
+            {"mapped_objects", mapped},
+            {"distributions",
+             {{"torch",
+               {{"version", "2.8.0"},
+                {"location", k_venv},
+                {"requires", json::array({"nvidia-cuda-runtime-cu12==12.8.90",
+                                          "nvidia-cublas-cu12==12.8.4.1"})}}},
+              {"nvidia-cuda-runtime-cu12", {{"version", "12.8.90"}, {"location", k_sys}}}}}};
+}
+
+}  // namespace
+
+TEST_CASE("observe_libraries: a soname of an object the process mapped was found by it") {
+    json mapped = json::array({k_sys + "/nvidia/cuda_runtime/lib/libcudart.so.12",
+                               k_venv + "/torch/lib/libtorch_cuda.so",
+                               k_venv + "/nvidia/nccl/lib/libnccl.so.2"});
+    auto seen = observe_libraries(libs_twice(), torch_imported(mapped));
+    CHECK(seen.observed);
+    CHECK(seen.unresolved.empty());
+    REQUIRE(seen.found_by_process.size() == 2);
+    CHECK(seen.found_by_process[0].mapped == k_sys + "/nvidia/cuda_runtime/lib/libcudart.so.12");
+    // Mapped under no name that carries the soname: still found (the needer loaded).
+    CHECK(seen.found_by_process[1].mapped.empty());
+    CHECK_THAT(describe(seen.found_by_process[1]), ContainsSubstring("was found by the process"));
+    CHECK(seen.disagreements.empty());
+}
+
+TEST_CASE("observe_libraries: no import, or a needer the process did not load: the model stands") {
+    auto no_import = observe_libraries(libs_twice(), json{{"import_error", "x"}});
+    CHECK_FALSE(no_import.observed);
+    CHECK(no_import.unresolved.size() == 2);
+    // The second torch's libtorch_cuda.so (not the one imported) is not mapped.
+    auto other = observe_libraries(
+        libs_twice(), torch_imported(json::array({k_sys + "/torch/lib/libtorch_cuda.so"})));
+    CHECK(other.observed);
+    CHECK(other.unresolved.size() == 2);
+    CHECK(other.found_by_process.empty());
+}
+
+TEST_CASE("observe_libraries: the model's copy and the mapped copy differ: both kept") {
+    json libs = {{"libraries",
+                  json::array({{{"soname", "libnvJitLink.so.12"},
+                                {"path", "/usr/local/cuda-12.1/lib64/libnvJitLink.so.12"},
+                                {"realpath", "/usr/local/cuda-12.1/lib64/libnvJitLink.so.12.1.105"},
+                                {"found_via", "LD_LIBRARY_PATH"}},
+                               {{"soname", "libcudart.so.12"},
+                                {"path", "/usr/local/cuda/lib64/libcudart.so.12"},
+                                {"realpath", "/usr/local/cuda-12.8/lib64/libcudart.so.12.8.90"},
+                                {"found_via", "ld.so.cache"}}})},
+                 {"unresolved", json::array()}};
+    json mapped = json::array({"/usr/local/cuda-12.8/lib64/libcudart.so.12.8.90",
+                               k_venv + "/nvidia/nvjitlink/lib/libnvJitLink.so.12"});
+    auto seen = observe_libraries(libs, torch_imported(mapped));
+    REQUIRE(seen.disagreements.size() == 1);  // cudart: the same file through its link
+    CHECK(seen.disagreements[0].soname == "libnvJitLink.so.12");
+    CHECK(seen.disagreements[0].mapped_path == k_venv + "/nvidia/nvjitlink/lib/libnvJitLink.so.12");
+    CHECK_THAT(describe(seen.disagreements[0]), ContainsSubstring("12.1.105"));
+}
+
+TEST_CASE("TD110: what the process mapped passes it, the model's miss named beside") {
+    ValidationInput in;
+    json mapped = json::array({k_sys + "/nvidia/cuda_runtime/lib/libcudart.so.12",
+                               k_venv + "/torch/lib/libtorch_cuda.so"});
+    in.probes["torch"] = ran("torch", torch_imported(mapped));
+    in.probes["libs"] = ran("libs", libs_twice(), "fail");
+    auto r = evaluate(in, test::real_kb());
+    CHECK(check(r, "TD110").status == "pass");
+    CHECK_THAT(check(r, "TD110").message, ContainsSubstring("the running process mapped"));
+    CHECK_THAT(check(r, "TD110").message, ContainsSubstring("libcudart.so.12"));
+}
+
+TEST_CASE("TD110: without an import the model decides, and an installed wheel is not the fix") {
+    ValidationInput in;
+    json torch = torch_imported(json::array());
+    torch.erase("torch");
+    torch["import_error"] = "ImportError: libcudart.so.12: cannot open shared object file";
+    in.probes["torch"] = ran("torch", torch, "fail");
+    in.probes["libs"] = ran("libs", libs_twice(), "fail");
+    auto r = evaluate(in, test::real_kb());
+    const auto& td110 = check(r, "TD110");
+    CHECK(td110.status == "fail");
+    CHECK_THAT(td110.message, ContainsSubstring("libcudart.so.12"));
+    CHECK_THAT(td110.fix, ContainsSubstring("nvidia-cuda-runtime-cu12 12.8.90 is installed"));
+    CHECK_THAT(td110.fix, !ContainsSubstring("pip install 'nvidia-cuda-runtime"));
+}
+
+TEST_CASE(
+    "classify_entrypoint: an environment manager's run is a wrapper, its other commands not") {
+    using K = EntrypointVerdict::Kind;
+    CHECK(classify_entrypoint({"uv", "run", "--frozen"}, "").kind == K::Wrapper);
+    CHECK(
+        classify_entrypoint({"/usr/local/bin/poetry", "run"}, "#!/opt/poetry/bin/python\n").kind ==
+        K::Wrapper);
+    CHECK(classify_entrypoint({"uv", "--directory", "/app", "run"}, "").kind == K::Wrapper);
+    CHECK(classify_entrypoint({"pixi", "run"}, "").kind == K::Wrapper);
+    CHECK(classify_entrypoint({"uv", "pip", "list"}, "").kind == K::Program);
+    CHECK(classify_entrypoint({"poetry"}, "").kind == K::Program);
+    CHECK(classify_entrypoint({"uvicorn", "run"}, "").kind == K::Program);
+}
+
+TEST_CASE("torch built for another Python is named, with the interpreter that runs") {
+    json t = {
+        {"torch_for_other_python", json::array({{{"dir", "/app/.venv/lib/python3.11/site-packages"},
+                                                 {"python", "3.11"},
+                                                 {"evidence", "lib/python3.11"},
+                                                 {"interpreter", "/app/.venv/bin/python"},
+                                                 {"interpreter_python", "3.13.5"}}})},
+        {"interpreters_tried", json::array({"/app/.venv/bin/python (3.13.5, no torch)"})}};
+    CHECK_THAT(torch_python_mismatch(t),
+               ContainsSubstring("is built for Python 3.11 (lib/python3.11), but the image runs "
+                                 "Python 3.13.5 (/app/.venv/bin/python)"));
+    CHECK_THAT(torch_python_mismatch_fix(t), ContainsSubstring("install torch for Python 3.13"));
+    CHECK(torch_python_mismatch(json::object()).empty());
+    ValidationInput in;
+    in.probes["torch"] = ran("torch", t, "waived");
+    auto r = evaluate(in, test::real_kb());
+    CHECK(check(r, "TD119").status == "fail");
+    CHECK_THAT(check(r, "TD119").message, ContainsSubstring("built for Python 3.11"));
+    // No torch found says nothing about CUDA: not "a CPU image".
+    CHECK(check(r, "TD101").status == "skip");
+}
+
+TEST_CASE("TD134: no temporary directory fails, an unwritable HOME warns; TD123 says why not run") {
+    ValidationInput in;
+    json t = torch_imported(json::array());
+    t["writable"] = {{"uid", 65534},
+                     {"temp_dir", nullptr},
+                     {"temp_error", "FileNotFoundError: [Errno 2] No usable temporary directory"},
+                     {"home", "/nonexistent"},
+                     {"home_writable", false}};
+    in.probes["torch"] = ran("torch", t, "fail");
+    auto r = evaluate(in, test::real_kb());
+    CHECK(check(r, "TD134").status == "fail");
+    CHECK_THAT(check(r, "TD134").message, ContainsSubstring("uid 65534"));
+    CHECK_THAT(check(r, "TD123").message, ContainsSubstring("TD134"));
+    t["writable"]["temp_error"] = nullptr;
+    t["writable"]["temp_dir"] = "/tmp";
+    in.probes["torch"] = ran("torch", t);
+    CHECK(check(evaluate(in, test::real_kb()), "TD134").status == "warn");
+}
+
+TEST_CASE("TD133: an audit that read no libtorch_cuda.so finds no 'no GPU code'") {
+    ValidationInput in;
+    in.probes["kernels"] = ran("kernels", {{"objects", json::array()}});
+    in.probes["record"] =
+        ran("record",
+            {{"site_dirs", json::array({k_venv})},
+             {"distributions",
+              json::array(
+                  {{{"name", "torch"},
+                    {"version", "2.9.1"},
+                    {"files", 1},
+                    {"problems", json::array()},
+                    {"texts",
+                     {{"torch/version.py", "__version__ = '2.9.1+cu128'\ncuda = '12.8'\n"}}}}})}});
+    auto r = evaluate(in, test::real_kb());
+    CHECK_THAT(check(r, "TD133").message, !ContainsSubstring("no GPU code"));
+}
