@@ -10,7 +10,7 @@ source "$ROOT/tests/e2e/lib/services.sh"
 trap 'services_stop' EXIT
 source "$ROOT/tests/e2e/lib/check.sh"
 services_start || { echo "FAIL - services did not start"; echo "0 passed, 1 failed"; exit 1; }
-engine_release tdreal/torch tdrt/torch
-check "no tdreal/torch or tdrt/torch image is left in the test engine" \
-  test -z "$(/usr/bin/docker images -q tdreal/torch; /usr/bin/docker images -q tdrt/torch)"
+engine_release tdreal/torch tdrt/torch tdob/torch
+check "no tdreal/torch, tdrt/torch or tdob/torch image is left in the test engine" \
+  test -z "$(/usr/bin/docker images -q tdreal/torch; /usr/bin/docker images -q tdrt/torch; /usr/bin/docker images -q tdob/torch)"
 finish

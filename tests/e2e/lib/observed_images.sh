@@ -1,0 +1,102 @@
+# Sourced by the observed-evidence suite (tests/e2e/real_images_observed_e2e_test.sh): the
+# layouts of ../shared/reports/real-images-3.md derived from the genuine torch 2.9.1 install
+# tdreal/torch:uv (tests/e2e/lib/real_images.sh: one torch download shared by the suites),
+# each tagged tdob/torch:<case>:
+#
+#   uvrun       a uv project over /app/.venv (pyproject pinned to its pip freeze, `uv lock`),
+#               venv not on PATH, ENTRYPOINT ["uv", "run", "--frozen"]: healthy through it
+#   poetryrun   a Poetry project in /srv/app whose venv Poetry keeps under
+#               /root/.cache/pypoetry/virtualenvs (torch reached through a .pth into
+#               /app/.venv, not a second 6 GB copy), ENTRYPOINT ["poetry", "run"]: healthy
+#   target      torch 2.9.1 again with `pip install --no-deps --target /opt/pkgs`,
+#               PYTHONPATH=/opt/pkgs: torch imports from /opt/pkgs and finds its nvidia-*
+#               wheels in /app/.venv through sys.path (its RPATH misses them); RECORD's
+#               ../../bin/torchrun rows are in /opt/pkgs/bin: healthy
+#   tmpro       /tmp and /var/tmp mode 755, USER nobody: torch imports, torchvision and the
+#               file rendezvous find no temporary directory
+#   abi         the cp312 torch 2.9.1 wheel (`pip install --target --python-version 3.12`)
+#               on PYTHONPATH under Python 3.11: "Failed to load PyTorch C extensions"
+#   nocusparselt nvidia-cusparselt-cu12 uninstalled: libcusparseLt.so.0 does not load
+OB_UV=0.13.8
+OB_POETRY=2.2.1
+
+ob_build() {  # ob_build CASE DOCKERFILE_TEXT [FILE...]: FILEs are copied into the context
+  local name=$1 dir=$OB_WORK/$1 text=$2
+  shift 2
+  mkdir -p "$dir" && printf '%s\n' "$text" >"$dir/Dockerfile"
+  [ $# -gt 0 ] && cp "$@" "$dir/"
+  DOCKER_BUILDKIT=1 /usr/bin/docker build --network=host \
+    --secret id=ca,src=/etc/ssl/certs/ca-certificates.crt \
+    -t "tdob/torch:$name" "$dir" >"$dir/build.log" 2>&1 || { tail -20 "$dir/build.log"; return 1; }
+}
+
+build_observed_images() {
+  OB_WORK=$1
+  mkdir -p "$OB_WORK"
+  local pip='pip install --disable-pip-version-check --cert /run/secrets/ca --default-timeout=180'
+  local base=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+  # The uv project pins exactly what pip installed in /app/.venv, so `uv run --frozen` finds
+  # the environment in sync and installs nothing (the probes run without a network).
+  /usr/bin/docker run --rm --network=none tdreal/torch:uv cat /opt/pip-freeze.txt >"$OB_WORK/freeze.txt" || return 1
+  {
+    printf '[project]\nname = "app"\nversion = "0"\nrequires-python = ">=3.11"\ndependencies = [\n'
+    grep '==' "$OB_WORK/freeze.txt" | sed 's/.*/  "&",/'
+    printf ']\n\n[tool.uv]\npackage = false\nenvironments = ["sys_platform == '"'"'linux'"'"' and platform_machine == '"'"'x86_64'"'"'"]\n'
+  } >"$OB_WORK/uv.pyproject.toml"
+  printf 'import torch\nprint(torch.__version__)\n' >"$OB_WORK/main.py"
+  ob_build uvrun "FROM tdreal/torch:uv
+ENV PATH=$base
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
+    python3 -m venv /opt/uv && /opt/uv/bin/$pip uv==$OB_UV && ln -s /opt/uv/bin/uv /usr/local/bin/uv
+WORKDIR /app
+COPY uv.pyproject.toml /app/pyproject.toml
+COPY main.py /app/main.py
+RUN --mount=type=secret,id=ca SSL_CERT_FILE=/run/secrets/ca uv lock \\
+ && uv run --frozen --offline python -c 'import torch'
+ENTRYPOINT [\"uv\", \"run\", \"--frozen\"]
+CMD [\"python\", \"main.py\"]" "$OB_WORK/uv.pyproject.toml" "$OB_WORK/main.py" || return 1
+  printf '[project]\nname = "app"\nversion = "0"\nrequires-python = ">=3.11"\ndependencies = []\n\n[tool.poetry]\npackage-mode = false\n' \
+    >"$OB_WORK/poetry.pyproject.toml"
+  ob_build poetryrun "FROM tdreal/torch:uv
+ENV PATH=$base
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
+    python3 -m venv /opt/poetry && /opt/poetry/bin/$pip poetry==$OB_POETRY \\
+ && ln -s /opt/poetry/bin/poetry /usr/local/bin/poetry
+WORKDIR /srv/app
+COPY poetry.pyproject.toml /srv/app/pyproject.toml
+COPY main.py /srv/app/main.py
+RUN poetry env use /usr/bin/python3 \\
+ && venv=\$(poetry env info -p) && case \"\$venv\" in /root/.cache/pypoetry/virtualenvs/app-*) ;; *) exit 1;; esac \\
+ && echo /app/.venv/lib/python3.11/site-packages > \"\$venv/lib/python3.11/site-packages/app-deps.pth\" \\
+ && poetry run python -c 'import torch'
+ENTRYPOINT [\"poetry\", \"run\"]
+CMD [\"python\", \"main.py\"]" "$OB_WORK/poetry.pyproject.toml" "$OB_WORK/main.py" || return 1
+  ob_build target "FROM tdreal/torch:uv
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
+    $pip --no-deps --target /opt/pkgs torch==$REAL_TORCH
+ENV PYTHONPATH=/opt/pkgs" || return 1
+  ob_build tmpro "FROM tdreal/torch:uv
+RUN chmod 755 /tmp /var/tmp
+USER nobody" || return 1
+  ob_build abi "FROM tdreal/torch:uv
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
+    $pip --no-deps --only-binary=:all: --python-version 3.12 --target /opt/py312 torch==$REAL_TORCH
+ENV PYTHONPATH=/opt/py312" || return 1
+  ob_build nocusparselt "FROM tdreal/torch:uv
+RUN pip uninstall -y nvidia-cusparselt-cu12" || return 1
+}
+
+# ob_truth CASE [PYTHON_CODE]: what `docker run IMAGE python -c CODE` does, with the image's
+# own USER, ENTRYPOINT and environment: "ok <its output>" or "fail <rc> <last line>".
+ob_truth() {
+  local code=${2:-'import torch; print("GT", torch.__version__, torch.backends.cudnn.version())'}
+  local out rc
+  out=$(/usr/bin/docker run --rm --network=none "tdob/torch:$1" python -c "$code" 2>&1); rc=$?
+  if [ $rc = 0 ]; then echo "ok $(grep '^GT ' <<<"$out" | head -1 | cut -d' ' -f2-)"
+  else echo "fail $rc $(grep -v '^[[:space:]]' <<<"$out" | grep -v '^GT' | tail -1 | cut -c1-200)"; fi
+}
+
+# ob_error_log CASE CODE FILE: the error text `docker run IMAGE python -c CODE` prints, for explain
+ob_error_log() {
+  /usr/bin/docker run --rm --network=none "tdob/torch:$1" python -c "$2" >"$3" 2>&1
+}
