@@ -39,12 +39,16 @@ tree_digest() {
     python /d.py "$SITE"
 }
 secs() { echo "$(date +%s.%N) - $1" | bc; }
+# phase NAME: how far into the suite each part starts (CI time is budgeted per suite)
+T0=$(date +%s)
+phase() { echo "# figure: $(( $(date +%s) - T0 )) s into the suite: $1"; }
 
 services_start || { echo "FAIL - services did not start"; echo "0 passed, 1 failed"; exit 1; }
 mkdir -p "$WORK/p/manifests" && cd "$WORK/p"
 cp "$ROOT/manifests/pypi-cuda.json" manifests/
 printf '{"schema": 1, "mirrors": {"docker.io": "%s"}}\n' "$TD_REGISTRY" >torchdock.json
 
+phase "lock"
 # --- lock: the whole Python set of each variant, with hashes ----------------------------------
 start=$(date +%s.%N)
 run lock
@@ -136,6 +140,7 @@ check "...it still renders, pinned by version and not hash-locked" \
 check "...and build refuses it without a PyTorch index setting (exit 2, naming indexes.pytorch)" \
   bash -c "test $(rc) = 2 && grep -q 'indexes.pytorch' '$WORK/err'"
 
+phase "render, build, validate"
 # --- render, build and validate the real CUDA image -----------------------------------------
 run render --out dockerfiles
 check "render: the locked variant gets requirements.lock.txt and installs it with hashes" \
@@ -189,6 +194,7 @@ print("differ:", missing, "not locked:", extra)
 sys.exit(1 if missing or extra else 0)
 EOF
 
+phase "sbom"
 # --- SBOM: the variant's from its lock, the image's from its files; both schema-valid -------
 run sbom "$VARIANT" -o "$WORK/variant.cdx.json"
 check "sbom VARIANT: exit 0" test "$(rc)" = 0
@@ -227,6 +233,7 @@ print(len(py), "installed;", len(missing), "locked but not listed:", missing[:5]
 sys.exit(0 if not missing and objs and "sm_90a" in props(objs[0]).get("torchdock:gpu-targets", "") and libs else 1)
 EOF
 
+phase "the --no-cache rebuild"
 # --- reproducible: a --no-cache build installs the same Python tree as the first build -------
 # The first build's tree (tree0) was hashed above; one more build from nothing but the lock
 # (--no-cache) must give the same bytes. Each image is removed once hashed, and the build
@@ -259,6 +266,7 @@ sys.exit(0 if a == b else 1)
 EOF
 [ "$built" = 1 ] && echo "# figure: image IDs of the two builds: ${ids[0]:7:12} ${ids[1]:7:12} ($([ "${ids[0]}" = "${ids[1]}" ] && echo same || echo differ))"
 
+phase "index settings"
 # --- index settings: a PyPI mirror behind credentials, pip failures naming their index --------
 mkdir -p "$WORK/wheels" "$WORK/cpu/manifests"
 python3 -m pip download --quiet --disable-pip-version-check --no-deps -d "$WORK/wheels" tqdm==4.67.1
@@ -295,4 +303,5 @@ cp "$WORK/netrc" "$WORK/a,id=pip-ca"
 run build --dockerfiles d --index-netrc "$WORK/a,id=pip-ca"
 check "a netrc path with a comma (it would add --secret fields) is refused (exit 2)" \
   bash -c "test $(rc) = 2 && grep -q 'secret field list' '$WORK/err'"
+phase "end"
 finish

@@ -267,6 +267,9 @@ void libs_resolved(CheckContext& ctx) {
                        (seen.found_by_process.size() > 1
                             ? " and " + std::to_string(seen.found_by_process.size() - 1) + " more"
                             : "");
+    // A soname the model resolves to one copy while the process mapped another (torch
+    // preloads its wheel's libnvJitLink by path ahead of an older one on LD_LIBRARY_PATH).
+    for (const auto& other : seen.disagreements) process_note += "; " + describe(other);
     const json& u = seen.unresolved;
     if (u.empty()) {
         std::size_t n =

@@ -208,3 +208,21 @@ TEST_CASE("TD133: an audit that read no libtorch_cuda.so finds no 'no GPU code'"
     auto r = evaluate(in, test::real_kb());
     CHECK_THAT(check(r, "TD133").message, !ContainsSubstring("no GPU code"));
 }
+
+TEST_CASE("TD110 names a library the process mapped from elsewhere than the model resolves") {
+    ValidationInput in;
+    json libs = {{"libraries",
+                  json::array({{{"soname", "libnvJitLink.so.12"},
+                                {"path", "/usr/local/cuda-12.1/lib64/libnvJitLink.so.12"},
+                                {"realpath", "/usr/local/cuda-12.1/lib64/libnvJitLink.so.12.1.105"},
+                                {"found_via", "LD_LIBRARY_PATH"}}})},
+                 {"unresolved", json::array()}};
+    in.probes["libs"] = ran("libs", libs);
+    in.probes["torch"] =
+        ran("torch",
+            torch_imported(json::array({k_venv + "/nvidia/nvjitlink/lib/libnvJitLink.so.12"})));
+    const auto& td110 = check(evaluate(in, test::real_kb()), "TD110");
+    CHECK(td110.status == "pass");
+    CHECK_THAT(td110.message, ContainsSubstring("the loader model finds /usr/local/cuda-12.1"));
+    CHECK_THAT(td110.message, ContainsSubstring("the process mapped " + k_venv));
+}
