@@ -5,10 +5,9 @@
 // torch's own Python code preloaded it by path from another sys.path entry. Where torch
 // imported, that list is the evidence; the model speaks only for what the process did not
 // load (or where no process ran), and where the two disagree both are kept to be named.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace td {
 

@@ -5,9 +5,8 @@
 // name or torch's _C extension tag says, and the interpreter that runs); this names it as the
 // cause, instead of "no PyTorch found" or torch's own misleading "Failed to load PyTorch C
 // extensions". Pure.
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace td {
 
