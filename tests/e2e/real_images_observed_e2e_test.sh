@@ -28,8 +28,15 @@ findings() { python3 -c "import json; d=json.load(open('$WORK/d.json')); print('
 first_explanation() { "$TD" explain "$1" --json 2>/dev/null | python3 -c "import json,sys; e=json.load(sys.stdin)['explanations']; print(e[0]['id'] if e else 'none')"; }
 contains() { local text=$1; shift; for part in "$@"; do [[ $text == *"$part"* ]] || return 1; done; }
 lacks() { [[ $1 != *"$2"* ]]; }
-# timed CASE: validate tdob/torch:CASE, printing how long it took
-timed() { local s; s=$(date +%s.%N); validate "tdob/torch:$1" "${@:2}"; echo "# figure: validate tdob/torch:$1: $(echo "$(date +%s.%N) - $s" | bc) s, exit $(rc)"; }
+# timed CASE: validate tdob/torch:CASE (the file-probe cache as the runs before left it),
+# printing how long it took beside the floor: one `docker run IMAGE python -c 'import torch'`
+timed() {
+  local s v f
+  s=$(date +%s.%N); /usr/bin/docker run --rm --network=none "tdob/torch:$1" python -c 'import torch' >/dev/null 2>&1
+  f=$(echo "$(date +%s.%N) - $s" | bc)
+  s=$(date +%s.%N); validate "tdob/torch:$1" "${@:2}"; v=$(echo "$(date +%s.%N) - $s" | bc)
+  echo "# figure: validate tdob/torch:$1: $v s, exit $(rc); docker run python -c 'import torch': $f s ($(echo "scale=2; $v / $f" | bc)x)"
+}
 gt() { local g; g=$(ob_truth "$@"); echo "# ground truth $1: $g" >&2; echo "$g"; }
 
 services_start || { echo "FAIL - services did not start"; echo "0 passed, 1 failed"; exit 1; }
