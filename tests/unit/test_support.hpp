@@ -7,6 +7,8 @@
 #include "core/diagnose/explain.hpp"
 #include "core/knowledge/knowledge_base.hpp"
 #include "core/render/render_plan.hpp"
+#include "core/validate/checks.hpp"
+#include "core/validate/probe_run.hpp"
 
 namespace td::test {
 
@@ -28,5 +30,13 @@ std::string problems_text(const RenderPlan& plan);
 // Plans a manifest text that must be refused: checks that it has problems and renders no
 // file, and returns problems_text.
 std::string refusal(const std::string& manifest_text);
+
+// A probe's answer as its program would print it ({"probe", "schema": 1, "status", "data"}),
+// parsed the way validate parses probe output.
+ProbeRun ran(const std::string& name, const nlohmann::json& data,
+             const std::string& status = "pass");
+
+// The result of check `id` among `all` (a test failure when there is none).
+const CheckResult& check_of(const std::vector<CheckResult>& all, const std::string& id);
 
 }  // namespace td::test

@@ -17,18 +17,10 @@ using nlohmann::json;
 
 namespace {
 
-ProbeRun ran(const std::string& name, const json& data, const std::string& status = "pass") {
-    json line = {
-        {"probe", name}, {"schema", 1}, {"status", status}, {"reason", ""}, {"data", data}};
-    int code = status == "pass" ? 0 : status == "fail" ? 1 : status == "waived" ? 2 : 3;
-    return parse_probe_output(name, line.dump() + "\n", code);
-}
+using test::ran;
 
 const CheckResult& check(const std::vector<CheckResult>& all, const std::string& id) {
-    for (const auto& c : all)
-        if (c.id == id) return c;
-    FAIL("no check " << id);
-    return all.front();
+    return test::check_of(all, id);
 }
 
 json elf_file(const std::string& path, const std::string& elf, bool cpython) {

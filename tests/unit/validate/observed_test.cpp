@@ -15,19 +15,8 @@ using nlohmann::json;
 
 namespace {
 
-ProbeRun ran(const std::string& name, const json& data, const std::string& status = "pass") {
-    json line = {
-        {"probe", name}, {"schema", 1}, {"status", status}, {"reason", ""}, {"data", data}};
-    int code = status == "pass" ? 0 : status == "fail" ? 1 : status == "waived" ? 2 : 3;
-    return parse_probe_output(name, line.dump() + "\n", code);
-}
-
-const CheckResult& check(const std::vector<CheckResult>& all, const std::string& id) {
-    for (const auto& c : all)
-        if (c.id == id) return c;
-    FAIL("no check " << id);
-    return all.front();
-}
+using test::check_of;
+using test::ran;
 
 const std::string k_venv = "/opt/venv/lib/python3.11/site-packages";
 const std::string k_sys = "/usr/local/lib/python3.11/dist-packages";
@@ -116,9 +105,9 @@ TEST_CASE("TD110: what the process mapped passes it, the model's miss named besi
     in.probes["torch"] = ran("torch", torch_imported(mapped));
     in.probes["libs"] = ran("libs", libs_twice(), "fail");
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD110").status == "pass");
-    CHECK_THAT(check(r, "TD110").message, ContainsSubstring("the running process mapped"));
-    CHECK_THAT(check(r, "TD110").message, ContainsSubstring("libcudart.so.12"));
+    CHECK(check_of(r, "TD110").status == "pass");
+    CHECK_THAT(check_of(r, "TD110").message, ContainsSubstring("the running process mapped"));
+    CHECK_THAT(check_of(r, "TD110").message, ContainsSubstring("libcudart.so.12"));
 }
 
 TEST_CASE("TD110: without an import the model decides, and an installed wheel is not the fix") {
@@ -129,7 +118,7 @@ TEST_CASE("TD110: without an import the model decides, and an installed wheel is
     in.probes["torch"] = ran("torch", torch, "fail");
     in.probes["libs"] = ran("libs", libs_twice(), "fail");
     auto r = evaluate(in, test::real_kb());
-    const auto& td110 = check(r, "TD110");
+    const auto& td110 = check_of(r, "TD110");
     CHECK(td110.status == "fail");
     CHECK_THAT(td110.message, ContainsSubstring("libcudart.so.12"));
     CHECK_THAT(td110.fix, ContainsSubstring("nvidia-cuda-runtime-cu12 12.8.90 is installed"));
@@ -166,10 +155,10 @@ TEST_CASE("torch built for another Python is named, with the interpreter that ru
     ValidationInput in;
     in.probes["torch"] = ran("torch", t, "waived");
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD119").status == "fail");
-    CHECK_THAT(check(r, "TD119").message, ContainsSubstring("built for Python 3.11"));
+    CHECK(check_of(r, "TD119").status == "fail");
+    CHECK_THAT(check_of(r, "TD119").message, ContainsSubstring("built for Python 3.11"));
     // No torch found says nothing about CUDA: not "a CPU image".
-    CHECK(check(r, "TD101").status == "skip");
+    CHECK(check_of(r, "TD101").status == "skip");
 }
 
 TEST_CASE("TD134: no temporary directory fails, an unwritable HOME warns; TD123 says why not run") {
@@ -182,13 +171,13 @@ TEST_CASE("TD134: no temporary directory fails, an unwritable HOME warns; TD123 
                      {"home_writable", false}};
     in.probes["torch"] = ran("torch", t, "fail");
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD134").status == "fail");
-    CHECK_THAT(check(r, "TD134").message, ContainsSubstring("uid 65534"));
-    CHECK_THAT(check(r, "TD123").message, ContainsSubstring("TD134"));
+    CHECK(check_of(r, "TD134").status == "fail");
+    CHECK_THAT(check_of(r, "TD134").message, ContainsSubstring("uid 65534"));
+    CHECK_THAT(check_of(r, "TD123").message, ContainsSubstring("TD134"));
     t["writable"]["temp_error"] = nullptr;
     t["writable"]["temp_dir"] = "/tmp";
     in.probes["torch"] = ran("torch", t);
-    CHECK(check(evaluate(in, test::real_kb()), "TD134").status == "warn");
+    CHECK(check_of(evaluate(in, test::real_kb()), "TD134").status == "warn");
 }
 
 TEST_CASE("TD133: an audit that read no libtorch_cuda.so finds no 'no GPU code'") {
@@ -206,7 +195,7 @@ TEST_CASE("TD133: an audit that read no libtorch_cuda.so finds no 'no GPU code'"
                     {"texts",
                      {{"torch/version.py", "__version__ = '2.9.1+cu128'\ncuda = '12.8'\n"}}}}})}});
     auto r = evaluate(in, test::real_kb());
-    CHECK_THAT(check(r, "TD133").message, !ContainsSubstring("no GPU code"));
+    CHECK_THAT(check_of(r, "TD133").message, !ContainsSubstring("no GPU code"));
 }
 
 TEST_CASE("TD110 names a library the process mapped from elsewhere than the model resolves") {
@@ -221,7 +210,7 @@ TEST_CASE("TD110 names a library the process mapped from elsewhere than the mode
     in.probes["torch"] =
         ran("torch",
             torch_imported(json::array({k_venv + "/nvidia/nvjitlink/lib/libnvJitLink.so.12"})));
-    const auto& td110 = check(evaluate(in, test::real_kb()), "TD110");
+    const auto& td110 = check_of(evaluate(in, test::real_kb()), "TD110");
     CHECK(td110.status == "pass");
     CHECK_THAT(td110.message, ContainsSubstring("the loader model finds /usr/local/cuda-12.1"));
     CHECK_THAT(td110.message, ContainsSubstring("the process mapped " + k_venv));
