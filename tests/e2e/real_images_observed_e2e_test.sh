@@ -18,16 +18,9 @@ trap 'services_stop; rm -rf "$WORK"' EXIT
 source "$ROOT/tests/e2e/lib/check.sh"
 source "$ROOT/tests/e2e/lib/real_images.sh"
 source "$ROOT/tests/e2e/lib/observed_images.sh"
+source "$ROOT/tests/e2e/lib/verdicts.sh"
 
-field() { python3 -c "import json,sys; d=json.load(open('$WORK/v.json')); print(next((c[sys.argv[2]] for c in d['images'][0]['checks'] if c['id']==sys.argv[1]), 'missing'))" "$1" "$2"; }
-status() { field "$1" status; }
-msg() { field "$1" message; }
-validate() { "$TD" validate --probes "$PROBES" --json="$WORK/v.json" "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
-doctor() { "$TD" doctor --probes "$PROBES" --json="$WORK/d.json" --image "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
-findings() { python3 -c "import json; d=json.load(open('$WORK/d.json')); print(' | '.join(f['id']+' '+f['severity']+': '+f['title']+' '+f['detail'] for f in d['findings']))"; }
 first_explanation() { "$TD" explain "$1" --json 2>/dev/null | python3 -c "import json,sys; e=json.load(sys.stdin)['explanations']; print(e[0]['id'] if e else 'none')"; }
-contains() { local text=$1; shift; for part in "$@"; do [[ $text == *"$part"* ]] || return 1; done; }
-lacks() { [[ $1 != *"$2"* ]]; }
 # timed CASE: validate tdob/torch:CASE (the file-probe cache as the runs before left it),
 # printing how long it took beside the floor: one `docker run IMAGE python -c 'import torch'`
 timed() {

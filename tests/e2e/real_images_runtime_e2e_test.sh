@@ -18,14 +18,8 @@ trap 'services_stop; rm -rf "$WORK"' EXIT
 source "$ROOT/tests/e2e/lib/check.sh"
 source "$ROOT/tests/e2e/lib/real_images.sh"
 source "$ROOT/tests/e2e/lib/runtime_images.sh"
+source "$ROOT/tests/e2e/lib/verdicts.sh"
 
-field() { python3 -c "import json,sys; d=json.load(open('$WORK/v.json')); print(next((c[sys.argv[2]] for c in d['images'][0]['checks'] if c['id']==sys.argv[1]), 'missing'))" "$1" "$2"; }
-status() { field "$1" status; }
-msg() { field "$1" message; }
-validate() { "$TD" validate --probes "$PROBES" --json="$WORK/v.json" "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
-doctor() { "$TD" doctor --probes "$PROBES" --json="$WORK/d.json" --image "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
-contains() { local text=$1; shift; for part in "$@"; do [[ $text == *"$part"* ]] || return 1; done; }
-findings() { python3 -c "import json; d=json.load(open('$WORK/d.json')); print(' | '.join(f['id']+' '+f['severity']+': '+f['title']+' '+f['detail'] for f in d['findings']))"; }
 # timed CASE: validate tdrt/torch:CASE, printing how long it took
 timed() { local s; s=$(date +%s.%N); validate "tdrt/torch:$1" "${@:2}"; echo "# figure: validate tdrt/torch:$1: $(echo "$(date +%s.%N) - $s" | bc) s, exit $(rc)"; }
 gt() { local g; g=$(ground_truth "$1"); echo "# ground truth $1: $g" >&2; echo "$g"; }
