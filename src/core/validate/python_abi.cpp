@@ -5,13 +5,21 @@ namespace {
 
 using nlohmann::json;
 
+// The first torch built for another Python. Where a torch was found and failed to import, only
+// that torch counts (its directory is the first of the probe's site_dirs): another version's
+// leftover directory is not the cause of its error.
 const json* first_mismatch(const json& t) {
     if (!t.is_object() || !t.contains("torch_for_other_python")) return nullptr;
     const json& list = t["torch_for_other_python"];
     if (!list.is_array()) return nullptr;
+    std::string failing;
+    if (t.contains("import_error") && t.contains("site_dirs") && t["site_dirs"].is_array() &&
+        !t["site_dirs"].empty() && t["site_dirs"][0].is_string())
+        failing = t["site_dirs"][0].get<std::string>();
+    const bool import_failed = t.contains("import_error");
     for (const auto& f : list)
         if (f.is_object() && f.contains("dir") && f["dir"].is_string() && f.contains("python") &&
-            f["python"].is_string())
+            f["python"].is_string() && (!import_failed || f["dir"] == failing))
             return &f;
     return nullptr;
 }

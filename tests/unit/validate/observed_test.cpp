@@ -215,3 +215,15 @@ TEST_CASE("TD110 names a library the process mapped from elsewhere than the mode
     CHECK_THAT(td110.message, ContainsSubstring("the loader model finds /usr/local/cuda-12.1"));
     CHECK_THAT(td110.message, ContainsSubstring("the process mapped " + k_venv));
 }
+
+TEST_CASE("a torch that fails to import is blamed on another Python only when it is that torch") {
+    json t = {
+        {"import_error", "ImportError: libcudart.so.12: cannot open shared object file"},
+        {"site_dirs", json::array({"/app/.venv/lib/python3.11/site-packages"})},
+        {"torch_for_other_python", json::array({{{"dir", "/app/.venv/lib/python3.10/site-packages"},
+                                                 {"python", "3.10"},
+                                                 {"interpreter_python", "3.11.2"}}})}};
+    CHECK(torch_python_mismatch(t).empty());
+    t["site_dirs"] = json::array({"/app/.venv/lib/python3.10/site-packages"});
+    CHECK_THAT(torch_python_mismatch(t), ContainsSubstring("built for Python 3.10"));
+}
