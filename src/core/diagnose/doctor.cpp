@@ -131,13 +131,8 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
         // Whether the torch probe's answer is evidence ("no torch" is a finding only then).
         fp["torch_probed"] = it != probes.end() && it->second.usable();
         // Another interpreter of the environment that imports torch: "no torch" is then wrong.
-        if (t.contains("other_interpreters") && t["other_interpreters"].is_array())
-            for (const auto& o : t["other_interpreters"])
-                if (o.is_object() && o.value("imports", false) && !str_of(o, "torch").empty()) {
-                    fp["torch_elsewhere"] =
-                        str_of(o, "path") + " (torch " + str_of(o, "torch") + ")";
-                    break;
-                }
+        if (TorchElsewhere other = torch_in_other_interpreter(t); !other.path.empty())
+            fp["torch_elsewhere"] = other.path + " (torch " + other.torch + ")";
         // Torch built for another Python than the one that runs (core/validate/python_abi).
         if (std::string abi = torch_python_mismatch(t); !abi.empty()) {
             fp["torch_python_mismatch"] = abi;

@@ -57,4 +57,13 @@ std::string torch_python_mismatch_fix(const json& t) {
            (runs.empty() ? std::string("the image runs") : runs);
 }
 
+TorchElsewhere torch_in_other_interpreter(const json& t) {
+    if (!t.is_object() || !t.contains("other_interpreters") || !t["other_interpreters"].is_array())
+        return {};
+    for (const auto& o : t["other_interpreters"])
+        if (o.is_object() && o.value("imports", false) && !text(o, "torch").empty())
+            return {text(o, "path"), text(o, "torch")};
+    return {};
+}
+
 }  // namespace td

@@ -18,4 +18,11 @@ std::string torch_python_mismatch(const nlohmann::json& torch_data);
 // The fix for it.
 std::string torch_python_mismatch_fix(const nlohmann::json& torch_data);
 
+// The first other interpreter of the image whose torch imports (the torch probe's
+// `other_interpreters`): where the image's torch is when the python it runs has none.
+struct TorchElsewhere {
+    std::string path, torch;  // both empty when there is none
+};
+TorchElsewhere torch_in_other_interpreter(const nlohmann::json& torch_data);
+
 }  // namespace td

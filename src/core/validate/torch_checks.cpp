@@ -27,13 +27,11 @@ std::string interpreters_tried(const json& t) {
 // "; torch 2.9.1+cu128 imports in /app/.venv/bin/python, which `docker run IMAGE python` does
 // not run (not on its PATH)": where the torch the image has is, when the python judged has none.
 std::string torch_elsewhere(const json& t) {
-    if (!t.contains("other_interpreters") || !t["other_interpreters"].is_array()) return {};
-    for (const auto& o : t["other_interpreters"])
-        if (o.is_object() && o.value("imports", false) && !str(o, "torch").empty())
-            return "; torch " + str(o, "torch") + " imports in " + str(o, "path") +
-                   ", which `docker run IMAGE python` does not run (it is not the first python "
-                   "on the image's PATH; TD127)";
-    return {};
+    TorchElsewhere other = torch_in_other_interpreter(t);
+    if (other.path.empty()) return {};
+    return "; torch " + other.torch + " imports in " + other.path +
+           ", which `docker run IMAGE python` does not run (it is not the first python on the "
+           "image's PATH; TD127)";
 }
 
 // "/app/.venv/bin/python, `python` on the image's PATH": the interpreter judged and why.

@@ -227,3 +227,18 @@ TEST_CASE("a torch that fails to import is blamed on another Python only when it
     t["site_dirs"] = json::array({"/app/.venv/lib/python3.10/site-packages"});
     CHECK_THAT(torch_python_mismatch(t), ContainsSubstring("built for Python 3.10"));
 }
+
+TEST_CASE("TD119 without torch names the other interpreter whose torch imports") {
+    ValidationInput in;
+    in.probes["torch"] = ran(
+        "torch",
+        {{"interpreters_tried", json::array({"/usr/bin/python3 (3.11.2, no torch)"})},
+         {"other_interpreters",
+          json::array(
+              {{{"path", "/app/.venv/bin/python"}, {"torch", "2.9.1+cu128"}, {"imports", true}}})}},
+        "waived");
+    const auto& td119 = check_of(evaluate(in, test::real_kb()), "TD119");
+    CHECK(td119.status == "fail");
+    CHECK_THAT(td119.message,
+               ContainsSubstring("torch 2.9.1+cu128 imports in /app/.venv/bin/python"));
+}
