@@ -16,7 +16,7 @@ source "$ROOT/tests/e2e/lib/services.sh"
 WORK=$(mktemp -d /tmp/torchdock-pypi-e2e-XXXXXX)
 MIRROR_PID=
 # Its 8 GB image goes at the end (engine_release): the next suites build their own.
-trap '[ -n "$MIRROR_PID" ] && kill "$MIRROR_PID" 2>/dev/null; engine_release torchdock/pypi-cuda torchdock/e2e-added; services_stop; rm -rf "$WORK"' EXIT
+trap '[ -n "$MIRROR_PID" ] && kill $MIRROR_PID 2>/dev/null; engine_release torchdock/pypi-cuda torchdock/e2e-added; services_stop; rm -rf "$WORK"' EXIT
 source "$ROOT/tests/e2e/lib/check.sh"
 DOCKER=/usr/bin/docker
 VARIANT=pypi-cuda-2.9.1-cu128-debian12
@@ -268,27 +268,41 @@ EOF
 
 phase "index settings"
 # --- index settings: a PyPI mirror behind credentials, pip failures naming their index --------
+# The index is a build argument declared just before the pip layer, so each build below
+# (a mirror on a port of its own each time: a new value) reruns the pip layer and keeps the
+# apt layers of the first: no --no-cache needed, and apt runs once.
 mkdir -p "$WORK/wheels" "$WORK/cpu/manifests"
 python3 -m pip download --quiet --disable-pip-version-check --no-deps -d "$WORK/wheels" tqdm==4.67.1
-python3 "$ROOT/tests/e2e/lib/pypi_mirror.py" "$WORK/wheels" "$WORK/port" "$WORK/mirror.log" td-user:s3cret-pw \
-  >"$WORK/mirror.out" 2>&1 &  # not on the test's stdout: ctest waits for every holder of it
-MIRROR_PID=$!
-for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
-PORT=$(cat "$WORK/port")
+# apt_steps_cached BUILD_LOG: BuildKit ran no apt step (each "#N ... apt-get install" is "#N CACHED")
+apt_steps_cached() {
+  awk '/^#[0-9]+ \[.*apt-get install/ { apt[$1] = 1 } /^#[0-9]+ CACHED$/ { cached[$1] = 1 }
+       END { n = 0; for (s in apt) { n++; if (!(s in cached)) { print "not cached: step " s; bad = 1 } }
+             print n " apt steps"; exit (bad || n == 0) }' "$1"
+}
+mirror() {  # mirror NAME: a mirror behind credentials on a free port; prints the port
+  python3 "$ROOT/tests/e2e/lib/pypi_mirror.py" "$WORK/wheels" "$WORK/$1.port" "$WORK/$1.log" td-user:s3cret-pw \
+    >"$WORK/$1.out" 2>&1 &  # not on the test's stdout: ctest waits for every holder of it
+  MIRROR_PID="$MIRROR_PID $!"
+  for _ in $(seq 50); do [ -s "$WORK/$1.port" ] && break; sleep 0.1; done
+  cat "$WORK/$1.port"
+}
+PORT=$(mirror mirror) PORT2=$(mirror mirror2)
 printf 'machine 127.0.0.1\nlogin td-user\npassword s3cret-pw\n' >"$WORK/netrc"
 cd "$WORK/cpu"
 cp "$ROOT/manifests/debian-cpu.json" manifests/
 cp ../p/torchdock.json .
 "$TD" render --out d >/dev/null 2>&1
-run build --dockerfiles d --no-cache --pypi-index "http://127.0.0.1:$PORT/simple" --index-netrc "$WORK/netrc"
+run build --dockerfiles d --pypi-index "http://127.0.0.1:$PORT/simple" --index-netrc "$WORK/netrc"
 check "a PyPI mirror with credentials from --index-netrc: the build installs from it" \
   bash -c "test $(rc) = 0 && grep -q '/files/tqdm-4.67.1-.* auth' '$WORK/mirror.log'"
 check "...and the password is in no layer, label or history of the image" \
   bash -c "! $DOCKER history --no-trunc torchdock/debian-cpu:debian12 | grep -q s3cret-pw && ! $DOCKER image inspect torchdock/debian-cpu:debian12 | grep -q s3cret-pw && ! $DOCKER run --rm --network=none torchdock/debian-cpu:debian12 grep -rqs s3cret-pw /root /home /etc /run /tmp"
-run build --dockerfiles d --no-cache --pypi-index "http://127.0.0.1:$PORT/simple"
+run build --dockerfiles d --pypi-index "http://127.0.0.1:$PORT2/simple"
 check "the mirror without credentials: the pip step fails, naming the index and its setting" \
-  bash -c "test $(rc) = 1 && grep -q 'hint: pip used http://127.0.0.1:$PORT/simple for PyPI packages (setting indexes.pypi or --pypi-index' '$WORK/err'"
-run build --dockerfiles d --no-cache --build-arg "PIP_INDEX_URL=http://127.0.0.1:9/simple"
+  bash -c "test $(rc) = 1 && grep -q 'hint: pip used http://127.0.0.1:$PORT2/simple for PyPI packages (setting indexes.pypi or --pypi-index' '$WORK/err'"
+check "...the apt layers came from the first build's cache (the index is declared after them)" \
+  apt_steps_cached ".torchdock/build/debian-cpu-debian12/build.log"
+run build --dockerfiles d --build-arg "PIP_INDEX_URL=http://127.0.0.1:9/simple"
 check "--build-arg passes through (PIP_INDEX_URL to a dead port fails, and the hint says so)" \
   bash -c "test $(rc) = 1 && grep -q 'hint: pip used the --build-arg PIP_INDEX_URL' '$WORK/err'"
 run build --dockerfiles d --pypi-index "https://td-user:pw@127.0.0.1:$PORT/simple"

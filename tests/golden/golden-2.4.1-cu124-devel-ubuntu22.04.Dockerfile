@@ -6,8 +6,6 @@ FROM nvidia/cuda@sha256:11111111111111111111111111111111111111111111111111111111
 
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 ARG DEBIAN_FRONTEND=noninteractive
-ARG PIP_INDEX_URL
-ARG TORCH_INDEX_URL
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
@@ -50,6 +48,8 @@ RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
       openmpi-bin=4.1.2-2ubuntu1
 
 # The Python set hash-locked in tests/data/golden.lock.json: 6 packages, PyTorch 2.4.1 (cu124 wheels: CUDA 12.4, cuDNN 9.1.0.70, NCCL 2.20.5).
+ARG PIP_INDEX_URL
+ARG TORCH_INDEX_URL
 RUN --mount=type=cache,target=/root/.cache/pip \
     --mount=type=secret,id=pip-ca,target=/run/secrets/pip-ca \
     --mount=type=secret,id=pip-netrc,target=/run/secrets/pip-netrc \

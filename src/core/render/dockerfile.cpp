@@ -16,6 +16,7 @@ namespace {
 // Appends to one string; cheaper than an ostringstream for many small pieces.
 struct Text {
     std::string s;
+    bool index_args_declared = false;  // declare_index_args ran in this stage
     Text& operator<<(std::string_view x) {
         s += x;
         return *this;
@@ -68,8 +69,20 @@ std::string torch_index_arg(const Variant& v) {
            "setting)}\"";
 }
 
-void pip_install(Text& out, const std::vector<std::string>& reqs,
+// The index build arguments, declared right before the first RUN that runs pip: every RUN
+// after an ARG depends on its value, so another mirror (`build --pypi-index`) rebuilds the
+// pip layers and no apt layer before them.
+void declare_index_args(Text& out, const Variant& v) {
+    if (out.index_args_declared) return;
+    out.index_args_declared = true;
+    // pip reads PIP_INDEX_URL (a PyPI mirror) from the environment when it is passed.
+    out << "ARG PIP_INDEX_URL\n";
+    if (v.torch_source == Variant::TorchSource::PytorchIndex) out << "ARG TORCH_INDEX_URL\n";
+}
+
+void pip_install(Text& out, const Variant& v, const std::vector<std::string>& reqs,
                  const std::string& index_arg = {}) {
+    declare_index_args(out, v);
     out << k_pip_mounts << k_pip_secrets << " && python -m pip install" << index_arg << " \\\n";
     for (std::size_t i = 0; i < reqs.size(); ++i) {
         // Extras brackets would be a shell glob, "name @ URL#sha256=" has spaces and a '#';
@@ -108,9 +121,6 @@ void header(Text& out, const Variant& v) {
             << "FROM " << v.base_ref << stage << stage_name << "\n";
     out << "\nSHELL [\"/bin/bash\", \"-o\", \"pipefail\", \"-c\"]\n"
         << "ARG DEBIAN_FRONTEND=noninteractive\n";
-    // pip reads PIP_INDEX_URL (a PyPI mirror) from the environment when it is passed.
-    if (v.pip_installs_anything()) out << "ARG PIP_INDEX_URL\n";
-    if (v.torch_source == Variant::TorchSource::PytorchIndex) out << "ARG TORCH_INDEX_URL\n";
     out << "ENV PYTHONDONTWRITEBYTECODE=1 \\\n    PYTHONUNBUFFERED=1 \\\n"
         << "    PIP_DISABLE_PIP_VERSION_CHECK=1 \\\n    PIP_NO_INPUT=1";
     if (uses_venv(v)) out << " \\\n    VIRTUAL_ENV=/opt/venv \\\n    PATH=/opt/venv/bin:$PATH";
@@ -175,7 +185,7 @@ void torch_layer(Text& out, const Variant& v) {
     if (!v.pip_installs_torch()) return;
     out << "\n# " << torch_description(v) << ".\n";
     bool pypi = v.torch_source == Variant::TorchSource::Pypi;
-    pip_install(out, torch_requirements(v), pypi ? "" : " --index-url " + torch_index_arg(v));
+    pip_install(out, v, torch_requirements(v), pypi ? "" : " --index-url " + torch_index_arg(v));
 }
 
 // The whole Python set from the lock (torch and everything under it, the manifest's pip list,
@@ -195,6 +205,7 @@ void locked_python_layer(Text& out, const Variant& v) {
     }
     if (v.pip_installs_torch()) out << ", " << torch_description(v);
     out << ".\n";
+    declare_index_args(out, v);
     std::string file = std::string("/tmp/torchdock/") + k_requirements_lock;
     if (!v.platform_locks.empty()) {
         // BuildKit sets TARGETARCH to the architecture of the platform being built.
@@ -254,18 +265,18 @@ void python_extras_layers(Text& out, const Variant& v) {
     const Manifest& m = *v.manifest;
     if (!m.pip.empty()) {
         out << "\n# Extra Python packages from the manifest.\n";
-        pip_install(out, m.pip);
+        pip_install(out, v, m.pip);
     }
     if (m.jupyter) {
         out << "\n# JupyterLab.\n";
-        pip_install(out, {"jupyterlab==" + *m.jupyter});
+        pip_install(out, v, {"jupyterlab==" + *m.jupyter});
     }
     std::vector<std::string> reqs;
     for (const auto& e : v.extensions)
         if (!e.from_source) reqs.push_back(e.requirement);
     if (!reqs.empty()) {
         out << "\n# The CUDA extensions (a wheel by URL is checked against its sha256).\n";
-        pip_install(out, reqs);
+        pip_install(out, v, reqs);
     }
 }
 
@@ -298,6 +309,7 @@ void source_build_stages(Text& out, const Variant& v) {
         << "# MAX_JOBS: parallel compile jobs (torch's cpp_extension); a build argument.\n"
         << "ARG MAX_JOBS\n"
         << "# hadolint ignore=DL3008\n";
+    out.index_args_declared = true;  // a new stage: the ARG line above declares it again
     apt_install(out, build_stage_apt(v));
     const std::string what =
         pip_toolkit ? "The toolkit and build requirements" : "The build requirements";
@@ -311,7 +323,7 @@ void source_build_stages(Text& out, const Variant& v) {
     } else if (!b.requirements.empty()) {
         out << "\n# " << what << ", pinned by version but not hash-locked: " << v.build_not_locked
             << ".\n";
-        pip_install(out, b.requirements);
+        pip_install(out, v, b.requirements);
     }
     if (pip_toolkit) {
         // torch's cpp_extension takes the toolkit from CUDA_HOME (bin/nvcc, include, lib) and

@@ -59,6 +59,22 @@ TEST_CASE("torch is installed before the extra packages so changing them keeps t
     CHECK(df.find("torchaudio") == std::string::npos);
 }
 
+TEST_CASE("the index build arguments come after the apt layers, so another mirror keeps them") {
+    // Every RUN after an ARG depends on its value (BuildKit's cache key).
+    for (bool locked : {true, false}) {
+        const std::string df =
+            test::golden_plan(locked).files.at("golden-2.4.1-cu124-devel-ubuntu22.04/Dockerfile");
+        auto arg = df.find("ARG PIP_INDEX_URL");
+        auto first_pip = df.find("python -m pip install");
+        REQUIRE(arg != std::string::npos);
+        REQUIRE(first_pip != std::string::npos);
+        CHECK(arg < first_pip);
+        CHECK(df.find("ARG PIP_INDEX_URL", arg + 1) == std::string::npos);
+        CHECK(df.find("apt-get install") < arg);  // the system Python's layer keeps its cache
+        if (locked) CHECK(df.rfind("apt-get install") < arg);
+    }
+}
+
 TEST_CASE("label and env values are literal in the Dockerfile") {
     CHECK(dockerfile_quote("a \"b\" $HOME \\x") == "\"a \\\"b\\\" \\$HOME \\\\x\"");
 }
