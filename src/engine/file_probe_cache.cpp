@@ -59,4 +59,38 @@ void store_probe_run(const std::string& probe, const std::string& key, const Pro
     (void)write_files(dir / "probes", {{key + ".json", line.dump() + "\n"}}, MissingDir::Create);
 }
 
+std::string args_memo_key(const ImageInfo& info, const std::vector<ProbeSpec>& specs,
+                          const RuntimePlan& plan) {
+    if (info.id.empty()) return {};
+    std::string material = "probe args memo 1\n" + info.id + "\n" + join(plan.env, "\n") +
+                           "\n" + join(plan.candidates, ":") + "\n";
+    for (const auto& s : specs) material += s.name + " " + join(s.args, " ") + "\n";
+    return sha256_hex(material);
+}
+
+ProbeArgsMemo load_args_memo(const std::string& key) {
+    fs::path dir = cache_dir();
+    if (key.empty() || dir.empty()) return {};
+    auto text = read_text_file(dir / "args" / (key + ".json"));
+    if (!text) return {};
+    auto doc = nlohmann::json::parse(text.value(), nullptr, false);
+    ProbeArgsMemo out;
+    if (!doc.is_object()) return out;
+    for (const auto& [name, args] : doc.items()) {
+        if (!args.is_array()) return {};
+        for (const auto& a : args) {
+            if (!a.is_string()) return {};
+            out[name].push_back(a.get<std::string>());
+        }
+    }
+    return out;
+}
+
+void store_args_memo(const std::string& key, const ProbeArgsMemo& memo) {
+    fs::path dir = cache_dir();
+    if (key.empty() || dir.empty()) return;
+    (void)write_files(dir / "args", {{key + ".json", nlohmann::json(memo).dump() + "\n"}},
+                      MissingDir::Create);
+}
+
 }  // namespace td::engine

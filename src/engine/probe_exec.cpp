@@ -78,11 +78,22 @@ std::vector<ProbeSpec> doctor_probes() {
 
 std::map<std::string, ProbeRun> run_probes(
     std::vector<ProbeSpec> specs, const RuntimePlan& plan, const KnowledgeBase& kb,
-    const std::function<ProbeRun(const ProbeSpec&)>& run_one) {
+    const std::function<ProbeRun(const ProbeSpec&)>& run_one, ProbeArgsMemo* args_memo) {
     std::map<std::string, ProbeRun> out;
     auto find = [&](const std::string& name) -> const ProbeRun* {
         auto it = out.find(name);
         return it == out.end() ? nullptr : &it->second;
+    };
+    // The environment a probe runs in (the plan's, not what earlier probes found).
+    auto place = [&](ProbeSpec& p) {
+        p.env = plan.env;
+        if (p.python) {
+            p.interpreters = plan.candidates;
+            p.resolved = plan.resolved;
+            p.others = plan.others;
+        } else {
+            p.env.push_back("LD_PRELOAD=");  // judged on its own (probe-libs --preload)
+        }
     };
     // The flags a probe gets from what ran before it; false: it has nothing to run on.
     auto prepare = [&](ProbeSpec& p) {
@@ -96,16 +107,29 @@ std::map<std::string, ProbeRun> run_probes(
             std::none_of(p.args.begin(), p.args.end(),
                          [](const std::string& a) { return starts_with(a, "--site-dirs="); }))
             return false;
-        p.env = plan.env;
-        if (p.python) {
-            p.interpreters = plan.candidates;
-            p.resolved = plan.resolved;
-            p.others = plan.others;
-        } else {
-            p.env.push_back("LD_PRELOAD=");  // judged on its own (probe-libs --preload)
-        }
+        place(p);
         return true;
     };
+    auto run_all = [&](const std::vector<ProbeSpec>& now, std::vector<ProbeRun>& runs) {
+        std::vector<std::thread> threads;
+        for (std::size_t i = 0; i < now.size(); ++i)
+            threads.emplace_back([&, i] { runs[i] = run_one(now[i]); });
+        for (auto& t : threads) t.join();
+    };
+    auto python_wave = [](const ProbeSpec& p) { return p.python; };
+    auto second_wave = [](const ProbeSpec& p) { return !p.python && p.name != "gemm"; };
+    // The second wave started now, with the arguments it got last time (args_memo).
+    std::vector<ProbeSpec> guessed;
+    if (args_memo && !plan.files_only)
+        for (const auto& p : specs)
+            if (second_wave(p))
+                if (auto m = args_memo->find(p.name); m != args_memo->end()) {
+                    guessed.push_back(p);
+                    guessed.back().args = m->second;
+                    place(guessed.back());
+                }
+    std::vector<ProbeRun> guessed_runs(guessed.size());
+    std::thread guessing([&] { run_all(guessed, guessed_runs); });
     // Three waves: the python probes (the others look where torch looks), then every probe
     // that needs only their results, at once (each is its own container), then gemm (it
     // needs the GPU the cuda probe saw).
@@ -114,21 +138,35 @@ std::map<std::string, ProbeRun> run_probes(
         for (auto& p : specs)
             if (in_wave(p) && !interrupted() && prepare(p)) now.push_back(p);
         std::vector<ProbeRun> runs(now.size());
-        if (!parallel || now.size() < 2) {
-            for (std::size_t i = 0; i < now.size() && !interrupted(); ++i)
-                runs[i] = run_one(now[i]);
-        } else {
-            std::vector<std::thread> threads;
-            for (std::size_t i = 0; i < now.size(); ++i)
-                threads.emplace_back([&, i] { runs[i] = run_one(now[i]); });
-            for (auto& t : threads) t.join();
+        std::vector<ProbeSpec> rest;  // not guessed right: run now
+        std::vector<std::size_t> rest_at;
+        for (std::size_t i = 0; i < now.size(); ++i) {
+            if (args_memo) (*args_memo)[now[i].name] = now[i].args;
+            auto g = std::find_if(guessed.begin(), guessed.end(), [&](const ProbeSpec& s) {
+                return s.name == now[i].name && s.args == now[i].args;
+            });
+            if (g != guessed.end() && !interrupted()) {
+                runs[i] = std::move(guessed_runs[g - guessed.begin()]);
+            } else {
+                rest.push_back(now[i]);
+                rest_at.push_back(i);
+            }
         }
+        std::vector<ProbeRun> rest_runs(rest.size());
+        if (!parallel || rest.size() < 2) {
+            for (std::size_t i = 0; i < rest.size() && !interrupted(); ++i)
+                rest_runs[i] = run_one(rest[i]);
+        } else {
+            run_all(rest, rest_runs);
+        }
+        for (std::size_t i = 0; i < rest.size(); ++i) runs[rest_at[i]] = std::move(rest_runs[i]);
         for (std::size_t i = 0; i < now.size(); ++i)
             if (runs[i].state != ProbeRun::State::NotRun || !runs[i].program.empty())
                 out[now[i].name] = std::move(runs[i]);
     };
-    wave([](const ProbeSpec& p) { return p.python; }, false);
-    wave([](const ProbeSpec& p) { return !p.python && p.name != "gemm"; }, true);
+    wave(python_wave, false);
+    guessing.join();
+    wave(second_wave, true);
     wave([](const ProbeSpec& p) { return p.name == "gemm"; }, false);
     return out;
 }

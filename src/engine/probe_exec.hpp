@@ -70,9 +70,16 @@ std::vector<ProbeSpec> sbom_probes();
 // its interpreters: first the python probes, then every other probe at once (one thread
 // and container each), then gemm. `run_one` must be safe to call from several threads.
 // Stops at Ctrl-C (the probes not run are absent from the result).
+//
+// `args_memo`: the arguments each probe after the python probes got the last time these
+// probes ran in this image (ProbeArgsMemo). They are started with them beside the python
+// probes, and a run is kept only when the arguments the python probes' answers give are the
+// same (the same evidence as waiting, sooner); any other is run again with its own. The
+// arguments every probe got are written back to it.
+using ProbeArgsMemo = std::map<std::string, std::vector<std::string>>;
 std::map<std::string, ProbeRun> run_probes(
     std::vector<ProbeSpec> specs, const RuntimePlan& plan, const KnowledgeBase& kb,
-    const std::function<ProbeRun(const ProbeSpec&)>& run_one);
+    const std::function<ProbeRun(const ProbeSpec&)>& run_one, ProbeArgsMemo* args_memo = nullptr);
 
 ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, const ProbeSpec& p,
                             const std::filesystem::path& probes_dir, int gpus, int timeout_s,
