@@ -4,7 +4,8 @@
 #   cold  the integrity check hashes every file of torch's wheels (an empty cache each run)
 #   warm  the integrity check's answer comes from the cache (same layers, same probe)
 #   floor `docker run --rm IMAGE python -c 'import torch'`: one container start and one
-#         torch import, timed in the same run
+#         torch import as the image runs it (its ENTRYPOINT kept: `uv run`, `poetry run`),
+#         timed in the same run; an image where that fails has no floor (exit 2)
 # with the time of each probe in the last warm run. The image is tdreal/torch:uv from
 # tests/e2e/lib/real_images.sh (pip install torch==2.9.1 on Debian 12); build it first with
 # the real-image suite, or pass another image.
@@ -23,9 +24,11 @@ seconds() { local s; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; echo "$(dat
 median() { printf '%s\n' "$@" | sort -n | awk -v n="$#" 'NR==int((n+1)/2)'; }
 validate() { "$TD" validate "$IMAGE" --probes "$PROBES" --json="$OUT/v.json"; }
 
+/usr/bin/docker run --rm --network=none "$IMAGE" python -c 'import torch' >/dev/null 2>&1 || {
+  echo "validate_real_bench: \`docker run $IMAGE python -c 'import torch'\` fails: no floor to compare with" >&2; exit 2; }
 cold=() warm=() floor=()
 for i in $(seq 1 "$RUNS"); do
-  floor+=("$(seconds /usr/bin/docker run --rm --network=none --entrypoint python "$IMAGE" -c 'import torch')")
+  floor+=("$(seconds /usr/bin/docker run --rm --network=none "$IMAGE" python -c 'import torch')")
   export TORCHDOCK_CACHE_DIR=$OUT/cache-$i
   cold+=("$(seconds validate)")
   warm+=("$(seconds validate)")

@@ -62,8 +62,8 @@ void store_probe_run(const std::string& probe, const std::string& key, const Pro
 std::string args_memo_key(const ImageInfo& info, const std::vector<ProbeSpec>& specs,
                           const RuntimePlan& plan) {
     if (info.id.empty()) return {};
-    std::string material = "probe args memo 1\n" + info.id + "\n" + join(plan.env, "\n") +
-                           "\n" + join(plan.candidates, ":") + "\n";
+    std::string material = "probe args memo 1\n" + info.id + "\n" + join(plan.env, "\n") + "\n" +
+                           join(plan.candidates, ":") + "\n";
     for (const auto& s : specs) material += s.name + " " + join(s.args, " ") + "\n";
     return sha256_hex(material);
 }

@@ -76,9 +76,10 @@ std::vector<ProbeSpec> doctor_probes() {
     };
 }
 
-std::map<std::string, ProbeRun> run_probes(
-    std::vector<ProbeSpec> specs, const RuntimePlan& plan, const KnowledgeBase& kb,
-    const std::function<ProbeRun(const ProbeSpec&)>& run_one, ProbeArgsMemo* args_memo) {
+std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const RuntimePlan& plan,
+                                           const KnowledgeBase& kb,
+                                           const std::function<ProbeRun(const ProbeSpec&)>& run_one,
+                                           ProbeArgsMemo* args_memo) {
     std::map<std::string, ProbeRun> out;
     auto find = [&](const std::string& name) -> const ProbeRun* {
         auto it = out.find(name);

@@ -77,9 +77,10 @@ std::vector<ProbeSpec> sbom_probes();
 // same (the same evidence as waiting, sooner); any other is run again with its own. The
 // arguments every probe got are written back to it.
 using ProbeArgsMemo = std::map<std::string, std::vector<std::string>>;
-std::map<std::string, ProbeRun> run_probes(
-    std::vector<ProbeSpec> specs, const RuntimePlan& plan, const KnowledgeBase& kb,
-    const std::function<ProbeRun(const ProbeSpec&)>& run_one, ProbeArgsMemo* args_memo = nullptr);
+std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const RuntimePlan& plan,
+                                           const KnowledgeBase& kb,
+                                           const std::function<ProbeRun(const ProbeSpec&)>& run_one,
+                                           ProbeArgsMemo* args_memo = nullptr);
 
 ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, const ProbeSpec& p,
                             const std::filesystem::path& probes_dir, int gpus, int timeout_s,

@@ -113,15 +113,19 @@ RuntimeReading probe_image(const DockerApi& api, const std::string& image, const
     // A second validate of the same image starts its static probes beside torch's.
     const std::string memo_key = args_memo_key(info, specs, out.plan);
     ProbeArgsMemo memo = load_args_memo(memo_key);
-    auto runs = run_probes(std::move(specs), out.plan, kb, [&](const ProbeSpec& p) {
-        if (!reads_files_only(p.name))
-            return run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s, run_label);
-        std::string key = file_probe_cache_key(info, p, probes_dir);
-        if (auto hit = cached_probe_run(p.name, key)) return *hit;
-        ProbeRun run = run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s, run_label);
-        store_probe_run(p.name, key, run);
-        return run;
-    }, &memo);
+    auto runs = run_probes(
+        std::move(specs), out.plan, kb,
+        [&](const ProbeSpec& p) {
+            if (!reads_files_only(p.name))
+                return run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s, run_label);
+            std::string key = file_probe_cache_key(info, p, probes_dir);
+            if (auto hit = cached_probe_run(p.name, key)) return *hit;
+            ProbeRun run =
+                run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s, run_label);
+            store_probe_run(p.name, key, run);
+            return run;
+        },
+        &memo);
     if (!interrupted()) store_args_memo(memo_key, memo);
     for (auto& [name, run] : runs) out.probes[name] = std::move(run);
     return out;
