@@ -1,6 +1,7 @@
 #include "engine/runtime_env.hpp"
 
 #include <random>
+#include <thread>
 
 #include "core/validate/probe_plan.hpp"
 #include "engine/file_probe_cache.hpp"
@@ -30,6 +31,14 @@ std::string entrypoint_file(const std::vector<std::string>& ep) {
     return ep[0];
 }
 
+// probe-env started through the image's ENTRYPOINT, as `docker run IMAGE python` would be.
+ProbeSpec through_entrypoint(const ImageInfo& info, const std::string& nonce) {
+    ProbeSpec through = probe_spec("env", "probe-env", {"--nonce=" + nonce});
+    through.keep_entrypoint = true;
+    through.env = runner_scratch_env(info.entrypoint, info.env);
+    return through;
+}
+
 }  // namespace
 
 EnvReading read_environment(const DockerApi& api, const std::string& image, const ImageInfo& info,
@@ -40,7 +49,17 @@ EnvReading read_environment(const DockerApi& api, const std::string& image, cons
     ProbeSpec direct = probe_spec("env", "probe-env", {"--nonce=" + out.nonce});
     if (std::string file = entrypoint_file(info.entrypoint); !file.empty())
         direct.args.push_back("--head=" + file);
+    out.probes_dir = host_probes_dir;
+    // A wrapper by its configuration alone: both readings at once (the script's head cannot
+    // make it less of one).
+    std::thread through;
+    if (classify_entrypoint(info.entrypoint, "").kind == EntrypointVerdict::Kind::Wrapper)
+        through = std::thread([&] {
+            out.through = run_probe_in_image(api, image, through_entrypoint(info, out.nonce),
+                                             host_probes_dir, 0, 30, run_label);
+        });
     out.run = run_probe_in_image(api, image, direct, host_probes_dir, 0, 60, run_label);
+    if (through.joinable()) through.join();
     return out;
 }
 
@@ -82,11 +101,11 @@ RuntimeReading read_runtime(const DockerApi& api, const std::string& image, cons
     out.entrypoint = classify_entrypoint(info.entrypoint, head);
     const ProbeRun* wrapped = nullptr;
     if (out.entrypoint.kind == EntrypointVerdict::Kind::Wrapper && !files_only) {
-        ProbeSpec through = probe_spec("env", "probe-env", {"--nonce=" + nonce});
-        through.keep_entrypoint = true;
-        through.env = runner_scratch_env(info.entrypoint, info.env);
         out.probes["env_entrypoint"] =
-            run_probe_in_image(api, image, through, probes_dir, 0, 30, run_label);
+            read.through && read.probes_dir == probes_dir
+                ? std::move(*read.through)
+                : run_probe_in_image(api, image, through_entrypoint(info, nonce), probes_dir, 0, 30,
+                                     run_label);
         wrapped = &out.probes["env_entrypoint"];
     }
     out.plan = plan_runtime(info.env, out.entrypoint, &d, wrapped, nonce, python_override);

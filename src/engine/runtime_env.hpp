@@ -19,9 +19,13 @@
 namespace td::engine {
 
 // probe-env run once in the image with the ENTRYPOINT removed, and the nonce it was given.
+// When the image's configuration alone shows a wrapper ENTRYPOINT (`uv run`, `sh -c '...
+// "$@"'`), probe-env also ran through it at the same time (`through`), from `probes_dir`.
 struct EnvReading {
     ProbeRun run;
     std::string nonce;
+    std::optional<ProbeRun> through;
+    std::filesystem::path probes_dir;
 };
 
 // probe-env from this host's probe set: a static program, so it runs in an image whatever the
