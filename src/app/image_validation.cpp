@@ -112,6 +112,7 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
     in.probes = std::move(reading.probes);
     in.runtime = std::move(reading.plan);
     in.entrypoint = std::move(reading.entrypoint);
+    in.cmd = info.value()->cmd;
     in.image_id = info.value()->id;
     v.image_id = in.image_id;
     if (engine::interrupted()) return;

@@ -3,7 +3,8 @@
 # issue 34): runner ENTRYPOINTs kept (uv run, poetry run, Poetry's cache venv), torch finding
 # its nvidia-* wheels through sys.path (the objects its import mapped are the evidence, not the
 # loader model), a pip --target tree's RECORD, a USER without a temporary directory, torch for
-# another Python, cuSPARSELt told from cuSPARSE. Every image derives from the genuine torch
+# another Python, cuSPARSELt told from cuSPARSE, a CMD through uv run, a .pth, torch twice
+# (a --system-site-packages venv), missing nvidia-* wheels, a 50-entry LD_LIBRARY_PATH. Every image derives from the genuine torch
 # 2.9.1 install (tests/e2e/lib/observed_images.sh); each verdict is checked beside the ground
 # truth taken by running the image as `docker run` does.
 # Usage: real_images_observed_e2e_test.sh TORCHDOCK PROBES_DIR
@@ -101,6 +102,72 @@ check "nocusparselt: TD119 names cuSPARSELt (EX217), not cuSPARSE (EX202) ($(msg
   bash -c 'contains() { [[ $1 == *EX217* && $1 != *EX202* ]]; }; contains "$1"' _ "$(msg TD119)"
 ob_error_log nocusparselt 'import torch' "$WORK/lt.log"
 check "nocusparselt: explain's first answer is cuSPARSELt (EX217)" test "$(first_explanation "$WORK/lt.log")" = EX217
+
+# --- a CMD through uv run: `docker run IMAGE python` has no torch, and says where it is --------
+g=$(OB_PYTHON=python3 gt uvruncmd); gcmd=$(/usr/bin/docker run --rm --network=none tdob/torch:uvruncmd 2>&1 | tail -1)
+validate tdob/torch:uvruncmd
+check "uvruncmd: ground truth: python3 has no torch ($g); the CMD imports it ($gcmd)" \
+  bash -c '[[ $1 == fail*"No module named '"'"'torch'"'"'"* && $2 == 2.9.1* ]]' _ "$g" "$gcmd"
+check "uvruncmd: validate fails (exit $(rc)); TD119 names /app/.venv/bin/python and the CMD's uv run ($(msg TD119))" \
+  contains "$(rc) $(msg TD119)" 1 "imports in /app/.venv/bin/python" "CMD \`uv run --frozen python main.py\`"
+check "uvruncmd: TD119's fix is to run that python ($(field TD119 fix))" contains "$(field TD119 fix)" "--python /app/.venv/bin/python"
+check "uvruncmd: TD101 does not call it a CPU image ($(status TD101): $(msg TD101))" lacks "$(msg TD101)" "CPU image"
+doctor tdob/torch:uvruncmd
+check "uvruncmd: doctor exits 1 with DR121 (torch installed, not found), not 'no torch' ($(findings))" \
+  bash -c 'test "$1" = 1 && [[ $2 == *DR121* && $2 != *DR113* ]]' _ "$(rc)" "$(findings)"
+
+# --- torch's site directory reached by another python: a .pth, a --system-site-packages venv ---
+g=$(OB_PYTHON=python3 gt pth); timed pth
+check "pth: ground truth: /usr/bin/python3 imports torch through the .pth ($g)" contains "$g" "ok 2.9.1"
+check "pth: validate passes (exit $(rc)); TD119 judges /usr/bin/python3 ($(msg TD119))" \
+  contains "$(rc) $(status TD119) $(msg TD119)" 0 pass /usr/bin/python3 /app/.venv/lib/python3.11/site-packages
+g=$(gt twice '
+import torch, re
+maps = open("/proc/self/maps").read()
+cudart = re.search(r"\S+libcudart\.so\.12", maps).group(0)
+print("GT", torch.__file__, cudart)'); timed twice
+check "twice: ground truth: torch from /opt/venv, its cudart mapped from /app/.venv ($g)" \
+  contains "$g" "ok /opt/venv/lib/python3.11/site-packages/torch" "/app/.venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"
+check "twice: validate passes (exit $(rc)); TD119 judges /opt/venv ($(msg TD119))" \
+  contains "$(rc) $(status TD119) $(msg TD119)" 0 pass "/opt/venv/lib/python3.11/site-packages"
+check "twice: TD110 passes on what the process mapped and names the model's miss ($(msg TD110))" \
+  contains "$(status TD110) $(msg TD110)" pass "mapped from /app/.venv"
+doctor tdob/torch:twice
+check "twice: doctor exits 0, no unresolved library ($(findings))" bash -c 'test "$1" = 0 && [[ $2 != *DR104* ]]' _ "$(rc)" "$(findings)"
+
+# --- missing nvidia wheels: named by the file that does not load, and its wheel --------------
+g=$(gt nonvshmem); validate tdob/torch:nonvshmem
+check "nonvshmem: ground truth: import fails on libnvshmem_host.so.3 ($g)" contains "$g" fail libnvshmem_host.so.3
+check "nonvshmem: TD110 names libnvshmem_host.so.3, TD128 the wheel nvidia-nvshmem-cu12==3.3.20 ($(msg TD110); $(msg TD128))" \
+  contains "$(rc) $(status TD110) $(msg TD110) $(msg TD128)" 1 fail libnvshmem_host.so.3 nvidia-nvshmem-cu12==3.3.20
+check "nonvshmem: TD119 explains it as NVSHMEM (EX219) ($(msg TD119))" contains "$(msg TD119)" EX219
+g=$(gt nonvidia); validate tdob/torch:nonvidia
+check "nonvidia: ground truth: import fails without the nvidia wheels' files ($g)" contains "$g" fail "libcublas"
+check "nonvidia: TD112 names the nvidia-* wheels' missing files ($(msg TD112))" \
+  contains "$(rc) $(status TD112) $(msg TD112)" 1 fail "nvidia-" "missing"
+ob_error_log nonvidia 'import torch' "$WORK/nonvidia.log"
+check "nonvidia: explain's first answer is the CUDA runtime not found (EX101)" test "$(first_explanation "$WORK/nonvidia.log")" = EX101
+
+# --- a 50-entry LD_LIBRARY_PATH with an older cudart and nvJitLink: torch maps its own -------
+g=$(gt ldlphuge '
+import torch, re
+maps = open("/proc/self/maps").read()
+print("GT", *sorted(set(re.findall(r"\S+lib(?:cudart|nvJitLink)\.so\.12", maps))))'); timed ldlphuge
+check "ldlphuge: ground truth: the process maps the wheels' cudart and nvJitLink only ($g)" \
+  bash -c '[[ $1 == ok* && $1 == */nvidia/cuda_runtime/lib/libcudart.so.12* && $1 == */nvidia/nvjitlink/lib/libnvJitLink.so.12* && $1 != *cuda-12.1* ]]' _ "$g"
+check "ldlphuge: validate passes (exit $(rc)); TD111 warns of cudart 12.1 that torch does not load ($(msg TD111))" \
+  contains "$(rc) $(status TD111) $(msg TD111)" 0 warn "/usr/local/cuda-12.1/lib64/libcudart.so.12 (12.1)" "torch loads only 12.8"
+check "ldlphuge: TD110 names where the loader model and the process disagree ($(msg TD110))" \
+  contains "$(msg TD110)" "libnvJitLink.so.12: the loader model finds /usr/local/cuda-12.1/lib64/libnvJitLink.so.12"
+doctor tdob/torch:ldlphuge
+check "ldlphuge: the fingerprint's nvJitLink is the mapped wheel copy, the model's 12.1 kept beside it" python3 - "$WORK/d.json" <<'PY'
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["libraries"] if r["soname"] == "libnvJitLink.so.12"]
+print(rows)
+sys.exit(0 if rows and all(r["path"].endswith("/nvidia/nvjitlink/lib/libnvJitLink.so.12")
+                           and r["found_via"] == "mapped by the process" for r in rows)
+         and any(r.get("model_path", "").startswith("/usr/local/cuda-12.1/") for r in rows) else 1)
+PY
 
 check "no probe container is left behind" test "$(/usr/bin/docker ps -aq --filter label=io.torchdock.run | wc -l)" = 0
 finish

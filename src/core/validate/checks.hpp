@@ -33,6 +33,7 @@ struct ValidationInput {
     std::string image_id;  // the ID the probes ran on ("sha256:...")
     RuntimePlan runtime;   // how the image runs (core/validate/runtime_env)
     EntrypointVerdict entrypoint;
+    std::vector<std::string> cmd;  // the image's CMD
     Expectations expect;
     std::map<std::string, ProbeRun> probes;  // by probe name; absent: not attempted
     bool gpu_tier = false;                   // GPUs were given to the probes

@@ -74,7 +74,7 @@ void cuda_runtime(CheckContext& ctx) {
     if (r && b && !(*r == *b) && r->major_minor() != b->major_minor())
         return runtime_against_build(ctx, have, want);
     // "A CPU image" is torch's word (a CPU build), never the conclusion of finding no torch.
-    if (have.empty() && !ctx.data("torch").contains("torch"))
+    if (have.empty() && !ctx.data("torch").value("torch", json()).is_string())
         return ctx.skip("TD101",
                         "no CUDA runtime on the loader's path, and no torch was found "
                         "to say whether this is a CPU image (TD119)");

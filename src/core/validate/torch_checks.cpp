@@ -26,12 +26,29 @@ std::string interpreters_tried(const json& t) {
 
 // "; torch 2.9.1+cu128 imports in /app/.venv/bin/python, which `docker run IMAGE python` does
 // not run (not on its PATH)": where the torch the image has is, when the python judged has none.
-std::string torch_elsewhere(const json& t) {
+// A CMD that starts python through a runner (`uv run ... python main.py`) is named: it is how
+// the image means to run, and `docker run IMAGE python` replaces it.
+std::string torch_elsewhere(const CheckContext& ctx, const json& t) {
     TorchElsewhere other = torch_in_other_interpreter(t);
     if (other.path.empty()) return {};
-    return "; torch " + other.torch + " imports in " + other.path +
-           ", which `docker run IMAGE python` does not run (it is not the first python on the "
-           "image's PATH; TD127)";
+    std::string out = "; torch " + other.torch + " imports in " + other.path +
+                      ", which `docker run IMAGE python` does not run (it is not the first "
+                      "python on the image's PATH; TD127)";
+    const auto& cmd = ctx.input().cmd;
+    if (ctx.input().entrypoint.kind != EntrypointVerdict::Kind::None || cmd.empty()) return out;
+    if (auto runner = classify_entrypoint(cmd, ""); runner.kind == EntrypointVerdict::Kind::Wrapper)
+        out += "; the image's CMD `" + join(cmd, " ") + "` starts python through a runner (" +
+               runner.evidence + "), and a command given to `docker run IMAGE` replaces the CMD";
+    return out;
+}
+
+// The fix when the torch the image has is in a python `docker run IMAGE python` does not run.
+std::string torch_elsewhere_fix(const json& t) {
+    TorchElsewhere other = torch_in_other_interpreter(t);
+    return "put " + other.path.substr(0, other.path.rfind('/')) +
+           " first on the image's PATH (or make the runner its ENTRYPOINT), so `python` is "
+           "that one; to judge that python as it is, validate with --python " +
+           other.path;
 }
 
 // "/app/.venv/bin/python, `python` on the image's PATH": the interpreter judged and why.
@@ -276,7 +293,7 @@ std::string torch_imports(CheckContext& ctx) {
             torch_python_mismatch_fix(t));
         return "torch is built for another Python (TD119)";
     }
-    const std::string elsewhere = torch_elsewhere(t);
+    const std::string elsewhere = torch_elsewhere(ctx, t);
     const Expectations& expect = ctx.input().expect;
     std::string empty_values =
         expect.count(k_empty_promises)
@@ -307,7 +324,9 @@ std::string torch_imports(CheckContext& ctx) {
                 "; the image has no io.torchdock labels either, so nothing it promises can be "
                 "checked" +
                 empty_values,
-            "validate an image with PyTorch, or say what it promises with --expect");
+            elsewhere.empty()
+                ? "validate an image with PyTorch, or say what it promises with --expect"
+                : torch_elsewhere_fix(t));
     return "no PyTorch found";
 }
 

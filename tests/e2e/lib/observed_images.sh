@@ -17,8 +17,20 @@
 #   abi         the cp312 torch 2.9.1 wheel (`pip install --target --python-version 3.12`)
 #               on PYTHONPATH under Python 3.11: "Failed to load PyTorch C extensions"
 #   nocusparselt nvidia-cusparselt-cu12 uninstalled: libcusparseLt.so.0 does not load
+#   uvruncmd    uvrun with no ENTRYPOINT and CMD ["uv", "run", ...]: `docker run IMAGE python`
+#               has no torch (/usr/bin/python3 only), the CMD runs it through uv
+#   pth         /app/.venv's site-packages reached by /usr/bin/python3 through a .pth file in
+#               the system's dist-packages, the venv not on PATH: healthy
+#   twice       torch 2.9.1 again (--no-deps) in a venv made with --system-site-packages over
+#               that system, on PATH: torch from /opt/venv, its nvidia-* wheels found by torch
+#               in the system's site directories through sys.path: healthy
+#   nonvshmem   nvidia-nvshmem-cu12 uninstalled: libnvshmem_host.so.3 does not load
+#   nonvidia    site-packages/nvidia removed ("CPU inference"), the dist-infos kept
+#   ldlphuge    LD_LIBRARY_PATH of 50 entries (missing, empty and repeated ones); the 11th holds
+#               cudart and nvJitLink 12.1 (PyPI 12.1.105 wheels): torch maps its own 12.8 copies
 OB_UV=0.13.8
 OB_POETRY=2.2.1
+OB_CUDA121=12.1.105  # PyPI nvidia-cuda-runtime-cu12 and nvidia-nvjitlink-cu12 of CUDA 12.1
 
 ob_build() {  # ob_build CASE DOCKERFILE_TEXT [FILE...]: FILEs are copied into the context
   local name=$1 dir=$OB_WORK/$1 text=$2
@@ -84,14 +96,50 @@ RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
 ENV PYTHONPATH=/opt/py312" || return 1
   ob_build nocusparselt "FROM tdreal/torch:uv
 RUN pip uninstall -y nvidia-cusparselt-cu12" || return 1
+  ob_build uvruncmd "FROM tdob/torch:uvrun
+ENTRYPOINT []
+CMD [\"uv\", \"run\", \"--frozen\", \"python\", \"main.py\"]" || return 1
+  local site=/app/.venv/lib/python3.11/site-packages
+  ob_build pth "FROM tdreal/torch:uv
+ENV PATH=$base
+RUN echo $site > /usr/lib/python3/dist-packages/app.pth
+CMD [\"python3\", \"-c\", \"import torch\"]" || return 1
+  ob_build twice "FROM tdreal/torch:uv
+ENV PATH=$base
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
+    echo $site > /usr/lib/python3/dist-packages/app.pth \\
+ && python3 -m venv --system-site-packages /opt/venv \\
+ && /opt/venv/bin/$pip --no-deps --ignore-installed torch==$REAL_TORCH
+ENV PATH=/opt/venv/bin:$base VIRTUAL_ENV=/opt/venv" || return 1
+  ob_build nonvshmem "FROM tdreal/torch:uv
+RUN pip uninstall -y nvidia-nvshmem-cu12" || return 1
+  ob_build nonvidia "FROM tdreal/torch:uv
+RUN rm -rf $site/nvidia" || return 1
+  local ldlp="" i
+  for i in $(seq 1 50); do
+    case $i in
+      11) ldlp+=/usr/local/cuda-12.1/lib64: ;;
+      20) ldlp+=: ;;
+      30 | 40) ldlp+=/usr/local/cuda-12.1/lib64: ;;
+      *) ldlp+=/opt/missing/lib$i: ;;
+    esac
+  done
+  ob_build ldlphuge "FROM tdreal/torch:uv
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
+    $pip --no-deps --target /tmp/cuda121 nvidia-cuda-runtime-cu12==$OB_CUDA121 nvidia-nvjitlink-cu12==$OB_CUDA121 \\
+ && mkdir -p /usr/local/cuda-12.1/lib64 \\
+ && cp -a /tmp/cuda121/nvidia/cuda_runtime/lib/libcudart.so.12 /tmp/cuda121/nvidia/nvjitlink/lib/libnvJitLink.so.12 /usr/local/cuda-12.1/lib64/ \\
+ && rm -rf /tmp/cuda121
+ENV LD_LIBRARY_PATH=${ldlp%:}" || return 1
 }
 
 # ob_truth CASE [PYTHON_CODE]: what `docker run IMAGE python -c CODE` does, with the image's
 # own USER, ENTRYPOINT and environment: "ok <its output>" or "fail <rc> <last line>".
+# OB_PYTHON: the program instead of `python` (an image whose PATH has python3 only).
 ob_truth() {
   local code=${2:-'import torch; print("GT", torch.__version__, torch.backends.cudnn.version())'}
   local out rc
-  out=$(/usr/bin/docker run --rm --network=none "tdob/torch:$1" python -c "$code" 2>&1); rc=$?
+  out=$(/usr/bin/docker run --rm --network=none "tdob/torch:$1" "${OB_PYTHON:-python}" -c "$code" 2>&1); rc=$?
   if [ $rc = 0 ]; then echo "ok $(grep '^GT ' <<<"$out" | head -1 | cut -d' ' -f2-)"
   else echo "fail $rc $(grep -v '^[[:space:]]' <<<"$out" | grep -v '^GT' | tail -1 | cut -c1-200)"; fi
 }

@@ -232,13 +232,26 @@ TEST_CASE("TD119 without torch names the other interpreter whose torch imports")
     ValidationInput in;
     in.probes["torch"] = ran(
         "torch",
-        {{"interpreters_tried", json::array({"/usr/bin/python3 (3.11.2, no torch)"})},
+        {{"torch", nullptr},  // as the probe says it: no torch in the python judged
+         {"interpreters_tried", json::array({"/usr/bin/python3 (3.11.2, no torch)"})},
          {"other_interpreters",
           json::array(
               {{{"path", "/app/.venv/bin/python"}, {"torch", "2.9.1+cu128"}, {"imports", true}}})}},
         "waived");
-    const auto& td119 = check_of(evaluate(in, test::real_kb()), "TD119");
-    CHECK(td119.status == "fail");
-    CHECK_THAT(td119.message,
-               ContainsSubstring("torch 2.9.1+cu128 imports in /app/.venv/bin/python"));
+    SECTION("the fix is to run that python, and TD101 does not call the image a CPU image") {
+        auto checks = evaluate(in, test::real_kb());
+        const auto& td119 = check_of(checks, "TD119");
+        CHECK(td119.status == "fail");
+        CHECK_THAT(td119.message,
+                   ContainsSubstring("torch 2.9.1+cu128 imports in /app/.venv/bin/python"));
+        CHECK_THAT(td119.fix, ContainsSubstring("put /app/.venv/bin first on the image's PATH"));
+        CHECK_THAT(td119.fix, ContainsSubstring("--python /app/.venv/bin/python"));
+        CHECK(check_of(checks, "TD101").status == "skip");
+    }
+    SECTION("a CMD that starts python through uv run is named") {
+        in.cmd = {"uv", "run", "--frozen", "python", "main.py"};
+        CHECK_THAT(check_of(evaluate(in, test::real_kb()), "TD119").message,
+                   ContainsSubstring("the image's CMD `uv run --frozen python main.py` starts "
+                                     "python through a runner (uv runs its arguments)"));
+    }
 }
