@@ -74,4 +74,8 @@ const CheckResult& check_of(const std::vector<CheckResult>& all, const std::stri
     return all.front();
 }
 
+CheckResult check_of(std::vector<CheckResult>&& all, const std::string& id) {
+    return check_of(static_cast<const std::vector<CheckResult>&>(all), id);
+}
+
 }  // namespace td::test

@@ -38,5 +38,7 @@ ProbeRun ran(const std::string& name, const nlohmann::json& data,
 
 // The result of check `id` among `all` (a test failure when there is none).
 const CheckResult& check_of(const std::vector<CheckResult>& all, const std::string& id);
+// Of a temporary (check_of(evaluate(...), id)): a copy, which a reference then keeps alive.
+CheckResult check_of(std::vector<CheckResult>&& all, const std::string& id);
 
 }  // namespace td::test

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/pypi/pep440.hpp"
 #include "core/pypi/wheel_name.hpp"
 #include "core/validate/check_context.hpp"
 #include "core/validate/probe_plan.hpp"
@@ -242,6 +243,13 @@ std::pair<std::string, std::string> exact_pin(const std::string& requirement) {
     return {to_lower(pin.substr(0, eq)), pin.substr(eq + 2)};
 }
 
+// " (newer than the pin)" or " (older than the pin)": which way an installed version moved.
+std::string pin_direction(const std::string& have, const std::string& pin) {
+    auto h = pypi::Pep440Version::parse(have), p = pypi::Pep440Version::parse(pin);
+    if (!h || !p || *h == *p) return {};
+    return *p < *h ? " (newer than the pin)" : " (older than the pin)";
+}
+
 // TD128: the nvidia-* wheels and triton beside torch are the versions torch pins.
 void torch_pins(CheckContext& ctx) {
     const json& t = ctx.data("torch");
@@ -258,8 +266,9 @@ void torch_pins(CheckContext& ctx) {
         if (have.empty())
             absent.push_back(name + "==" + version);
         else if (have != version)
-            wrong.push_back(name + " " + have + " is installed, torch " +
-                            distribution_version(ctx, "torch") + " requires ==" + version);
+            wrong.push_back(name + " " + have + " is installed" + pin_direction(have, version) +
+                            ", torch " + distribution_version(ctx, "torch") +
+                            " requires ==" + version);
         else
             ok.push_back(name + " " + have);
     }

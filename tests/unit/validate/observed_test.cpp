@@ -210,7 +210,8 @@ TEST_CASE("TD110 names a library the process mapped from elsewhere than the mode
     in.probes["torch"] =
         ran("torch",
             torch_imported(json::array({k_venv + "/nvidia/nvjitlink/lib/libnvJitLink.so.12"})));
-    const auto& td110 = check_of(evaluate(in, test::real_kb()), "TD110");
+    const auto td110 =
+        check_of(evaluate(in, test::real_kb()), "TD110");  // a copy: the vector is a temporary
     CHECK(td110.status == "pass");
     CHECK_THAT(td110.message, ContainsSubstring("the loader model finds /usr/local/cuda-12.1"));
     CHECK_THAT(td110.message, ContainsSubstring("the process mapped " + k_venv));
@@ -254,4 +255,25 @@ TEST_CASE("TD119 without torch names the other interpreter whose torch imports")
                    ContainsSubstring("the image's CMD `uv run --frozen python main.py` starts "
                                      "python through a runner (uv runs its arguments)"));
     }
+}
+
+TEST_CASE("TD128 says which way a pinned wheel moved: a newer NCCL, an older triton") {
+    ValidationInput in;
+    in.probes["torch"] =
+        ran("torch",
+            {{"torch", "2.9.1+cu128"},
+             {"distributions",
+              {{"torch",
+                {{"version", "2.9.1"},
+                 {"requires", json::array({"nvidia-nccl-cu12==2.27.5; platform_system == \"Linux\"",
+                                           "triton==3.5.1; platform_system == \"Linux\""})}}},
+               {"nvidia-nccl-cu12", {{"version", "2.32.3"}}},
+               {"triton", {{"version", "3.4.0"}}}}}},
+            "pass");
+    const auto td128 =
+        check_of(evaluate(in, test::real_kb()), "TD128");  // a copy: the vector is a temporary
+    CHECK(td128.status == "fail");
+    CHECK_THAT(td128.message, ContainsSubstring("nvidia-nccl-cu12 2.32.3 is installed (newer than "
+                                                "the pin), torch 2.9.1 requires ==2.27.5"));
+    CHECK_THAT(td128.message, ContainsSubstring("triton 3.4.0 is installed (older than the pin)"));
 }
