@@ -4,7 +4,8 @@
 # its nvidia-* wheels through sys.path (the objects its import mapped are the evidence, not the
 # loader model), a pip --target tree's RECORD, a USER without a temporary directory, torch for
 # another Python, cuSPARSELt told from cuSPARSE, a CMD through uv run, a .pth, torch twice
-# (a --system-site-packages venv), missing nvidia-* wheels, a 50-entry LD_LIBRARY_PATH. Every image derives from the genuine torch
+# (a --system-site-packages venv), missing nvidia-* wheels, a 50-entry LD_LIBRARY_PATH, torch's
+# pins moved both ways, numpy moved under pandas. Every image derives from the genuine torch
 # 2.9.1 install (tests/e2e/lib/observed_images.sh); each verdict is checked beside the ground
 # truth taken by running the image as `docker run` does.
 # Usage: real_images_observed_e2e_test.sh TORCHDOCK PROBES_DIR
@@ -169,6 +170,22 @@ sys.exit(0 if rows and all(r["path"].endswith("/nvidia/nvjitlink/lib/libnvJitLin
                            and r["found_via"] == "mapped by the process" for r in rows)
          and any(r.get("model_path", "").startswith("/usr/local/cuda-12.1/") for r in rows) else 1)
 PY
+
+# --- torch's pins moved both ways; numpy moved under pandas (outside torch's stack) ---------
+g=$(gt pinmoved '
+import ctypes, re, torch, triton
+lib = re.search(r"\S+libnccl\.so\.2", open("/proc/self/maps").read()).group(0)
+v = ctypes.c_int(); ctypes.CDLL(lib).ncclGetVersion(ctypes.byref(v))
+print("GT", triton.__version__, v.value)'); validate tdob/torch:pinmoved
+check "pinmoved: ground truth: imports with triton 3.4.0, the process maps NCCL 23203 ($g)" contains "$g" "ok 3.4.0 23203"
+check "pinmoved: TD128 fails naming which way each pin moved ($(msg TD128))" \
+  contains "$(rc) $(status TD128) $(msg TD128)" 1 fail "nvidia-nccl-cu12 2.32.3 is installed (newer than the pin)" "triton 3.4.0 is installed (older than the pin)"
+check "pinmoved: TD104 observes the NCCL the process maps, 2.32.3 ($(field TD104 observed))" test "$(field TD104 observed)" = 2.32.3
+g=$(gt numpyabi 'import numpy, torch; print("GT", numpy.__version__, torch.from_numpy(numpy.arange(3)).sum().item())')
+gp=$(ob_truth numpyabi 'import pandas'); validate tdob/torch:numpyabi
+check "numpyabi: ground truth: torch works with numpy 2.4.6 ($g), pandas does not import ($gp)" \
+  bash -c '[[ $1 == "ok 2.4.6 3" && $2 == fail*"numpy.dtype size changed"* ]]' _ "$g" "$gp"
+check "numpyabi: validate passes: torch's stack is healthy (exit $(rc))" test "$(rc)" = 0
 
 check "no probe container is left behind" test "$(/usr/bin/docker ps -aq --filter label=io.torchdock.run | wc -l)" = 0
 finish

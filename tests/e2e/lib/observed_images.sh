@@ -28,9 +28,14 @@
 #   nonvidia    site-packages/nvidia removed ("CPU inference"), the dist-infos kept
 #   ldlphuge    LD_LIBRARY_PATH of 50 entries (missing, empty and repeated ones); the 11th holds
 #               cudart and nvJitLink 12.1 (PyPI 12.1.105 wheels): torch maps its own 12.8 copies
+#   pinmoved    torch's pins moved both ways: triton 3.4.0 (torch pins 3.5.1), NCCL 2.32.3
+#               (torch pins 2.27.5): torch imports and maps the newer NCCL
+#   numpyabi    pandas 2.1.4 (built against numpy 1.x) under numpy 2.4.6: torch and
+#               torch.from_numpy work, `import pandas` fails (outside torch's stack)
 OB_UV=0.13.8
 OB_POETRY=2.2.1
 OB_CUDA121=12.1.105  # PyPI nvidia-cuda-runtime-cu12 and nvidia-nvjitlink-cu12 of CUDA 12.1
+OB_TRITON_OLD=3.4.0 OB_NCCL_NEW=2.32.3 OB_PANDAS=2.1.4 OB_NUMPY1=1.26.4 OB_NUMPY2=2.4.6
 
 ob_build() {  # ob_build CASE DOCKERFILE_TEXT [FILE...]: FILEs are copied into the context
   local name=$1 dir=$OB_WORK/$1 text=$2
@@ -131,6 +136,12 @@ RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
  && cp -a /tmp/cuda121/nvidia/cuda_runtime/lib/libcudart.so.12 /tmp/cuda121/nvidia/nvjitlink/lib/libnvJitLink.so.12 /usr/local/cuda-12.1/lib64/ \\
  && rm -rf /tmp/cuda121
 ENV LD_LIBRARY_PATH=${ldlp%:}" || return 1
+  ob_build pinmoved "FROM tdreal/torch:uv
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
+    $pip --no-deps triton==$OB_TRITON_OLD nvidia-nccl-cu12==$OB_NCCL_NEW" || return 1
+  ob_build numpyabi "FROM tdreal/torch:uv
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
+    $pip pandas==$OB_PANDAS numpy==$OB_NUMPY1 && $pip numpy==$OB_NUMPY2" || return 1
 }
 
 # ob_truth CASE [PYTHON_CODE]: what `docker run IMAGE python -c CODE` does, with the image's

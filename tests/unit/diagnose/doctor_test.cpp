@@ -73,3 +73,21 @@ TEST_CASE("doctor DR119: torch claiming an arch its binary lacks") {
     REQUIRE(dr);
     CHECK_THAT(dr->detail, ContainsSubstring("torch reports sm_120"));
 }
+
+TEST_CASE("doctor DR125: a venv of Python 3.11 under 3.13 is an error, never 'no torch'") {
+    std::map<std::string, ProbeRun> probes;
+    probes["torch"] = probe("torch", R"J({"torch":null,
+        "interpreters_tried":["/app/.venv/bin/python (3.13.5, no torch)"],
+        "torch_for_other_python":[{"dir":"/app/.venv/lib/python3.11/site-packages",
+          "python":"3.11","evidence":"lib/python3.11","interpreter":"/app/.venv/bin/python",
+          "interpreter_python":"3.13.5"}]})J");
+    EnvironmentFacts facts;
+    facts.kind = "image";
+    auto found = doctor_findings(build_fingerprint(facts, probes), test::real_kb());
+    auto is = [](const char* id) { return [id](const Finding& f) { return f.id == id; }; };
+    auto dr125 = std::find_if(found.begin(), found.end(), is("DR125"));
+    REQUIRE(dr125 != found.end());
+    CHECK(dr125->severity == "error");
+    CHECK_THAT(dr125->detail, ContainsSubstring("built for Python 3.11"));
+    CHECK(std::none_of(found.begin(), found.end(), is("DR113")));
+}
