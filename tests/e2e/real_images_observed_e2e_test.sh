@@ -5,7 +5,7 @@
 # loader model), a pip --target tree's RECORD, a USER without a temporary directory, torch for
 # another Python, cuSPARSELt told from cuSPARSE, a CMD through uv run, a .pth, torch twice
 # (a --system-site-packages venv), missing nvidia-* wheels, a 50-entry LD_LIBRARY_PATH, torch's
-# pins moved both ways, numpy moved under pandas. Every image derives from the genuine torch
+# pins moved both ways, numpy moved under pandas, an older torchvision first on PYTHONPATH. Every image derives from the genuine torch
 # 2.9.1 install (tests/e2e/lib/observed_images.sh); each verdict is checked beside the ground
 # truth taken by running the image as `docker run` does.
 # Usage: real_images_observed_e2e_test.sh TORCHDOCK PROBES_DIR
@@ -170,6 +170,14 @@ sys.exit(0 if rows and all(r["path"].endswith("/nvidia/nvjitlink/lib/libnvJitLin
                            and r["found_via"] == "mapped by the process" for r in rows)
          and any(r.get("model_path", "").startswith("/usr/local/cuda-12.1/") for r in rows) else 1)
 PY
+
+# --- an older torchvision put first by PYTHONPATH: the process dies, the cause is named ------
+g=$(gt pypathtv); gtv=$(ob_truth pypathtv 'import torchvision'); validate tdob/torch:pypathtv
+check "pypathtv: ground truth: torch imports ($g), torchvision kills the process ($gtv)" \
+  bash -c '[[ $1 == "ok 2.9.1"* && $2 == "fail 139"* ]]' _ "$g" "$gtv"
+check "pypathtv: TD124 names torchvision 0.23.0, the PYTHONPATH that put it first, and the pair ($(msg TD124))" \
+  contains "$(rc) $(status TD124) $(msg TD124)" 1 fail "torchvision 0.23.0 (from /opt/pkgs, found through PYTHONPATH=/opt/pkgs" "does not pair with torch 2.9.1"
+check "pypathtv: TD119's fix points at TD124 ($(field TD119 fix))" contains "$(field TD119 fix)" TD124
 
 # --- torch's pins moved both ways; numpy moved under pandas (outside torch's stack) ---------
 g=$(gt pinmoved '

@@ -51,6 +51,19 @@ std::string torch_elsewhere_fix(const json& t) {
            other.path;
 }
 
+// ", found through PYTHONPATH=/opt/pkgs, ahead of ...": a PYTHONPATH entry comes before the
+// interpreter's own site directories, so when a package is found in `site` through it, that
+// variable decides which copy runs, and is named. "" otherwise.
+std::string through_pythonpath(const CheckContext& ctx, const std::string& site) {
+    auto pythonpath = env_lookup(ctx.input().runtime.environment, "PYTHONPATH");
+    if (!pythonpath || site.empty()) return {};
+    for (const auto& entry : split(*pythonpath, ':'))
+        if (!entry.empty() && (entry == site || entry + "/" == site))
+            return ", found through PYTHONPATH=" + *pythonpath +
+                   ", ahead of the interpreter's own site directories";
+    return {};
+}
+
 // "/app/.venv/bin/python, `python` on the image's PATH": the interpreter judged and why.
 std::string interpreter_of(const CheckContext& ctx) {
     const json& t = ctx.data("torch");
@@ -206,6 +219,11 @@ std::string torch_files_only(CheckContext& ctx) {
     return "files-only tier";
 }
 
+// The probe's stage of importing torchvision or torchaudio, after torch imported.
+bool companion_stage(const std::string& stage) {
+    return stage == "import torchvision" || stage == "import torchaudio";
+}
+
 // TD119. Returns why the other torch checks cannot run, or "" when torch imports.
 std::string torch_imports(CheckContext& ctx) {
     if (!ctx.input().files_only_reason.empty()) return torch_files_only(ctx);
@@ -221,10 +239,13 @@ std::string torch_imports(CheckContext& ctx) {
         ctx.add("TD119", "fail", str(t["crash"], "signal"), "importable",
                 crash_summary(t["crash"]) + " (python " + interpreter_of(ctx) + ")" +
                     (damaged.empty() ? "" : "; damaged files (TD112): " + damaged),
-                damaged.empty() ? "find what is wrong with the library named (a truncated or "
-                                  "corrupt file, a mismatched build); TD112 checks every file "
-                                  "against its wheel's RECORD"
-                                : "reinstall the damaged wheels (TD112's fix)");
+                !damaged.empty() ? "reinstall the damaged wheels (TD112's fix)"
+                : companion_stage(str(t["crash"], "stage"))
+                    ? "install the " + str(t["crash"], "stage").substr(7) +
+                          " release built for this torch (TD124 says which, and which copy "
+                          "was imported)"
+                    : "find what is wrong with the library named (a truncated or corrupt file, "
+                      "a mismatched build); TD112 checks every file against its wheel's RECORD");
         return ctx.torch_import_failure();
     }
     std::string have = str(t, "torch");
@@ -241,15 +262,7 @@ std::string torch_imports(CheckContext& ctx) {
         }
         // Which interpreter and which site directory were inspected.
         std::string site = file.empty() ? "" : file.substr(0, file.rfind("/torch/"));
-        // A PYTHONPATH entry comes before the interpreter's own site directories: when torch
-        // is found there, that variable decides which torch runs, and is named.
-        std::string through;
-        if (auto pythonpath = env_lookup(ctx.input().runtime.environment, "PYTHONPATH");
-            pythonpath && !site.empty())
-            for (const auto& entry : split(*pythonpath, ':'))
-                if (!entry.empty() && (entry == site || entry + "/" == site))
-                    through = ", found through PYTHONPATH=" + *pythonpath +
-                              ", ahead of the interpreter's own site directories";
+        std::string through = through_pythonpath(ctx, site);
         ctx.add("TD119", "pass", have, "importable",
                 "torch " + have + " imports (python " + interpreter_of(ctx) +
                     (site.empty() ? "" : "; from " + site) + through +
@@ -424,7 +437,10 @@ void python_version(CheckContext& ctx) {
 // they are what the labels say.
 void torch_companions(CheckContext& ctx) {
     const json& t = ctx.data("torch");
-    std::string torch_plain = str(t, "torch").substr(0, str(t, "torch").find('+'));
+    // torch's own answer, else (its process died importing a companion) its metadata's.
+    std::string torch_version =
+        str(t, "torch").empty() ? distribution_version(ctx, "torch") : str(t, "torch");
+    std::string torch_plain = torch_version.substr(0, torch_version.find('+'));
     const TorchRelease* release = ctx.kb().torch(torch_plain);
     std::vector<std::string> ok, wrong, fixes, observed, notes;
     for (const char* name : {"torchvision", "torchaudio"}) {
@@ -455,8 +471,14 @@ void torch_companions(CheckContext& ctx) {
                 return parts.size() >= 2 ? parts[0] + "." + parts[1] : v;
             };
             if (mm(have) != mm(pairs)) {
-                wrong.push_back(std::string(name) + " " + have + " does not pair with torch " +
-                                torch_plain + " (its release is " + pairs + ", data/torch.json)");
+                const json dists = t.value("distributions", json::object());
+                std::string site =
+                    dists.is_object() && dists.contains(name) ? str(dists[name], "location") : "";
+                std::string through = through_pythonpath(ctx, site);
+                wrong.push_back(std::string(name) + " " + have +
+                                (through.empty() ? "" : " (from " + site + through + ")") +
+                                " does not pair with torch " + torch_plain + " (its release is " +
+                                pairs + ", data/torch.json)");
                 failed_here = true;
             } else if (have.substr(0, have.find('+')) != pairs) {
                 notes.push_back(std::string(name) + " " + have + " (torch " + torch_plain +
@@ -520,8 +542,15 @@ void judge_torch(CheckContext& ctx) {
     std::string unavailable;
     ctx.guarded([&](CheckContext& c) { unavailable = torch_imports(c); });
     if (!unavailable.empty()) {
-        for (const char* id : {"TD120", "TD121", "TD122", "TD123", "TD124"})
-            ctx.skip(id, unavailable);
+        for (const char* id : {"TD120", "TD121", "TD122", "TD123"}) ctx.skip(id, unavailable);
+        // torch imported and the process died importing torchvision or torchaudio: whether
+        // they pair with it is read from their metadata.
+        const json& t = ctx.data("torch");
+        if (t.contains("crash") && t["crash"].is_object() &&
+            companion_stage(str(t["crash"], "stage")))
+            ctx.guarded(torch_companions);
+        else
+            ctx.skip("TD124", unavailable);
         return;
     }
     const json& t = ctx.data("torch");

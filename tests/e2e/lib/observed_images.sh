@@ -30,12 +30,14 @@
 #               cudart and nvJitLink 12.1 (PyPI 12.1.105 wheels): torch maps its own 12.8 copies
 #   pinmoved    torch's pins moved both ways: triton 3.4.0 (torch pins 3.5.1), NCCL 2.32.3
 #               (torch pins 2.27.5): torch imports and maps the newer NCCL
+#   pypathtv    torchvision 0.23.0 (torch 2.8.0's) put first by PYTHONPATH=/opt/pkgs (`pip
+#               install --target --no-deps`): torch 2.9.1 imports, torchvision does not
 #   numpyabi    pandas 2.1.4 (built against numpy 1.x) under numpy 2.4.6: torch and
 #               torch.from_numpy work, `import pandas` fails (outside torch's stack)
 OB_UV=0.13.8
 OB_POETRY=2.2.1
 OB_CUDA121=12.1.105  # PyPI nvidia-cuda-runtime-cu12 and nvidia-nvjitlink-cu12 of CUDA 12.1
-OB_TRITON_OLD=3.4.0 OB_NCCL_NEW=2.32.3 OB_PANDAS=2.1.4 OB_NUMPY1=1.26.4 OB_NUMPY2=2.4.6
+OB_TRITON_OLD=3.4.0 OB_NCCL_NEW=2.32.3 OB_TORCHVISION_OLD=0.23.0 OB_PANDAS=2.1.4 OB_NUMPY1=1.26.4 OB_NUMPY2=2.4.6
 
 ob_build() {  # ob_build CASE DOCKERFILE_TEXT [FILE...]: FILEs are copied into the context
   local name=$1 dir=$OB_WORK/$1 text=$2
@@ -139,6 +141,10 @@ ENV LD_LIBRARY_PATH=${ldlp%:}" || return 1
   ob_build pinmoved "FROM tdreal/torch:uv
 RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
     $pip --no-deps triton==$OB_TRITON_OLD nvidia-nccl-cu12==$OB_NCCL_NEW" || return 1
+  ob_build pypathtv "FROM tdreal/torch:uv
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
+    $pip --no-deps --target /opt/pkgs torchvision==$OB_TORCHVISION_OLD
+ENV PYTHONPATH=/opt/pkgs" || return 1
   ob_build numpyabi "FROM tdreal/torch:uv
 RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
     $pip pandas==$OB_PANDAS numpy==$OB_NUMPY1 && $pip numpy==$OB_NUMPY2" || return 1

@@ -277,3 +277,25 @@ TEST_CASE("TD128 says which way a pinned wheel moved: a newer NCCL, an older tri
                                                 "the pin), torch 2.9.1 requires ==2.27.5"));
     CHECK_THAT(td128.message, ContainsSubstring("triton 3.4.0 is installed (older than the pin)"));
 }
+
+TEST_CASE("a process that died importing torchvision: TD124 judges the pair from metadata") {
+    ValidationInput in;
+    in.runtime.environment = {"PATH=/usr/bin", "PYTHONPATH=/opt/pkgs"};
+    in.probes["torch"] = ran(
+        "torch",
+        {{"torch_file", "/app/.venv/lib/python3.11/site-packages/torch/__init__.py"},
+         {"crash", {{"signal", "SIGSEGV"}, {"exit_code", 139}, {"stage", "import torchvision"}}},
+         {"distributions",
+          {{"torch",
+            {{"version", "2.9.1"}, {"location", "/app/.venv/lib/python3.11/site-packages"}}},
+           {"torchvision", {{"version", "0.23.0"}, {"location", "/opt/pkgs"}}}}}},
+        "fail");
+    auto checks = evaluate(in, test::real_kb());
+    CHECK_THAT(check_of(checks, "TD119").fix, ContainsSubstring("TD124 says which"));
+    const auto& td124 = check_of(checks, "TD124");
+    CHECK(td124.status == "fail");
+    CHECK_THAT(td124.message,
+               ContainsSubstring("torchvision 0.23.0 (from /opt/pkgs, found through "
+                                 "PYTHONPATH=/opt/pkgs, ahead of the interpreter's own site "
+                                 "directories) does not pair with torch 2.9.1"));
+}
