@@ -114,13 +114,11 @@ inline bool record_file_path(const std::string& site, const std::string& rel, st
 // installs into a temporary home (purelib `HOME/lib/python`, scripts `HOME/bin`, data `HOME`)
 // and writes RECORD there, so a console script is `../../bin/torchrun`; it then moves the
 // home's items into DIR, the script to `DIR/bin/torchrun`. Returns that path for a row that
-// starts with `../../` in a site directory that is not a `site-packages`/`dist-packages`
-// (a --target tree), "" otherwise; the caller takes it only when the literal path is absent.
+// starts with `../../` (a prefix install writes `../../../bin/torchrun`), "" otherwise; the
+// caller takes it only when the literal path is absent. DIR may have any name, a venv's
+// site-packages included (`pip install --target /opt/venv/lib/python3.12/site-packages`).
 inline std::string pip_target_path(const std::string& site, const std::string& rel) {
     if (rel.compare(0, 6, "../../") != 0 || rel.size() == 6) return {};
-    const std::size_t slash = site.find_last_of('/');
-    const std::string name = slash == std::string::npos ? site : site.substr(slash + 1);
-    if (name == "site-packages" || name == "dist-packages") return {};
     const std::string rest = rel.substr(6);
     if (rest.compare(0, 3, "../") == 0 || rest.find("/../") != std::string::npos) return {};
     std::string out;

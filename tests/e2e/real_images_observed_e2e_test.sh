@@ -89,6 +89,8 @@ check "tmpro: explain names the missing temporary directory (EX508)" test "$(fir
 # --- torch for another Python ---------------------------------------------------------------
 g=$(gt abi); timed abi
 check "abi: ground truth: import torch fails ($g)" contains "$g" "fail"
+check "abi: TD112 passes: the --target tree's ../../bin rows are in it, though it is named site-packages ($(msg TD112))" \
+  test "$(status TD112)" = pass
 check "abi: validate fails (exit $(rc)); TD119 names Python 3.12 against 3.11 ($(msg TD119))" \
   contains "$(rc) $(status TD119) $(msg TD119)" 1 fail "built for Python 3.12" "runs Python 3.11"
 doctor tdob/torch:abi
@@ -96,6 +98,17 @@ check "abi: doctor exits 1 with DR125 ($(findings))" contains "$(rc) $(findings)
 ob_error_log abi 'import torch' "$WORK/abi.log"
 check "abi: explain on torch's own text (Failed to load PyTorch C extensions): EX506" \
   bash -c "grep -q 'Failed to load PyTorch C extensions' '$WORK/abi.log' && test $(first_explanation "$WORK/abi.log") = EX506"
+
+g=$(gt venvabi 'import sys; print("GT", sys.version.split()[0]); import torch')
+validate tdob/torch:venvabi
+check "venvabi: ground truth: the venv's python is 3.11 and has no torch module ($g)" \
+  bash -c '[[ $1 == fail*"No module named '"'"'torch'"'"'"* ]]' _ "$g"
+check "venvabi: TD119 names the venv built for Python 3.12 under 3.11, not 'no PyTorch' ($(msg TD119))" \
+  contains "$(rc) $(msg TD119)" 1 "built for Python 3.12 (lib/python3.12), but the image runs Python 3.11"
+check "venvabi: TD101 is skipped, not passed as a CPU image ($(status TD101))" test "$(status TD101)" = skip
+doctor tdob/torch:venvabi
+check "venvabi: doctor exits 1 with DR125, never 'no torch' ($(findings))" \
+  bash -c 'test "$1" = 1 && [[ $2 == *"DR125 error"* && $2 != *DR113* ]]' _ "$(rc)" "$(findings)"
 
 # --- cuSPARSELt, not cuSPARSE ----------------------------------------------------------------
 g=$(gt nocusparselt); timed nocusparselt

@@ -16,6 +16,8 @@
 #               file rendezvous find no temporary directory
 #   abi         the cp312 torch 2.9.1 wheel (`pip install --target --python-version 3.12`)
 #               on PYTHONPATH under Python 3.11: "Failed to load PyTorch C extensions"
+#   venvabi     the same files as a venv made by Python 3.12 (lib/python3.12, pyvenv.cfg)
+#               whose python is the 3.11 of the stage it was copied into: no torch module
 #   nocusparselt nvidia-cusparselt-cu12 uninstalled: libcusparseLt.so.0 does not load
 #   uvruncmd    uvrun with no ENTRYPOINT and CMD ["uv", "run", ...]: `docker run IMAGE python`
 #               has no torch (/usr/bin/python3 only), the CMD runs it through uv
@@ -99,8 +101,16 @@ RUN chmod 755 /tmp /var/tmp
 USER nobody" || return 1
   ob_build abi "FROM tdreal/torch:uv
 RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
-    $pip --no-deps --only-binary=:all: --python-version 3.12 --target /opt/py312 torch==$REAL_TORCH
-ENV PYTHONPATH=/opt/py312" || return 1
+    $pip --no-deps --only-binary=:all: --python-version 3.12 --target /opt/venv/lib/python3.12/site-packages torch==$REAL_TORCH
+ENV PYTHONPATH=/opt/venv/lib/python3.12/site-packages" || return 1
+  # A venv made by Python 3.12 (its pyvenv.cfg, lib/python3.12), whose bin/python is the
+  # /usr/bin/python3 of the stage it was copied into: 3.11 here.
+  ob_build venvabi "FROM tdob/torch:abi
+ENV PYTHONPATH=
+RUN mkdir -p /opt/venv/bin && ln -s /usr/bin/python3 /opt/venv/bin/python \\
+ && ln -s python /opt/venv/bin/python3 \\
+ && printf 'home = /usr/bin\\ninclude-system-site-packages = false\\nversion = 3.12.12\\n' > /opt/venv/pyvenv.cfg
+ENV PATH=/opt/venv/bin:$base VIRTUAL_ENV=/opt/venv" || return 1
   ob_build nocusparselt "FROM tdreal/torch:uv
 RUN pip uninstall -y nvidia-cusparselt-cu12" || return 1
   ob_build uvruncmd "FROM tdob/torch:uvrun

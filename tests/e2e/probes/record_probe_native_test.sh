@@ -254,6 +254,12 @@ done
 probe target --site-dirs="$TGT"
 check "pip --target tree: ../../bin/torchrun is found in TARGET/bin, pass with 2 files" js target \
   "j['status'] == 'pass' and dist('torch')['files'] == 2 and dist('torch')['problems'] == []"
+# A --target tree may be named like any site directory: a venv's site-packages of another Python.
+VTGT=$WORK/venv/lib/python3.12/site-packages
+mkdir -p "$(dirname "$VTGT")" && cp -a "$TGT" "$VTGT"
+probe target_site --site-dirs="$VTGT"
+check "pip --target into a directory named site-packages: ../../bin/torchrun found there too" js target_site \
+  "j['status'] == 'pass' and dist('torch')['files'] == 2 and dist('torch')['problems'] == []"
 rm "$TGT/bin/torchrun"
 probe target_gone --site-dirs="$TGT"
 check "pip --target tree without its script: fail, the row named as pip wrote it" js target_gone \
