@@ -243,6 +243,15 @@ bool libs_found_nothing(const CheckContext& ctx) {
     return p && p->usable() && p->status == "waived";
 }
 
+// Why no process shows what torch loads, for a verdict of the loader model alone.
+std::string model_only_reason(const CheckContext& ctx) {
+    if (ctx.torch_import_failed())
+        return "no process mapped torch's libraries: " + ctx.torch_import_failure();
+    if (!ctx.data("torch").value("torch", json()).is_string())
+        return "no torch imported to show what loads";
+    return "the torch probe did not report what its process mapped";
+}
+
 void libs_resolved(CheckContext& ctx) {
     const json& d = ctx.data("libs");
     if (libs_found_nothing(ctx))
@@ -282,8 +291,11 @@ void libs_resolved(CheckContext& ctx) {
     for (const auto& e : u)
         missing.push_back(str(e, "soname") + " (needed by " + str(e, "needed_by") + ")");
     std::string unreadable = unreadable_cause(d);
+    // No process shows what loads: the loader model speaks alone, and says so.
+    const std::string whose =
+        seen.observed ? "" : " by the loader model (" + model_only_reason(ctx) + ")";
     ctx.add("TD110", "fail", join(missing, "; "), "all resolve",
-            "unresolved: " + missing.front() +
+            "unresolved" + whose + ": " + missing.front() +
                 (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more" : "") +
                 (unreadable.empty() ? "" : "; " + unreadable) + process_note,
             unreadable.empty() ? fix_for_missing(ctx, str(u[0], "soname"))
