@@ -27,9 +27,11 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string describe(const nlohmann::json& fp) {
+    // "-" for a fact not read (a distroless image has no os-release, and no shell to ask).
     auto s = [&](const nlohmann::json& j, const char* k) {
-        return j.is_object() && j.contains(k) && j[k].is_string() ? j[k].get<std::string>()
-                                                                  : std::string("-");
+        return j.is_object() && j.contains(k) && j[k].is_string() && !j[k].empty()
+                   ? j[k].get<std::string>()
+                   : std::string("-");
     };
     std::vector<std::vector<std::string>> rows = {
         {"subject", s(fp, "kind") + ": " + s(fp, "subject")},
@@ -139,6 +141,8 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
                                 kb.value(), label, std::nullopt, &platform.env);
         probes = std::move(reading.probes);
         facts.interpreter_why = reading.plan.why;
+        // /dev/shm as probe-env read it, as validate reads it: an image without a shell too.
+        if (auto shm = engine::env_shm_bytes(probes)) facts.shm_bytes = *shm;
         if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
     }
     if (engine::interrupted()) {

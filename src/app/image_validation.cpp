@@ -117,9 +117,8 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
     v.image_id = in.image_id;
     if (engine::interrupted()) return;
     // /dev/shm as probe-env read it (no shell needed); a shell only when it could not.
-    const ProbeRun& env = in.probes["env"];
-    if (env.usable() && env.data.contains("shm_bytes") && env.data["shm_bytes"].is_number())
-        in.shm_bytes = env.data["shm_bytes"].get<long long>();
+    if (auto read = engine::env_shm_bytes(in.probes))
+        in.shm_bytes = *read;
     else if (auto shm = engine::shm_bytes_in_image(run.api, id, run.run_label))
         in.shm_bytes = shm.value();
     else

@@ -150,4 +150,12 @@ RuntimeReading probe_image(const DockerApi& api, const std::string& image, const
     return out;
 }
 
+std::optional<long long> env_shm_bytes(const std::map<std::string, ProbeRun>& probes) {
+    auto it = probes.find("env");
+    if (it == probes.end() || !it->second.usable()) return std::nullopt;
+    const auto& d = it->second.data;
+    if (!d.contains("shm_bytes") || !d["shm_bytes"].is_number_integer()) return std::nullopt;
+    return d["shm_bytes"].get<long long>();
+}
+
 }  // namespace td::engine

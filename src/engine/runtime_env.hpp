@@ -69,6 +69,10 @@ RuntimeReading read_runtime(const DockerApi& api, const std::string& image, cons
                             const std::optional<std::string>& files_only = std::nullopt,
                             const EnvReading* env = nullptr);
 
+// The size of /dev/shm as probe-env read it in the container (statfs: no shell needed);
+// nullopt when it did not answer.
+std::optional<long long> env_shm_bytes(const std::map<std::string, ProbeRun>& probes);
+
 struct ProbeSpec;
 
 // read_runtime, then `specs` through engine::run_probes in that environment (GPUs: 0 none,

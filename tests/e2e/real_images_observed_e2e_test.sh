@@ -5,7 +5,8 @@
 # loader model), a pip --target tree's RECORD, a USER without a temporary directory, torch for
 # another Python, cuSPARSELt told from cuSPARSE, a CMD through uv run, a .pth, torch twice
 # (a --system-site-packages venv), missing nvidia-* wheels, a 50-entry LD_LIBRARY_PATH, torch's
-# pins moved both ways, numpy moved under pandas, an older torchvision first on PYTHONPATH. Every image derives from the genuine torch
+# pins moved both ways, numpy moved under pandas, an older torchvision first on PYTHONPATH, a
+# distroless layout. Every image derives from the genuine torch
 # 2.9.1 install (tests/e2e/lib/observed_images.sh); each verdict is checked beside the ground
 # truth taken by running the image as `docker run` does.
 # Usage: real_images_observed_e2e_test.sh TORCHDOCK PROBES_DIR
@@ -191,6 +192,21 @@ check "pypathtv: ground truth: torch imports ($g), torchvision kills the process
 check "pypathtv: TD124 names torchvision 0.23.0, the PYTHONPATH that put it first, and the pair ($(msg TD124))" \
   contains "$(rc) $(status TD124) $(msg TD124)" 1 fail "torchvision 0.23.0 (from /opt/pkgs, found through PYTHONPATH=/opt/pkgs" "does not pair with torch 2.9.1"
 check "pypathtv: TD119's fix points at TD124 ($(field TD119 fix))" contains "$(field TD119 fix)" TD124
+
+# --- distroless: no shell, no dpkg database, no os-release, no ld.so.cache, a non-root USER ---
+g=$(/usr/bin/docker run --rm --network=none tdob/torch:distroless -c 'import os, torch; print("GT", torch.__version__, os.getuid())' 2>&1 | grep '^GT ')
+gsh=$(/usr/bin/docker run --rm --network=none --entrypoint /bin/sh tdob/torch:distroless -c true 2>&1; echo "rc=$?")
+validate tdob/torch:distroless
+check "distroless: ground truth: healthy as uid 65532 ($g), no shell ($(tail -1 <<<"$gsh"))" \
+  bash -c '[[ $1 == "GT 2.9.1"*" 65532" && $2 != *"rc=0"* ]]' _ "$g" "$gsh"
+check "distroless: validate passes (exit $(rc)); TD119 judges the ENTRYPOINT's python ($(msg TD119))" \
+  contains "$(rc) $(status TD119) $(msg TD119)" 0 pass /app/.venv/bin/python
+doctor tdob/torch:distroless
+check "distroless: doctor exits 0 and reads /dev/shm without a shell ($(findings))" \
+  bash -c 'test "$1" = 0 && python3 -c "import json,sys; sys.exit(0 if isinstance(json.load(open(sys.argv[1])).get(\"shm_bytes\"), int) else 1)" "$2"' _ "$(rc)" "$WORK/d.json"
+"$TD" sbom tdob/torch:distroless --probes "$PROBES" -o "$WORK/distroless.cdx.json" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
+check "distroless: sbom lists torch (exit $(rc))" \
+  bash -c "test $(rc) = 0 && python3 -c \"import json,sys; d=json.load(open('$WORK/distroless.cdx.json')); sys.exit(0 if any(c.get('name')=='torch' for c in d['components']) else 1)\""
 
 # --- torch's pins moved both ways; numpy moved under pandas (outside torch's stack) ---------
 g=$(gt pinmoved '

@@ -34,6 +34,9 @@
 #               (torch pins 2.27.5): torch imports and maps the newer NCCL
 #   pypathtv    torchvision 0.23.0 (torch 2.8.0's) put first by PYTHONPATH=/opt/pkgs (`pip
 #               install --target --no-deps`): torch 2.9.1 imports, torchvision does not
+#   distroless  what a distroless image leaves: no shell, no dpkg database, no os-release, no
+#               ld.so.cache (removed by python itself: exec-form RUN), USER 65532 with a
+#               writable HOME, ENTRYPOINT ["/app/.venv/bin/python"]: healthy
 #   numpyabi    pandas 2.1.4 (built against numpy 1.x) under numpy 2.4.6: torch and
 #               torch.from_numpy work, `import pandas` fails (outside torch's stack)
 OB_UV=0.13.8
@@ -155,6 +158,12 @@ RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
 RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
     $pip --no-deps --target /opt/pkgs torchvision==$OB_TORCHVISION_OLD
 ENV PYTHONPATH=/opt/pkgs" || return 1
+  ob_build distroless "FROM tdreal/torch:uv
+RUN mkdir -p /home/nonroot && chown 65532:65532 /home/nonroot
+RUN [\"/usr/bin/python3\", \"-c\", \"import os, shutil; [os.remove(f) for f in ('/usr/bin/sh', '/usr/bin/bash', '/usr/bin/rbash', '/usr/bin/dash', '/etc/os-release', '/usr/lib/os-release', '/etc/ld.so.cache') if os.path.lexists(f)]; shutil.rmtree('/var/lib/dpkg')\"]
+USER 65532:65532
+ENV HOME=/home/nonroot
+ENTRYPOINT [\"/app/.venv/bin/python\"]" || return 1
   ob_build numpyabi "FROM tdreal/torch:uv
 RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca \\
     $pip pandas==$OB_PANDAS numpy==$OB_NUMPY1 && $pip numpy==$OB_NUMPY2" || return 1
