@@ -29,9 +29,9 @@ namespace {
 std::string describe(const nlohmann::json& fp) {
     // "-" for a fact not read (a distroless image has no os-release, and no shell to ask).
     auto s = [&](const nlohmann::json& j, const char* k) {
-        return j.is_object() && j.contains(k) && j[k].is_string() && !j[k].empty()
-                   ? j[k].get<std::string>()
-                   : std::string("-");
+        std::string v =
+            j.is_object() && j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : "";
+        return v.empty() ? std::string("-") : v;
     };
     std::vector<std::vector<std::string>> rows = {
         {"subject", s(fp, "kind") + ": " + s(fp, "subject")},
