@@ -142,7 +142,7 @@ std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const R
         std::vector<ProbeSpec> rest;  // not guessed right: run now
         std::vector<std::size_t> rest_at;
         for (std::size_t i = 0; i < now.size(); ++i) {
-            if (args_memo) (*args_memo)[now[i].name] = now[i].args;
+            if (args_memo && second_wave(now[i])) (*args_memo)[now[i].name] = now[i].args;
             auto g = std::find_if(guessed.begin(), guessed.end(), [&](const ProbeSpec& s) {
                 return s.name == now[i].name && s.args == now[i].args;
             });
