@@ -452,6 +452,13 @@ void torch_companions(CheckContext& ctx) {
         std::string fix_pin = std::string(name) + "==" + (pairs.empty() ? want : pairs);
         const json run = t.value(name, json());
         bool failed_here = false;
+        // The process died importing it: never "imports", whatever its version.
+        if (!have.empty() && t.contains("crash") && t["crash"].is_object() &&
+            str(t["crash"], "stage") == "import " + std::string(name)) {
+            wrong.push_back("import " + std::string(name) + " " + have + " killed the process (" +
+                            str(t["crash"], "signal") + ")");
+            failed_here = true;
+        }
         if (!have.empty() && run.is_object()) {
             if (!run.value("imports", true)) {
                 wrong.push_back("import " + std::string(name) + " " + have +

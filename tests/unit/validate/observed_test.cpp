@@ -298,4 +298,6 @@ TEST_CASE("a process that died importing torchvision: TD124 judges the pair from
                ContainsSubstring("torchvision 0.23.0 (from /opt/pkgs, found through "
                                  "PYTHONPATH=/opt/pkgs, ahead of the interpreter's own site "
                                  "directories) does not pair with torch 2.9.1"));
+    // Even a torchvision of the right version never passes as importing when it killed it.
+    CHECK_THAT(td124.message, ContainsSubstring("import torchvision 0.23.0 killed the process"));
 }
