@@ -11,7 +11,7 @@
 namespace td::engine {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::json;
 constexpr const char* k_api = "/v1.41";
 
 // Docker's log stream without a TTY: frames of [stream(1), 0,0,0, size(4, big endian)] + payload.

@@ -9,10 +9,6 @@
 namespace td::report {
 namespace {
 
-std::string clip(const std::string& s, std::size_t n) {
-    return s.size() <= n ? s : s.substr(0, n - 3) + "...";
-}
-
 // A long path keeps its end (the file name, the field): "kernels[/app/.ve...libcublas.so.12].ptx".
 std::string clip_middle(const std::string& s, std::size_t n) {
     return s.size() <= n ? s : s.substr(0, n / 3) + "..." + s.substr(s.size() - (n - n / 3 - 3));

@@ -20,10 +20,6 @@ int count(const ImageValidation& v, const char* status) {
     return n;
 }
 
-std::string clip(const std::string& s, std::size_t n) {
-    return s.size() <= n ? s : s.substr(0, n - 3) + "...";
-}
-
 }  // namespace
 
 // A check that could not be judged (error) counts as a failure: it is never a pass.

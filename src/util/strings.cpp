@@ -192,6 +192,14 @@ std::string url_encode(std::string_view s) {
     return out;
 }
 
+std::string base_name(std::string_view path) {
+    return std::string(path.substr(path.find_last_of('/') + 1));
+}
+
+std::string clip(std::string_view s, std::size_t n) {
+    return s.size() <= n ? std::string(s) : std::string(s.substr(0, n - 3)) + "...";
+}
+
 bool glob_match(std::string_view pattern, std::string_view text) {
     std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
     while (t < text.size()) {

@@ -42,6 +42,12 @@ std::size_t utf8_sequence_length(std::string_view s);
 // Percent-encodes everything but unreserved characters (RFC 3986), for URL queries.
 std::string url_encode(std::string_view s);
 
+// The last component of a '/'-separated path ("/usr/lib/libcuda.so.1" -> "libcuda.so.1").
+std::string base_name(std::string_view path);
+
+// `s` cut to `n` characters, its last three "..." when it was longer (n >= 3).
+std::string clip(std::string_view s, std::size_t n);
+
 // Glob match with '*' and '?' (used by --only PATTERN).
 bool glob_match(std::string_view pattern, std::string_view text);
 

@@ -1,6 +1,10 @@
 #include "test_support.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch_test_macros.hpp>
+#include <csignal>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -76,6 +80,58 @@ const CheckResult& check_of(const std::vector<CheckResult>& all, const std::stri
 
 CheckResult check_of(std::vector<CheckResult>&& all, const std::string& id) {
     return check_of(static_cast<const std::vector<CheckResult>&>(all), id);
+}
+
+const std::string k_fake_hash = "sha256:" + std::string(64, 'a');
+
+std::string source_text(const std::string& rel) {
+    auto text = engine::read_text_file(source_path(rel));
+    REQUIRE(text);
+    return text.value();
+}
+
+nlohmann::json node_check_report(const std::string& node) {
+    return nlohmann::json::parse(source_text("tests/data/fleet/node-check-" + node + ".json"));
+}
+
+std::string all_messages(const Diagnostics& d) {
+    std::string out;
+    for (const auto& item : d.items()) out += format_diagnostic(item) + "\n";
+    return out;
+}
+
+// Runs `fn` in a forked copy of this process.
+bool runs_without_crash(const std::function<void()>& fn) {
+    pid_t child = ::fork();
+    if (child < 0) return false;
+    if (child == 0) {
+        // Let a crash kill the child instead of Catch2's handlers reporting it a second time.
+        for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) ::signal(sig, SIG_DFL);
+        fn();
+        ::_exit(0);
+    }
+    int status = 0;
+    if (::waitpid(child, &status, 0) != child) return false;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+const FingerprintDifference* difference_at(const std::vector<FingerprintDifference>& d,
+                                           const std::string& path) {
+    for (const auto& x : d)
+        if (x.path == path) return &x;
+    return nullptr;
+}
+
+const LockedPackage* package_named(const std::vector<LockedPackage>& ps, const std::string& name) {
+    for (const auto& p : ps)
+        if (p.name == name) return &p;
+    return nullptr;
+}
+
+std::string matrix_manifest(const std::string& base, const std::string& matrix,
+                            const std::string& extra) {
+    return R"({"schema": 1, "name": "t", "image": "torchdock/t", "base": ")" + base +
+           R"(", "matrix": )" + matrix + extra + "}";
 }
 
 }  // namespace td::test

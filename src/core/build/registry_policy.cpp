@@ -11,7 +11,7 @@
 namespace td::registry {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::json;
 
 constexpr std::string_view k_oci_index = "application/vnd.oci.image.index.v1+json";
 constexpr std::string_view k_oci_manifest = "application/vnd.oci.image.manifest.v1+json";

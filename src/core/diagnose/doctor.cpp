@@ -14,7 +14,7 @@
 namespace td {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::json;
 
 bool behaviour_variable(const std::string& name) {
     for (const char* prefix : {"NVIDIA_", "CUDA_", "NCCL_", "TORCH_", "PYTORCH_", "CUDNN_"})
@@ -36,7 +36,7 @@ json value_or_null(const json& j, const char* key) {
     return j.is_object() && j.contains(key) ? j[key] : json();
 }
 
-std::string text(const json& j, const char* key) {
+std::string fact_text(const json& j, const char* key) {
     if (!j.is_object() || !j.contains(key) || j[key].is_null()) return {};
     if (j[key].is_string()) return j[key].get<std::string>();
     if (j[key].is_number_integer()) return std::to_string(j[key].get<long long>());
@@ -90,7 +90,7 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     const json& t = data_of(probes, "torch");
     // The interpreter is known whether or not torch imports.
     fp["python"] = t.contains("python")
-                       ? json{{"version", text(t, "python")},
+                       ? json{{"version", fact_text(t, "python")},
                               {"executable", value_or_null(t, "python_executable")},
                               {"interpreters_tried", array_of(t, "interpreters_tried")},
                               {"why", f.interpreter_why},
@@ -99,7 +99,7 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     json wheels = json::object();  // nvidia-* and companions as installed, with versions
     if (t.contains("distributions") && t["distributions"].is_object())
         for (const auto& [name, info] : t["distributions"].items())
-            wheels[name] = text(info, "version");
+            wheels[name] = fact_text(info, "version");
     fp["wheels"] = wheels;
     // What torch pins (so a missing library can be named with the wheel that ships it).
     if (t.contains("crash") && t["crash"].is_object())
@@ -108,15 +108,15 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     for (const auto& dist : array_of(data_of(probes, "record"), "distributions"))
         for (const auto& pr : array_of(dist, "problems"))
             fp["damaged_files"].push_back(
-                {{"distribution", text(dist, "name") + " " + text(dist, "version")},
-                 {"path", text(pr, "path")},
-                 {"kind", text(pr, "kind")}});
+                {{"distribution", fact_text(dist, "name") + " " + fact_text(dist, "version")},
+                 {"path", fact_text(pr, "path")},
+                 {"kind", fact_text(pr, "kind")}});
     fp["torch_requires"] = t.contains("distributions") && t["distributions"].is_object() &&
                                    t["distributions"].contains("torch")
                                ? array_of(t["distributions"]["torch"], "requires")
                                : json::array();
     if (t.contains("torch") && t["torch"].is_string()) {
-        fp["torch"] = {{"version", text(t, "torch")},
+        fp["torch"] = {{"version", fact_text(t, "torch")},
                        {"cuda", value_or_null(t, "cuda")},
                        {"cudnn", value_or_null(t, "cudnn")},
                        {"cudnn_error", value_or_null(t, "cudnn_error")},
@@ -127,7 +127,8 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     } else {
         fp["torch"] = nullptr;
         auto it = probes.find("torch");
-        if (!str_of(t, "import_error").empty()) fp["torch_import_error"] = text(t, "import_error");
+        if (!str_of(t, "import_error").empty())
+            fp["torch_import_error"] = fact_text(t, "import_error");
         // Whether the torch probe's answer is evidence ("no torch" is a finding only then).
         fp["torch_probed"] = it != probes.end() && it->second.usable();
         // Another interpreter of the environment that imports torch: "no torch" is then wrong.
@@ -143,7 +144,7 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
         fp["torch_error"] = it == probes.end()     ? "not probed"
                             : !it->second.usable() ? it->second.problem()
                             : t.contains("import_error")
-                                ? "import torch failed: " + text(t, "import_error")
+                                ? "import torch failed: " + fact_text(t, "import_error")
                                 : it->second.reason;
     }
     const json& c = data_of(probes, "cuda");
@@ -154,12 +155,12 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     fp["gpus"] = json::array();
     if (c.contains("devices") && c["devices"].is_array())
         for (const auto& d : c["devices"])
-            fp["gpus"].push_back({{"name", text(d, "name")},
-                                  {"cc", text(d, "cc")},
+            fp["gpus"].push_back({{"name", fact_text(d, "name")},
+                                  {"cc", fact_text(d, "cc")},
                                   {"memory_bytes", value_or_null(d, "memory_bytes")}});
     fp["cuda_runtime"] = c.contains("runtime_version") && c["runtime_version"].is_number_integer()
                              ? json{{"version", cuda_int(c["runtime_version"])},
-                                    {"library", text(c, "runtime_library")}}
+                                    {"library", fact_text(c, "runtime_library")}}
                              : json();
     fp["cuda_error"] = value_or_null(c, "error");
 
@@ -172,10 +173,10 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     for (const auto& d : seen.disagreements) mapped_instead[d.soname] = d.mapped_path;
     fp["libraries"] = json::array();
     for (const auto& lib : array_of(l, "libraries")) {
-        json row = {{"soname", text(lib, "soname")},
+        json row = {{"soname", fact_text(lib, "soname")},
                     {"path", value_or_null(lib, "path")},
-                    {"found_via", text(lib, "found_via")}};
-        if (auto it = mapped_instead.find(text(lib, "soname")); it != mapped_instead.end()) {
+                    {"found_via", fact_text(lib, "found_via")}};
+        if (auto it = mapped_instead.find(fact_text(lib, "soname")); it != mapped_instead.end()) {
             row["model_path"] = row["path"];
             row["path"] = it->second;
             row["found_via"] = "mapped by the process";
@@ -202,14 +203,14 @@ json build_fingerprint(const EnvironmentFacts& f, const std::map<std::string, Pr
     // The cuDNN and NCCL the probes asked: the files torch loads when torch loads them, else
     // what the loader finds by name.
     fp["cudnn_loader"] = dn.contains("version_string") && dn["version_string"].is_string()
-                             ? json{{"version", text(dn, "version_string")},
+                             ? json{{"version", fact_text(dn, "version_string")},
                                     {"cuda", cuda_int(value_or_null(dn, "cudart_version"))},
-                                    {"library", text(dn, "library")}}
+                                    {"library", fact_text(dn, "library")}}
                              : json();
     const json& nc = data_of(probes, "nccl");
     fp["nccl_loader"] =
         nc.contains("version") && nc["version"].is_string()
-            ? json{{"version", text(nc, "version")}, {"library", text(nc, "library")}}
+            ? json{{"version", fact_text(nc, "version")}, {"library", fact_text(nc, "library")}}
             : json();
 
     json env = json::object();
@@ -428,9 +429,9 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
         add("DR125", "torch is built for another Python",
             fp["torch_python_mismatch"].get<std::string>() +
                 (fp.contains("torch_import_error")
-                     ? " (import torch: " + text(fp, "torch_import_error") + ")"
+                     ? " (import torch: " + fact_text(fp, "torch_import_error") + ")"
                      : std::string()),
-            text(fp, "torch_python_mismatch_fix"));
+            fact_text(fp, "torch_python_mismatch_fix"));
     } else if (fp.contains("torch_crash")) {
         add("DR120", "torch's process died", fp["torch_crash"].get<std::string>(),
             fp["damaged_files"].empty() ? "find what is wrong with the library named"
@@ -450,7 +451,7 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
         add("DR121", "torch is installed but was not found",
             fp["torch_error"].get<std::string>() +
                 (fp.contains("torch_elsewhere")
-                     ? "; torch imports in " + text(fp, "torch_elsewhere") +
+                     ? "; torch imports in " + fact_text(fp, "torch_elsewhere") +
                            ", which is not the python the environment runs"
                      : std::string()),
             "check which python the environment runs (TD127 in `torchdock validate`): put "
@@ -463,8 +464,8 @@ void judge_fingerprint(json fp, const KnowledgeBase& kb, const ErrorSignatures* 
     if (!fp["damaged_files"].empty()) {
         std::vector<std::string> files;
         for (auto& d : fp["damaged_files"])
-            files.push_back(text(d, "distribution") + ": " + text(d, "path") + " (" +
-                            text(d, "kind") + ")");
+            files.push_back(fact_text(d, "distribution") + ": " + fact_text(d, "path") + " (" +
+                            fact_text(d, "kind") + ")");
         add("DR122", "installed files differ from their wheels' RECORD", join(files, "; "),
             "pip install --force-reinstall --no-deps the wheels named");
     }

@@ -28,6 +28,11 @@ std::string cut_utf8(std::string_view s, std::size_t max) {
     return std::string(s.substr(0, n)) + "...";
 }
 
+}  // namespace
+
+// Named (not anonymous): LogScanner::State, a type with external linkage, holds them.
+namespace log_scan {
+
 struct Hit {
     std::uint64_t line = 0;
     std::string text;
@@ -42,7 +47,10 @@ struct SignatureState {
     std::map<std::string, std::string> captures, context_captures, merged_captures;
 };
 
-}  // namespace
+}  // namespace log_scan
+
+using log_scan::Hit;
+using log_scan::SignatureState;
 
 // ---- LogScanner: lines and matching ---------------------------------------------------------
 

@@ -12,7 +12,7 @@ const char* const k_untrusted =
 // Entries leave `not_waivable` out unless it applies.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-const std::vector<FindingInfo> k_catalog = {
+const std::vector<FindingInfo> k_findings = {
     {"DR101", "info", "no NVIDIA driver",
      "libcuda.so.1 cannot be loaded: CUDA calls fail, only the static checks apply",
      "a GPU host without a driver cannot run a CUDA job; a CI runner is expected to have none",
@@ -133,10 +133,10 @@ const std::vector<FindingInfo> k_catalog = {
 
 }  // namespace
 
-const std::vector<FindingInfo>& finding_catalog() { return k_catalog; }
+const std::vector<FindingInfo>& finding_catalog() { return k_findings; }
 
 const FindingInfo* find_finding(const std::string& id) {
-    for (const auto& f : k_catalog)
+    for (const auto& f : k_findings)
         if (f.id == id) return &f;
     return nullptr;
 }

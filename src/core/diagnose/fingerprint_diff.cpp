@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "core/diagnose/fingerprint_flatten.hpp"
+#include "core/json/json_text.hpp"
 #include "core/knowledge/knowledge_base.hpp"
 #include "core/validate/probe_plan.hpp"
 #include "util/strings.hpp"
@@ -17,14 +18,6 @@ namespace td {
 namespace {
 
 using json = nlohmann::json;
-
-const std::string kAbsent = k_absent_value;
-
-std::string text_of(const json& j, const char* key) {
-    if (!j.is_object()) return {};
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 std::vector<std::string> arch_list_of(const json& fp) {
     std::vector<std::string> out;
@@ -68,7 +61,7 @@ struct Rank {
 // Weight of a version change: a missing side or a major change weighs `major`, a minor one
 // `minor`, anything smaller `patch`.
 int by_level(const std::string& a, const std::string& b, int major, int minor, int patch) {
-    if (a == kAbsent || b == kAbsent) return major;
+    if (a == k_absent || b == k_absent) return major;
     switch (version_level(a, b)) {
         case Level::Major:
             return major;
@@ -104,7 +97,7 @@ int severity_weight(const std::string& v) {
 // worded differently (its cause is among the other differences).
 Rank rank_finding(const std::string& path, const std::string& a, const std::string& b) {
     if (path.back() == ']') {
-        const std::string& present = a == kAbsent ? b : a;
+        const std::string& present = a == k_absent ? b : a;
         return {"findings", severity_weight(present),
                 "doctor reports this finding on one side only"};
     }
@@ -116,7 +109,7 @@ Rank rank_finding(const std::string& path, const std::string& a, const std::stri
 
 Rank rank(const std::string& path, const std::string& a, const std::string& b,
           const std::string& va, const std::string& vb) {
-    bool one_side = a == kAbsent || b == kAbsent;
+    bool one_side = a == k_absent || b == k_absent;
     if (path == "driver.version")
         return {"driver", by_level(va, vb, 100, 90, 90),
                 version_level(va, vb) == Level::Major || one_side
@@ -292,7 +285,8 @@ std::vector<Gpu> gpus_of(const json& fp) {
     std::vector<Gpu> out;
     if (fp.is_object() && fp.contains("gpus") && fp["gpus"].is_array())
         for (const auto& g : fp["gpus"])
-            if (!text_of(g, "cc").empty()) out.push_back({text_of(g, "name"), text_of(g, "cc")});
+            if (!string_at(g, "cc").empty())
+                out.push_back({string_at(g, "name"), string_at(g, "cc")});
     return out;
 }
 
@@ -352,8 +346,8 @@ std::vector<FingerprintDifference> diff_fingerprints(const nlohmann::json& a,
                    const std::string& kb) {
         Rank r = rank(p, va, vb, ka, kb);
         if (p == "torch.cudnn") {
-            if (va != kAbsent) va += " (" + cudnn_version(va) + ")";
-            if (vb != kAbsent) vb += " (" + cudnn_version(vb) + ")";
+            if (va != k_absent) va += " (" + cudnn_version(va) + ")";
+            if (vb != k_absent) vb += " (" + cudnn_version(vb) + ")";
         }
         out.push_back({p, va, vb, r.category, r.weight, r.why});
     };
@@ -371,18 +365,19 @@ std::vector<FingerprintDifference> diff_fingerprints(const nlohmann::json& a,
         for (const auto& [element, summary] : side->elements)  // parents before children
             if (!other->elements.count(element) && !inside_lone(element)) {
                 lone.push_back(element);
-                add(element, is_a ? summary : kAbsent, is_a ? kAbsent : summary, kAbsent, kAbsent);
+                add(element, is_a ? summary : k_absent, is_a ? k_absent : summary, k_absent,
+                    k_absent);
             }
     std::set<std::string> paths;
     for (const auto& [p, _] : fa.leaves) paths.insert(p);
     for (const auto& [p, _] : fb.leaves) paths.insert(p);
     for (const auto& p : paths) {
         auto ia = fa.leaves.find(p), ib = fb.leaves.find(p);
-        std::string va = ia == fa.leaves.end() ? kAbsent : ia->second.value;
-        std::string vb = ib == fb.leaves.end() ? kAbsent : ib->second.value;
+        std::string va = ia == fa.leaves.end() ? k_absent : ia->second.value;
+        std::string vb = ib == fb.leaves.end() ? k_absent : ib->second.value;
         if (va == vb || inside_lone(p)) continue;
-        add(p, va, vb, ia == fa.leaves.end() ? kAbsent : ia->second.version,
-            ib == fb.leaves.end() ? kAbsent : ib->second.version);
+        add(p, va, vb, ia == fa.leaves.end() ? k_absent : ia->second.version,
+            ib == fb.leaves.end() ? k_absent : ib->second.version);
     }
     std::set<std::string> seen;
     arch_gaps(a, b, true, out, seen);

@@ -30,7 +30,7 @@ FingerprintDifference rank_difference(const std::string& path, const std::string
                                       const std::string& version_b = "");
 
 // What an absent side shows as.
-inline constexpr const char* k_absent_value = "(absent)";
+inline const std::string k_absent = "(absent)";
 
 // Every leaf that differs (core/diagnose/fingerprint_flatten: list elements matched by
 // identity, never by position, so a reordered list is no difference and an element on one

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/json/json_text.hpp"
 #include "util/strings.hpp"
 
 namespace td {
@@ -15,12 +16,6 @@ using json = nlohmann::json;
 std::string scalar(const json& j) {
     if (j.is_string()) return j.get<std::string>();
     return j.dump();
-}
-
-std::string text_of(const json& j, const char* key) {
-    if (!j.is_object()) return {};
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 // "libcudnn_ops.so.9" -> "cudnn_ops"; "/usr/lib/libnccl.so.2" -> "nccl".
@@ -57,7 +52,7 @@ void add_keyed(std::map<std::string, FlatLeaf>& out, const std::string& prefix,
 std::string identity_field(const json& list) {
     for (const char* field : {"id", "path", "name", "soname", "arch"}) {
         bool all = std::all_of(list.begin(), list.end(),
-                               [&](const json& e) { return !text_of(e, field).empty(); });
+                               [&](const json& e) { return !string_at(e, field).empty(); });
         if (all) return field;
     }
     return {};
@@ -103,7 +98,7 @@ void flatten_list(const json& list, const std::string& path, FlatFingerprint& ou
     }
     // Elements that share a key get "#2", "#3" in the order of their content, not of the list.
     std::vector<std::pair<std::string, std::string>> keyed;  // key, content
-    for (const auto& e : list) keyed.emplace_back(text_of(e, identity.c_str()), e.dump());
+    for (const auto& e : list) keyed.emplace_back(string_at(e, identity.c_str()), e.dump());
     std::vector<std::size_t> order(list.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(),
@@ -133,9 +128,9 @@ void flatten_libraries(const json& v, FlatFingerprint& out) {
     std::vector<std::pair<std::string, FlatLeaf>> libs;  // key, leaf
     for (std::size_t i = 0; i < v.size(); ++i) {
         const json& lib = v[i];
-        std::string name = text_of(lib, "name"), soname = text_of(lib, "soname"),
-                    path = text_of(lib, "path");
-        std::string version = text_of(lib, "version");
+        std::string name = string_at(lib, "name"), soname = string_at(lib, "soname"),
+                    path = string_at(lib, "path");
+        std::string version = string_at(lib, "version");
         std::string k = !name.empty()     ? name
                         : !soname.empty() ? library_name_of(soname)
                         : !path.empty()   ? library_name_of(path)
@@ -156,12 +151,12 @@ void flatten_duplicates(const json& v, FlatFingerprint& out) {
     std::vector<std::pair<std::string, std::string>> dups;  // name, copies shown
     for (std::size_t i = 0; i < v.size(); ++i) {
         const json& d = v[i];
-        std::string name = text_of(d, "name");
+        std::string name = string_at(d, "name");
         std::vector<std::string> copies;
         if (d.is_object() && d.contains("copies") && d["copies"].is_array())
             for (const auto& c : d["copies"]) {
-                std::string ver = text_of(c, "version");
-                copies.push_back(text_of(c, "path") + (ver.empty() ? "" : " (" + ver + ")"));
+                std::string ver = string_at(c, "version");
+                copies.push_back(string_at(c, "path") + (ver.empty() ? "" : " (" + ver + ")"));
             }
         std::sort(copies.begin(), copies.end());
         dups.emplace_back(name.empty() ? std::to_string(i) : name, join(copies, ", "));
@@ -188,7 +183,7 @@ std::string kernel_summary(const json& object) {
         std::set<std::string> archs;
         if (object.contains(field) && object[field].is_array())
             for (const auto& e : object[field])
-                archs.insert(e.is_object()   ? text_of(e, "arch")
+                archs.insert(e.is_object()   ? string_at(e, "arch")
                              : e.is_string() ? e.get<std::string>()
                                              : e.dump());
         if (!archs.empty())
@@ -201,7 +196,7 @@ void flatten_kernels(const json& v, FlatFingerprint& out) {
     std::set<std::string> taken;
     std::vector<std::pair<std::string, const json*>> objects;
     for (const auto& o : v)
-        if (o.is_object()) objects.emplace_back(kernel_identity(text_of(o, "path")), &o);
+        if (o.is_object()) objects.emplace_back(kernel_identity(string_at(o, "path")), &o);
     std::sort(objects.begin(), objects.end(), [](const auto& x, const auto& y) {
         return std::tie(x.first, *x.second) < std::tie(y.first, *y.second);
     });
@@ -217,8 +212,8 @@ void flatten_kernels(const json& v, FlatFingerprint& out) {
 void flatten_unresolved(const json& v, FlatFingerprint& out) {
     std::map<std::string, std::set<std::string>> needed;
     for (std::size_t i = 0; i < v.size(); ++i) {
-        std::string soname = text_of(v[i], "soname");
-        std::string by = text_of(v[i], "needed_by");
+        std::string soname = string_at(v[i], "soname");
+        std::string by = string_at(v[i], "needed_by");
         auto& s = needed[soname.empty() ? std::to_string(i) : soname];
         if (!by.empty()) s.insert(by);
     }

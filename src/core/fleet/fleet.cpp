@@ -14,8 +14,6 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::string kAbsent = k_absent_value;
-
 std::string human_bytes(long long n) {
     const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
     double v = static_cast<double>(n);
@@ -58,7 +56,7 @@ NodeLeaves leaves_of(const std::string& node, const json& report) {
 
 std::string value_at(const NodeLeaves& n, const std::string& path) {
     auto it = n.value.find(path);
-    return it == n.value.end() ? kAbsent : it->second;
+    return it == n.value.end() ? k_absent : it->second;
 }
 
 // Whether `path` lies inside list element `element` ("findings[DR1].severity" in
@@ -93,7 +91,7 @@ json fleet_fingerprint(const json& report) {
 }
 
 std::string fleet_value(const std::string& path, const std::string& value) {
-    if (value == kAbsent) return starts_with(path, "env.") ? "(unset)" : "(none)";
+    if (value == k_absent) return starts_with(path, "env.") ? "(unset)" : "(none)";
     if (ends_with(path, "_bytes") && !value.empty() &&
         value.find_first_not_of("0123456789") == std::string::npos && value.size() < 19)
         return human_bytes(std::stoll(value));
@@ -263,7 +261,7 @@ FleetReport judge_fleet(std::string image, std::vector<FleetNode> nodes) {
             // the majority's side by any node holding the majority value.
             auto summary = [&](const NodeLeaves& x) {
                 auto it = x.shown.find(p);
-                return it == x.shown.end() ? kAbsent : it->second;
+                return it == x.shown.end() ? k_absent : it->second;
             };
             const NodeLeaves* holder = nullptr;
             for (const auto& o : reported)
@@ -274,9 +272,9 @@ FleetReport judge_fleet(std::string image, std::vector<FleetNode> nodes) {
             auto d = is_element(p) ? rank_difference(p, summary(*holder), summary(n))
                                    : rank_difference(p, m, v, version(*holder), version(n));
             std::string v_shown =
-                is_element(p) && v != kAbsent ? "present (" + summary(n) + ")" : fleet_value(p, v);
+                is_element(p) && v != k_absent ? "present (" + summary(n) + ")" : fleet_value(p, v);
             r.outliers.push_back({n.node, p, fleet_label(p), v_shown,
-                                  is_element(p) && m == kAbsent ? "(none)" : fleet_value(p, m),
+                                  is_element(p) && m == k_absent ? "(none)" : fleet_value(p, m),
                                   holders[p][m].size(), d.category, d.weight, d.why});
         }
     }

@@ -2,17 +2,13 @@
 
 #include <cctype>
 
+#include "core/json/json_text.hpp"
 #include "util/strings.hpp"
 
 namespace td {
 namespace {
 
 using json = nlohmann::json;
-
-std::string text(const json& j, const char* key) {
-    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
-                                                                  : std::string();
-}
 
 // One printable ASCII line: anything else (an image's text included) becomes '?'.
 std::string one_line(const std::string& s, std::size_t max) {
@@ -58,11 +54,11 @@ NodeVerdict judge_node(const NodeCheckFacts& f) {
     if (f.fingerprint.is_object() && f.fingerprint.contains("findings") &&
         f.fingerprint["findings"].is_array())
         for (const auto& finding : f.fingerprint["findings"]) {
-            std::string line =
-                text(finding, "id") + " " + text(finding, "title") + ": " + text(finding, "detail");
-            if (text(finding, "severity") == "error")
+            std::string line = string_at(finding, "id") + " " + string_at(finding, "title") + ": " +
+                               string_at(finding, "detail");
+            if (string_at(finding, "severity") == "error")
                 drain(line);
-            else if (text(finding, "severity") == "warning")
+            else if (string_at(finding, "severity") == "warning")
                 v.notes.push_back(line);
         }
     if (f.preflight && f.preflight->answer == "no") {

@@ -66,4 +66,10 @@ std::optional<nlohmann::json> parse_json_bounded(std::string_view text, std::str
     }
 }
 
+std::string string_at(const nlohmann::json& j, const char* key) {
+    if (!j.is_object()) return {};
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 }  // namespace td

@@ -11,6 +11,10 @@ namespace td {
 
 std::string json_text(const nlohmann::json& document);
 
+// The string at `key` of an object; empty when `j` is no object, or the key is absent or not
+// a string (a probe's answer read leniently: a missing field is no evidence).
+std::string string_at(const nlohmann::json& j, const char* key);
+
 // Parses JSON from outside (a fingerprint, an index, a probe's result line) with a nesting
 // limit, so that walking the result later (diffs, flattening) is bounded too. Returns
 // nullopt with `error` set (the parser's message, or the depth) on failure; never throws.

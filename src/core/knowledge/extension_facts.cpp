@@ -10,22 +10,23 @@
 namespace td {
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 using Check = std::string (*)(std::string_view);
 
 [[noreturn]] void refuse(const std::string& path, const std::string& why) {
     throw std::invalid_argument(path + ": " + why);
 }
 
-const json& member(const json& obj, const std::string& key, const std::string& at) {
+const ordered_json& member(const ordered_json& obj, const std::string& key, const std::string& at) {
     if (!obj.is_object()) refuse(at, "not an object");
     auto it = obj.find(key);
     if (it == obj.end()) refuse(at, "missing \"" + key + "\"");
     return *it;
 }
 
-std::string text(const json& obj, const std::string& key, const std::string& at, Check check) {
-    const json& v = member(obj, key, at);
+std::string text(const ordered_json& obj, const std::string& key, const std::string& at,
+                 Check check) {
+    const ordered_json& v = member(obj, key, at);
     std::string path = at + "." + key;
     if (!v.is_string()) refuse(path, "not a string");
     std::string s = v.get<std::string>();
@@ -33,8 +34,8 @@ std::string text(const json& obj, const std::string& key, const std::string& at,
     return s;
 }
 
-const json& list(const json& obj, const std::string& key, const std::string& at) {
-    const json& v = member(obj, key, at);
+const ordered_json& list(const ordered_json& obj, const std::string& key, const std::string& at) {
+    const ordered_json& v = member(obj, key, at);
     if (!v.is_array()) refuse(at + "." + key, "not a list");
     return v;
 }
@@ -64,10 +65,10 @@ std::string check_target(std::string_view s) {
 }
 
 // A list of strings at `key`, each accepted by `check`.
-std::vector<std::string> text_list(const json& obj, const std::string& key, const std::string& at,
-                                   Check check) {
+std::vector<std::string> text_list(const ordered_json& obj, const std::string& key,
+                                   const std::string& at, Check check) {
     std::vector<std::string> out;
-    const json& items = list(obj, key, at);
+    const ordered_json& items = list(obj, key, at);
     for (std::size_t i = 0; i < items.size(); ++i) {
         std::string path = at + "." + key + "[" + std::to_string(i) + "]";
         if (!items[i].is_string()) refuse(path, "not a string");
@@ -78,20 +79,20 @@ std::vector<std::string> text_list(const json& obj, const std::string& key, cons
     return out;
 }
 
-ExtensionRelease load_release(const json& r, const std::string& at) {
+ExtensionRelease load_release(const ordered_json& r, const std::string& at) {
     ExtensionRelease rel;
     rel.version = text(r, "version", at, grammar::check_pep440_version);
     rel.wheel = text(r, "wheel", at, check_line);
     rel.sha256 = text(r, "sha256", at, grammar::check_sha256_hex);
     rel.requires_torch = text(r, "requires_torch", at, check_specifier_or_empty);
     rel.source = text(r, "source", at, check_line);
-    const json& objects = list(r, "objects", at);
+    const ordered_json& objects = list(r, "objects", at);
     for (std::size_t i = 0; i < objects.size(); ++i) {
         std::string oat = at + ".objects[" + std::to_string(i) + "]";
         ExtensionObject o;
         o.path = text(objects[i], "path", oat, check_member_path);
         o.targets = text_list(objects[i], "targets", oat, check_target);
-        const json& n = member(objects[i], "containers", oat);
+        const ordered_json& n = member(objects[i], "containers", oat);
         if (!n.is_number_unsigned()) refuse(oat + ".containers", "not a count");
         o.containers = n.get<std::uint64_t>();
         rel.objects.push_back(std::move(o));
@@ -121,9 +122,9 @@ std::string check_toolkit_home(std::string_view s) {
 }
 
 // "pip_toolkits" and "no_pip_toolkit", both optional.
-void load_toolkits(const json& doc, ExtensionFacts& facts) {
+void load_toolkits(const ordered_json& doc, ExtensionFacts& facts) {
     if (doc.contains("pip_toolkits")) {
-        const json& tks = list(doc, "pip_toolkits", "$");
+        const ordered_json& tks = list(doc, "pip_toolkits", "$");
         for (std::size_t i = 0; i < tks.size(); ++i) {
             std::string at = "$.pip_toolkits[" + std::to_string(i) + "]";
             PipToolkit t;
@@ -137,7 +138,7 @@ void load_toolkits(const json& doc, ExtensionFacts& facts) {
         }
     }
     if (doc.contains("no_pip_toolkit")) {
-        const json& none = list(doc, "no_pip_toolkit", "$");
+        const ordered_json& none = list(doc, "no_pip_toolkit", "$");
         for (std::size_t i = 0; i < none.size(); ++i) {
             std::string at = "$.no_pip_toolkit[" + std::to_string(i) + "]";
             facts.no_toolkits.push_back({text(none[i], "cuda_major", at, check_cuda_major),
@@ -180,16 +181,16 @@ std::vector<std::string> ExtensionFacts::names() const {
 
 namespace {
 
-json release_json(const ExtensionRelease& r) {
-    json jr;
+ordered_json release_json(const ExtensionRelease& r) {
+    ordered_json jr;
     jr["version"] = r.version;
     jr["wheel"] = r.wheel;
     jr["sha256"] = r.sha256;
     jr["requires_torch"] = r.requires_torch;
-    json objs = json::array();
+    ordered_json objs = ordered_json::array();
     for (const auto& o : r.objects)
         objs.push_back(
-            json{{"path", o.path}, {"targets", o.targets}, {"containers", o.containers}});
+            ordered_json{{"path", o.path}, {"targets", o.targets}, {"containers", o.containers}});
     jr["objects"] = std::move(objs);
     jr["source"] = r.source;
     return jr;
@@ -207,7 +208,7 @@ std::string extension_release_problem(const ExtensionRelease& release) {
 }
 
 std::string extension_facts_text(const ExtensionFacts& facts) {
-    json doc;
+    ordered_json doc;
     doc["schema"] = 1;
     doc["about"] =
         "CUDA extension packages: for each release in `track`, the Linux x86_64 wheel "
@@ -216,32 +217,32 @@ std::string extension_facts_text(const ExtensionFacts& facts) {
         "`track` only. `pip_toolkits` and `no_pip_toolkit` (the CUDA toolkits pip installs for "
         "extensions built from source) are facts written by hand, each with its source, and "
         "kept as they are.";
-    json exts = json::array();
+    ordered_json exts = ordered_json::array();
     for (const auto& e : facts.extensions) {
-        json je;
+        ordered_json je;
         je["name"] = e.name;
         je["index"] = e.index;
         je["track"] = e.track;
-        json rels = json::array();
+        ordered_json rels = ordered_json::array();
         for (const auto& r : e.releases) rels.push_back(release_json(r));
         je["releases"] = std::move(rels);
         exts.push_back(std::move(je));
     }
     doc["extensions"] = std::move(exts);
     if (!facts.toolkits.empty()) {
-        json tks = json::array();
+        ordered_json tks = ordered_json::array();
         for (const auto& t : facts.toolkits)
-            tks.push_back(json{{"cuda", t.cuda},
-                               {"home", t.home},
-                               {"packages", t.packages},
-                               {"runtime_package", t.runtime_package},
-                               {"source", t.source}});
+            tks.push_back(ordered_json{{"cuda", t.cuda},
+                                       {"home", t.home},
+                                       {"packages", t.packages},
+                                       {"runtime_package", t.runtime_package},
+                                       {"source", t.source}});
         doc["pip_toolkits"] = std::move(tks);
     }
     if (!facts.no_toolkits.empty()) {
-        json none = json::array();
+        ordered_json none = ordered_json::array();
         for (const auto& t : facts.no_toolkits)
-            none.push_back(json{{"cuda_major", t.cuda_major}, {"source", t.source}});
+            none.push_back(ordered_json{{"cuda_major", t.cuda_major}, {"source", t.source}});
         doc["no_pip_toolkit"] = std::move(none);
     }
     return doc.dump(2) + "\n";
@@ -250,10 +251,10 @@ std::string extension_facts_text(const ExtensionFacts& facts) {
 Result<ExtensionFacts> parse_extension_facts(const std::string& file_text) {
     ExtensionFacts facts;
     try {
-        json doc = json::parse(file_text);
+        ordered_json doc = ordered_json::parse(file_text);
         if (!doc.is_object() || doc.value("schema", 0) != 1)
             return Error{ErrorKind::Config, "extensions.json: unsupported schema (expected 1)"};
-        const json& exts = list(doc, "extensions", "$");
+        const ordered_json& exts = list(doc, "extensions", "$");
         std::set<std::string> seen;
         for (std::size_t i = 0; i < exts.size(); ++i) {
             std::string at = "$.extensions[" + std::to_string(i) + "]";
@@ -266,7 +267,7 @@ Result<ExtensionFacts> parse_extension_facts(const std::string& file_text) {
                 refuse(at + ".name", quote_value(info.name) + " is listed twice");
             info.index = text(exts[i], "index", at, check_line);
             info.track = text_list(exts[i], "track", at, grammar::check_pep440_version);
-            const json& rels = list(exts[i], "releases", at);
+            const ordered_json& rels = list(exts[i], "releases", at);
             for (std::size_t r = 0; r < rels.size(); ++r) {
                 info.releases.push_back(
                     load_release(rels[r], at + ".releases[" + std::to_string(r) + "]"));

@@ -11,7 +11,7 @@ namespace td {
 namespace {
 
 // ordered_json keeps the order of the data files (wheel variants as published).
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
 // Every string of the knowledge base that can reach a Dockerfile, a label or a report is
 // checked when it is read: a bad value is an error naming its JSON path and the value.
@@ -132,7 +132,7 @@ std::string check_distro_value(std::string_view s) {
     return "neither a PEP 440 version nor a Debian package name";
 }
 
-const json* member(const json& j, const char* key) {
+const ordered_json* member(const ordered_json& j, const char* key) {
     if (!j.is_object()) return nullptr;
     auto it = j.find(key);
     return it == j.end() ? nullptr : &*it;
@@ -144,8 +144,8 @@ std::string child(const std::string& path, std::size_t i) {
 }
 
 // A required string at `path` that passes `check`.
-std::string str(const json& j, const char* key, const std::string& path, Check check) {
-    const json* v = member(j, key);
+std::string str(const ordered_json& j, const char* key, const std::string& path, Check check) {
+    const ordered_json* v = member(j, key);
     if (!v) throw std::invalid_argument(child(path, key) + ": missing");
     if (!v->is_string()) throw std::invalid_argument(child(path, key) + ": not a string");
     std::string s = v->get<std::string>();
@@ -154,20 +154,21 @@ std::string str(const json& j, const char* key, const std::string& path, Check c
 }
 
 // An optional string (absent or null: empty).
-std::string str_or_empty(const json& j, const char* key, const std::string& path, Check check) {
-    const json* v = member(j, key);
+std::string str_or_empty(const ordered_json& j, const char* key, const std::string& path,
+                         Check check) {
+    const ordered_json* v = member(j, key);
     if (!v || v->is_null()) return {};
     return str(j, key, path, check);
 }
 
-std::vector<std::string> str_list(const json& j, const char* key, const std::string& path,
+std::vector<std::string> str_list(const ordered_json& j, const char* key, const std::string& path,
                                   Check check) {
     std::vector<std::string> out;
-    const json* v = member(j, key);
+    const ordered_json* v = member(j, key);
     if (!v || v->is_null()) return out;
     if (!v->is_array()) throw std::invalid_argument(child(path, key) + ": not a list");
     for (std::size_t i = 0; i < v->size(); ++i) {
-        const json& x = (*v)[i];
+        const ordered_json& x = (*v)[i];
         std::string at = child(child(path, key), i);
         if (!x.is_string()) throw std::invalid_argument(at + ": not a string");
         std::string s = x.get<std::string>();
@@ -177,35 +178,35 @@ std::vector<std::string> str_list(const json& j, const char* key, const std::str
     return out;
 }
 
-const json& list_at(const json& j, const char* key, const std::string& path) {
-    const json* v = member(j, key);
+const ordered_json& list_at(const ordered_json& j, const char* key, const std::string& path) {
+    const ordered_json* v = member(j, key);
     if (!v || !v->is_array()) throw std::invalid_argument(child(path, key) + ": not a list");
     return *v;
 }
 
-const json& object_at(const json& j, const char* key, const std::string& path) {
-    const json* v = member(j, key);
+const ordered_json& object_at(const ordered_json& j, const char* key, const std::string& path) {
+    const ordered_json* v = member(j, key);
     if (!v || !v->is_object()) throw std::invalid_argument(child(path, key) + ": not an object");
     return *v;
 }
 
-bool flag(const json& j, const char* key, const std::string& path) {
-    const json* v = member(j, key);
+bool flag(const ordered_json& j, const char* key, const std::string& path) {
+    const ordered_json* v = member(j, key);
     if (!v || v->is_null()) return false;
     if (!v->is_boolean()) throw std::invalid_argument(child(path, key) + ": not true or false");
     return v->get<bool>();
 }
 
-void load_cuda(const json& doc, std::vector<CudaMinor>& out) {
-    const json& list = list_at(doc, "cuda", "$");
+void load_cuda(const ordered_json& doc, std::vector<CudaMinor>& out) {
+    const ordered_json& list = list_at(doc, "cuda", "$");
     for (std::size_t i = 0; i < list.size(); ++i) {
-        const json& c = list[i];
+        const ordered_json& c = list[i];
         std::string at = child("$.cuda", i);
         CudaMinor m;
         m.version = str(c, "version", at, check_major_minor);
-        const json& releases = list_at(c, "releases", at);
+        const ordered_json& releases = list_at(c, "releases", at);
         for (std::size_t k = 0; k < releases.size(); ++k) {
-            const json& r = releases[k];
+            const ordered_json& r = releases[k];
             std::string rat = child(child(at, "releases"), k);
             m.releases.push_back({str(r, "version", rat, check_dotted),
                                   str(r, "min_driver_linux", rat, check_driver),
@@ -218,10 +219,10 @@ void load_cuda(const json& doc, std::vector<CudaMinor>& out) {
     }
 }
 
-void load_gpus(const json& doc, std::vector<GpuModel>& out) {
-    const json& list = list_at(doc, "gpus", "$");
+void load_gpus(const ordered_json& doc, std::vector<GpuModel>& out) {
+    const ordered_json& list = list_at(doc, "gpus", "$");
     for (std::size_t i = 0; i < list.size(); ++i) {
-        const json& g = list[i];
+        const ordered_json& g = list[i];
         std::string at = child("$.gpus", i);
         GpuModel m;
         m.model = str(g, "model", at, check_text);
@@ -236,7 +237,7 @@ void load_gpus(const json& doc, std::vector<GpuModel>& out) {
 }
 
 // A release's (or a platform build's) "variants" object.
-std::vector<TorchVariant> load_variants(const json& t, const std::string& at) {
+std::vector<TorchVariant> load_variants(const ordered_json& t, const std::string& at) {
     std::vector<TorchVariant> out;
     std::string vat = child(at, "variants");
     for (const auto& [name, v] : object_at(t, "variants", at).items()) {
@@ -256,14 +257,14 @@ std::vector<TorchVariant> load_variants(const json& t, const std::string& at) {
     return out;
 }
 
-void load_torch(const json& doc, std::vector<TorchRelease>& out) {
-    const json& list = list_at(doc, "torch", "$");
+void load_torch(const ordered_json& doc, std::vector<TorchRelease>& out) {
+    const ordered_json& list = list_at(doc, "torch", "$");
     for (std::size_t i = 0; i < list.size(); ++i) {
-        const json& t = list[i];
+        const ordered_json& t = list[i];
         std::string at = child("$.torch", i);
         TorchRelease r;
         r.version = str(t, "version", at, check_version);
-        const json& py = object_at(t, "python", at);
+        const ordered_json& py = object_at(t, "python", at);
         std::string pat = child(at, "python");
         r.python_min = str(py, "min", pat, grammar::check_python_minor);
         r.python_max = str(py, "max", pat, grammar::check_python_minor);
@@ -299,12 +300,12 @@ void check_composed(const std::string& path, const std::string& ref) {
         refuse(path, ref, "the image reference it makes is not valid: " + why);
 }
 
-void load_images(const json& doc, std::vector<CudaImageRelease>& cuda,
+void load_images(const ordered_json& doc, std::vector<CudaImageRelease>& cuda,
                  std::vector<PytorchImageTag>& pytorch, std::vector<NgcRelease>& ngc) {
-    const json& nv = object_at(doc, "nvidia_cuda", "$");
-    const json& nv_list = list_at(nv, "releases", "$.nvidia_cuda");
+    const ordered_json& nv = object_at(doc, "nvidia_cuda", "$");
+    const ordered_json& nv_list = list_at(nv, "releases", "$.nvidia_cuda");
     for (std::size_t i = 0; i < nv_list.size(); ++i) {
-        const json& r = nv_list[i];
+        const ordered_json& r = nv_list[i];
         std::string at = child("$.nvidia_cuda.releases", i);
         CudaImageRelease c;
         c.cuda = str(r, "cuda", at, check_dotted);
@@ -320,10 +321,10 @@ void load_images(const json& doc, std::vector<CudaImageRelease>& cuda,
                                    (c.cudnn_tag.empty() ? "" : c.cudnn_tag + "-") + "devel-" + os);
         cuda.push_back(std::move(c));
     }
-    const json& pt = object_at(doc, "pytorch_pytorch", "$");
-    const json& pt_list = list_at(pt, "tags", "$.pytorch_pytorch");
+    const ordered_json& pt = object_at(doc, "pytorch_pytorch", "$");
+    const ordered_json& pt_list = list_at(pt, "tags", "$.pytorch_pytorch");
     for (std::size_t i = 0; i < pt_list.size(); ++i) {
-        const json& t = pt_list[i];
+        const ordered_json& t = pt_list[i];
         std::string at = child("$.pytorch_pytorch.tags", i);
         PytorchImageTag p;
         p.torch = str(t, "torch", at, check_version);
@@ -336,10 +337,10 @@ void load_images(const json& doc, std::vector<CudaImageRelease>& cuda,
                                    std::to_string(p.cudnn_major) + "-" + f);
         pytorch.push_back(std::move(p));
     }
-    const json& ng = object_at(doc, "ngc_pytorch", "$");
-    const json& ng_list = list_at(ng, "releases", "$.ngc_pytorch");
+    const ordered_json& ng = object_at(doc, "ngc_pytorch", "$");
+    const ordered_json& ng_list = list_at(ng, "releases", "$.ngc_pytorch");
     for (std::size_t i = 0; i < ng_list.size(); ++i) {
-        const json& r = ng_list[i];
+        const ordered_json& r = ng_list[i];
         std::string at = child("$.ngc_pytorch.releases", i);
         NgcRelease n;
         n.release = str(r, "release", at, check_tag_word);
@@ -356,10 +357,10 @@ void load_images(const json& doc, std::vector<CudaImageRelease>& cuda,
     }
 }
 
-void load_os(const json& doc, std::vector<OsInfo>& out) {
-    const json& list = list_at(doc, "os", "$");
+void load_os(const ordered_json& doc, std::vector<OsInfo>& out) {
+    const ordered_json& list = list_at(doc, "os", "$");
     for (std::size_t i = 0; i < list.size(); ++i) {
-        const json& o = list[i];
+        const ordered_json& o = list[i];
         std::string at = child("$.os", i);
         OsInfo info;
         info.id = str(o, "id", at, check_tag_word);
@@ -463,7 +464,7 @@ Result<KnowledgeBase> KnowledgeBase::parse(const std::map<std::string, std::stri
             continue;
         }
         try {
-            json doc = json::parse(it->second);
+            ordered_json doc = ordered_json::parse(it->second);
             if (doc.value("schema", 0) != 1)
                 return Error{ErrorKind::Config, name + ": unsupported knowledge base schema"};
             if (name == "cuda.json")

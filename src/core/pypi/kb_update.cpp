@@ -11,7 +11,7 @@
 namespace td::pypi {
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
 // Where a key goes when it is added to an object that lacks it: after the last present
 // key that precedes it here. Keys not listed are appended.
@@ -27,13 +27,13 @@ std::size_t rank_of(const std::string& key) {
                                    : static_cast<std::size_t>(it - k_key_order.begin());
 }
 
-void set_key(json& obj, const std::string& key, json value) {
+void set_key(ordered_json& obj, const std::string& key, ordered_json value) {
     if (obj.contains(key)) {
         obj[key] = std::move(value);
         return;
     }
     std::size_t want = rank_of(key);
-    json rebuilt = json::object();
+    ordered_json rebuilt = ordered_json::object();
     bool placed = false;
     for (auto& [k, v] : obj.items()) {
         if (!placed && want < k_key_order.size() && rank_of(k) > want &&
@@ -54,27 +54,27 @@ bool variant_before(const std::string& a, const std::string& b) {
     return a < b;
 }
 
-void add_variant(json& variants, const std::string& name) {
+void add_variant(ordered_json& variants, const std::string& name) {
     if (variants.contains(name)) return;
-    json rebuilt = json::object();
+    ordered_json rebuilt = ordered_json::object();
     bool placed = false;
     for (auto& [k, v] : variants.items()) {
         if (!placed && variant_before(name, k)) {
-            rebuilt[name] = json::object();
+            rebuilt[name] = ordered_json::object();
             placed = true;
         }
         rebuilt[k] = v;
     }
-    if (!placed) rebuilt[name] = json::object();
+    if (!placed) rebuilt[name] = ordered_json::object();
     variants = std::move(rebuilt);
 }
 
-json fact_json(const Fact& f) {
-    if (f.is_list) return json(f.values);
-    return f.value().empty() ? json(nullptr) : json(f.value());
+ordered_json fact_json(const Fact& f) {
+    if (f.is_list) return ordered_json(f.values);
+    return f.value().empty() ? ordered_json(nullptr) : ordered_json(f.value());
 }
 
-std::string render(const json* j) {
+std::string render(const ordered_json* j) {
     if (!j) return "(absent)";
     if (j->is_null()) return "none";
     if (j->is_string()) return j->get<std::string>();
@@ -86,8 +86,8 @@ std::string render(const json* j) {
     return j->dump();
 }
 
-const json* at_path(const json& obj, const std::vector<std::string>& path) {
-    const json* cur = &obj;
+const ordered_json* at_path(const ordered_json& obj, const std::vector<std::string>& path) {
+    const ordered_json* cur = &obj;
     for (const auto& p : path) {
         if (!cur->is_object() || !cur->contains(p)) return nullptr;
         cur = &(*cur)[p];
@@ -95,27 +95,27 @@ const json* at_path(const json& obj, const std::vector<std::string>& path) {
     return cur;
 }
 
-void set_path(json& obj, const std::vector<std::string>& path, json value) {
-    json* cur = &obj;
+void set_path(ordered_json& obj, const std::vector<std::string>& path, ordered_json value) {
+    ordered_json* cur = &obj;
     for (std::size_t i = 0; i + 1 < path.size(); ++i) {
         if (i == 0 && path[0] == "variants") {
-            if (!cur->contains("variants")) set_key(*cur, "variants", json::object());
+            if (!cur->contains("variants")) set_key(*cur, "variants", ordered_json::object());
             add_variant((*cur)["variants"], path[1]);
         } else if (!cur->contains(path[i]) || !(*cur)[path[i]].is_object()) {
-            set_key(*cur, path[i], json::object());
+            set_key(*cur, path[i], ordered_json::object());
         }
         cur = &(*cur)[path[i]];
     }
     set_key(*cur, path.back(), std::move(value));
 }
 
-json new_release(const std::string& version) {
-    json r = json::object();
+ordered_json new_release(const std::string& version) {
+    ordered_json r = ordered_json::object();
     r["version"] = version;
-    r["python"] = json::object();
+    r["python"] = ordered_json::object();
     r["torchvision"] = nullptr;
     r["torchaudio"] = nullptr;
-    r["variants"] = json::object();
+    r["variants"] = ordered_json::object();
     return r;
 }
 
@@ -135,7 +135,7 @@ std::string fact_problem(const Fact& f) {
 
 Result<std::vector<std::string>> torch_data_versions(const std::string& torch_json) {
     try {
-        json doc = json::parse(torch_json);
+        ordered_json doc = ordered_json::parse(torch_json);
         std::vector<std::string> out;
         for (const auto& r : doc.at("torch")) out.push_back(r.at("version").get<std::string>());
         return out;
@@ -146,16 +146,16 @@ Result<std::vector<std::string>> torch_data_versions(const std::string& torch_js
 
 Result<TorchDataUpdate> update_torch_data(const std::string& torch_json,
                                           const std::vector<ReleaseFacts>& releases) {
-    json doc;
+    ordered_json doc;
     try {
-        doc = json::parse(torch_json);
+        doc = ordered_json::parse(torch_json);
     } catch (const std::exception& e) {
         return Error{ErrorKind::Config, std::string("data/torch.json: ") + e.what()};
     }
     if (!doc.is_object() || !doc.contains("torch") || !doc["torch"].is_array())
         return Error{ErrorKind::Config, "data/torch.json: no \"torch\" list"};
     TorchDataUpdate out;
-    json& list = doc["torch"];
+    ordered_json& list = doc["torch"];
     for (const auto& rel : releases) {
         auto want = Pep440Version::parse(rel.version);
         if (!want) return Error{ErrorKind::Config, "not a version: " + quote_value(rel.version)};
@@ -175,15 +175,15 @@ Result<TorchDataUpdate> update_torch_data(const std::string& torch_json,
                         new_release(rel.version));
             at = insert_at;
         }
-        json& entry = list[at];
+        ordered_json& entry = list[at];
         for (const auto& fact : rel.facts) {
             if (auto why = fact_problem(fact); !why.empty())
                 return Error{ErrorKind::Config, "torch " + quote_value(rel.version) + ": " +
                                                     fact.path + ": " + why +
                                                     "; data/torch.json is left unchanged"};
             auto path = split(fact.path, '.');
-            json value = fact_json(fact);
-            const json* before = at_path(entry, path);
+            ordered_json value = fact_json(fact);
+            const ordered_json* before = at_path(entry, path);
             bool differs = !before || *before != value;
             if (differs) {
                 out.changes.push_back({rel.version, fact.path,
@@ -191,9 +191,9 @@ Result<TorchDataUpdate> update_torch_data(const std::string& torch_json,
                                        fact.source, added});
                 set_path(entry, path, value);
             }
-            const json* cited = at_path(entry, {"evidence", fact.path});
+            const ordered_json* cited = at_path(entry, {"evidence", fact.path});
             if (differs || !cited) {
-                if (!entry.contains("evidence")) set_key(entry, "evidence", json::object());
+                if (!entry.contains("evidence")) set_key(entry, "evidence", ordered_json::object());
                 entry["evidence"][fact.path] = fact.source;
             }
         }

@@ -8,15 +8,15 @@
 namespace td::pypi {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alnum(char c) { return is_digit(c) || (c >= 'a' && c <= 'z'); }
+bool ascii_digit(char c) { return c >= '0' && c <= '9'; }
+bool lower_alnum(char c) { return ascii_digit(c) || (c >= 'a' && c <= 'z'); }
 
 // Reads digits at `i` (at most 18, so the value fits a long); -1 when there are none.
 long read_number(const std::string& s, std::size_t& i) {
     std::size_t start = i;
     long v = 0;
-    while (i < s.size() && is_digit(s[i]) && i - start < 18) v = v * 10 + (s[i++] - '0');
-    if (i < s.size() && is_digit(s[i])) return -2;  // absurdly long
+    while (i < s.size() && ascii_digit(s[i]) && i - start < 18) v = v * 10 + (s[i++] - '0');
+    if (i < s.size() && ascii_digit(s[i])) return -2;  // absurdly long
     return i == start ? -1 : v;
 }
 
@@ -35,8 +35,8 @@ int compare_local(const std::string& a, const std::string& b) {
     for (std::size_t k = 0; k < std::max(pa.size(), pb.size()); ++k) {
         if (k >= pa.size()) return -1;
         if (k >= pb.size()) return 1;
-        bool na = std::all_of(pa[k].begin(), pa[k].end(), is_digit) && !pa[k].empty();
-        bool nb = std::all_of(pb[k].begin(), pb[k].end(), is_digit) && !pb[k].empty();
+        bool na = std::all_of(pa[k].begin(), pa[k].end(), ascii_digit) && !pa[k].empty();
+        bool nb = std::all_of(pb[k].begin(), pb[k].end(), ascii_digit) && !pb[k].empty();
         if (na && nb) {
             long x = std::stol(pa[k]), y = std::stol(pb[k]);
             if (x != y) return x < y ? -1 : 1;
@@ -74,7 +74,7 @@ std::optional<Pep440Version> Pep440Version::parse(std::string_view text) {
         long part = read_number(s, i);
         if (part < 0) return std::nullopt;
         v.m_release.push_back(part);
-        if (i + 1 < s.size() && s[i] == '.' && is_digit(s[i + 1]))
+        if (i + 1 < s.size() && s[i] == '.' && ascii_digit(s[i + 1]))
             ++i;
         else
             break;
@@ -103,7 +103,7 @@ std::optional<Pep440Version> Pep440Version::parse(std::string_view text) {
     }
     // post-release
     save = i;
-    if (i < s.size() && s[i] == '-' && i + 1 < s.size() && is_digit(s[i + 1])) {
+    if (i < s.size() && s[i] == '-' && i + 1 < s.size() && ascii_digit(s[i + 1])) {
         ++i;
         v.m_post = read_number(s, i);
     } else {
@@ -137,7 +137,7 @@ std::optional<Pep440Version> Pep440Version::parse(std::string_view text) {
         std::string local;
         while (i < s.size()) {
             char c = s[i++];
-            if (is_alnum(c))
+            if (lower_alnum(c))
                 local += c;
             else if ((c == '.' || c == '-' || c == '_') && !local.empty() && local.back() != '.')
                 local += '.';

@@ -8,7 +8,7 @@
 namespace td::pypi {
 namespace {
 
-bool all_digits(std::string_view s) {
+bool digits_only(std::string_view s) {
     return !s.empty() &&
            std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
@@ -19,7 +19,7 @@ std::string cp_version(std::string_view tag) {
     std::string_view minor = tag.substr(3);
     bool ft = !minor.empty() && minor.back() == 't';
     if (ft) minor.remove_suffix(1);
-    if (!all_digits(minor)) return {};
+    if (!digits_only(minor)) return {};
     return "3." + std::string(minor) + (ft ? "t" : "");
 }
 
@@ -83,7 +83,7 @@ std::string WheelName::glibc_floor(const std::string& machine) const {
             floor = "2.17";
         else if (starts_with(p, "manylinux_")) {
             auto f = split(p.substr(10, p.size() - 10 - suffix.size()), '_');
-            if (f.size() == 2 && all_digits(f[0]) && all_digits(f[1])) floor = f[0] + "." + f[1];
+            if (f.size() == 2 && digits_only(f[0]) && digits_only(f[1])) floor = f[0] + "." + f[1];
         }
         // A wheel tagged for several floors installs from the lowest of them.
         if (!floor.empty() &&

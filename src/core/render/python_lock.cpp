@@ -43,7 +43,7 @@ bool is_sha256_hash(std::string_view h) {
                        [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-std::string trim(std::string_view s) {
+std::string trim_blanks(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
         s.remove_suffix(1);
@@ -163,7 +163,7 @@ Result<std::vector<LockedPackage>> parse_uv_requirements(std::string_view text) 
     // One "# via" item: "torch", "-r /tmp/x/requirements.in" (the inputs), "pkg[extra]",
     // "name (pyproject.toml)". A package name joins the last package's required_by.
     auto via_item = [&](std::size_t i, std::string item) -> std::optional<Error> {
-        item = trim(item);
+        item = trim_blanks(item);
         if (item.empty()) return bad(i, "an empty \"# via\" item");
         if (item.front() == '-') return std::nullopt;  // -r/-c FILE: the inputs themselves
         item = item.substr(0, std::min(item.find('['), item.find(' ')));
@@ -174,12 +174,12 @@ Result<std::vector<LockedPackage>> parse_uv_requirements(std::string_view text) 
         return std::nullopt;
     };
     for (std::size_t i = 0; i < lines.size(); ++i) {
-        std::string line = trim(lines[i]);
+        std::string line = trim_blanks(lines[i]);
         bool continues = !line.empty() && line.back() == '\\';
-        if (continues) line = trim(std::string_view(line).substr(0, line.size() - 1));
+        if (continues) line = trim_blanks(std::string_view(line).substr(0, line.size() - 1));
         if (line.empty() || line.front() == '#') {
             if (continued && line.empty()) return bad(i, "a continuation line is empty");
-            std::string comment = line.empty() ? "" : trim(std::string_view(line).substr(1));
+            std::string comment = line.empty() ? "" : trim_blanks(std::string_view(line).substr(1));
             if (!continued && !out.empty() && !comment.empty()) {
                 if (comment == "via") {
                     in_via = true;

@@ -16,7 +16,7 @@ namespace td {
 namespace {
 
 // ordered_json: key order is part of the bytes, and the bytes must not depend on a map's.
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 using Kind = SbomComponent::Kind;
 
 // Percent-encodes all but RFC 3986 unreserved characters: a superset of what purl requires
@@ -70,8 +70,8 @@ std::string component_type(Kind k) {
     }
 }
 
-json property(const std::string& name, const std::string& value) {
-    return json{{"name", name}, {"value", value}};
+ordered_json property(const std::string& name, const std::string& value) {
+    return ordered_json{{"name", name}, {"value", value}};
 }
 
 // externalReferences[].url is an IRI reference: bytes an IRI cannot hold (controls, space,
@@ -96,20 +96,20 @@ bool is_http_url(const std::string& s) {
 }
 
 // The component as it appears in "components", without its bom-ref (assigned after sorting).
-json component_body(const SbomComponent& c) {
-    json j;
+ordered_json component_body(const SbomComponent& c) {
+    ordered_json j;
     j["type"] = component_type(c.kind);
     j["name"] = c.name;
     if (!c.version.empty()) j["version"] = c.version;
     if (!c.hashes.empty()) {
         std::set<std::pair<std::string, std::string>> unique;
         for (const auto& h : c.hashes) unique.emplace(h.alg, to_lower(h.hex));
-        json hashes = json::array();
+        ordered_json hashes = ordered_json::array();
         for (const auto& [alg, hex] : unique) hashes.push_back({{"alg", alg}, {"content", hex}});
         j["hashes"] = std::move(hashes);
     }
     if (std::string purl = sbom_purl(c); !purl.empty()) j["purl"] = purl;
-    json refs = json::array();
+    ordered_json refs = ordered_json::array();
     if (!c.download_url.empty())
         refs.push_back({{"url", iri(c.download_url)}, {"type", "distribution"}});
     // An index given by name ("PyPI") has no URL to point at; it stays a property.
@@ -117,7 +117,7 @@ json component_body(const SbomComponent& c) {
         refs.push_back(
             {{"url", iri(c.index)}, {"comment", "package index"}, {"type", "distribution"}});
     if (!refs.empty()) j["externalReferences"] = std::move(refs);
-    json props = json::array();
+    ordered_json props = ordered_json::array();
     if (!c.gpu_targets.empty())
         props.push_back(property("torchdock:gpu-targets", join(c.gpu_targets, " ")));
     if (!c.index.empty()) props.push_back(property("torchdock:index", c.index));
@@ -149,7 +149,7 @@ std::string uuid_from(std::string_view text) {
 
 struct Placed {
     const SbomComponent* component;
-    json body;
+    ordered_json body;
     std::string sort_text;  // breaks ties of (kind, name, version) so input order never shows
     std::string ref;
 };
@@ -262,9 +262,9 @@ std::string cyclonedx_json(const SbomInput& original) {
     std::vector<Placed> placed;
     placed.reserve(in.components.size());
     for (const auto& c : in.components) {
-        json body = component_body(c);
-        std::string sort_text = body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n" +
-                                join(c.depends_on, ",") + "\n" + join(c.required_by, ",");
+        ordered_json body = component_body(c);
+        std::string sort_text = body.dump(-1, ' ', false, ordered_json::error_handler_t::replace) +
+                                "\n" + join(c.depends_on, ",") + "\n" + join(c.required_by, ",");
         placed.push_back({&c, std::move(body), std::move(sort_text), ""});
     }
     std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) {
@@ -315,47 +315,47 @@ std::string cyclonedx_json(const SbomInput& original) {
         }
     }
 
-    json dependencies = json::array();
-    json top = json::array();
+    ordered_json dependencies = ordered_json::array();
+    ordered_json top = ordered_json::array();
     // A requirer outside the set would leave its package unreachable; the subject holds it.
     for (std::size_t i = 0; i < placed.size(); ++i)
         if (!required[i]) top.push_back(placed[i].ref);
     dependencies.push_back({{"ref", subject_ref}, {"dependsOn", std::move(top)}});
     for (std::size_t i = 0; i < placed.size(); ++i) {
         if (placed[i].component->kind != Kind::Python) continue;
-        json on = json::array();
+        ordered_json on = ordered_json::array();
         for (std::size_t d : depends[i]) on.push_back(placed[d].ref);
         dependencies.push_back({{"ref", placed[i].ref}, {"dependsOn", std::move(on)}});
     }
 
-    json components = json::array();
+    ordered_json components = ordered_json::array();
     for (auto& p : placed) {
-        json c;
+        ordered_json c;
         c["bom-ref"] = p.ref;
         for (auto it = p.body.begin(); it != p.body.end(); ++it) c[it.key()] = std::move(*it);
         components.push_back(std::move(c));
     }
 
-    json subject;
+    ordered_json subject;
     subject["bom-ref"] = subject_ref;
     subject["type"] = "container";
     subject["name"] = in.subject.name;
     if (!in.subject.version.empty()) subject["version"] = in.subject.version;
-    json subject_props = json::array();
+    ordered_json subject_props = ordered_json::array();
     if (!in.subject.kind.empty())
         subject_props.push_back(property("torchdock:kind", in.subject.kind));
     for (const auto& [name, value] : in.subject.properties)
         subject_props.push_back(property(name, value));
     if (!subject_props.empty()) subject["properties"] = std::move(subject_props);
 
-    json tool{{"type", "application"}, {"name", "torchdock"}};
+    ordered_json tool{{"type", "application"}, {"name", "torchdock"}};
     if (!in.tool_version.empty()) tool["version"] = in.tool_version;
-    json metadata;
+    ordered_json metadata;
     if (!in.timestamp.empty()) metadata["timestamp"] = in.timestamp;
-    metadata["tools"] = {{"components", json::array({std::move(tool)})}};
+    metadata["tools"] = {{"components", ordered_json::array({std::move(tool)})}};
     metadata["component"] = std::move(subject);
 
-    json bom;
+    ordered_json bom;
     bom["$schema"] = "http://cyclonedx.org/schema/bom-1.6.schema.json";
     bom["bomFormat"] = "CycloneDX";
     bom["specVersion"] = "1.6";
@@ -365,7 +365,9 @@ std::string cyclonedx_json(const SbomInput& original) {
     bom["components"] = std::move(components);
     bom["dependencies"] = std::move(dependencies);
     // Image files can hold any bytes; invalid UTF-8 is replaced rather than thrown on.
-    auto text = [&bom] { return bom.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; };
+    auto text = [&bom] {
+        return bom.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+    };
     bom["serialNumber"] = "urn:uuid:" + uuid_from(text());
     return text();
 }

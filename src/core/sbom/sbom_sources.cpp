@@ -1,5 +1,6 @@
 #include "core/sbom/sbom_sources.hpp"
 
+#include "core/json/json_text.hpp"
 #include "core/render/apt_lock.hpp"
 #include "core/render/python_lock.hpp"
 #include "util/strings.hpp"
@@ -7,13 +8,8 @@
 namespace td {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::json;
 using Kind = SbomComponent::Kind;
-
-std::string text(const json& o, const char* key) {
-    return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>()
-                                                                  : std::string();
-}
 
 SbomComponent component(Kind kind, std::string name, std::string version) {
     SbomComponent c;
@@ -189,9 +185,9 @@ Result<SbomInput> image_sbom_input(const std::string& image_ref, const std::stri
         in.components.push_back(std::move(base));
     }
     for (const auto& d : record->data["distributions"]) {
-        SbomComponent c = component(Kind::Python, text(d, "name"), text(d, "version"));
+        SbomComponent c = component(Kind::Python, string_at(d, "name"), string_at(d, "version"));
         if (c.name.empty()) continue;
-        c.path = text(d, "dist_info");
+        c.path = string_at(d, "dist_info");
         c.note = record_note(d);
         in.components.push_back(std::move(c));
     }
@@ -207,13 +203,13 @@ Result<SbomInput> image_sbom_input(const std::string& image_ref, const std::stri
     if (const ProbeRun* kernels = probe("kernels"); kernels && kernels->usable())
         for (const auto& o : kernels->data.value("objects", json::array())) {
             if (!o.is_object() || !o.value("has_fatbin", false)) continue;
-            std::string path = text(o, "path");
+            std::string path = string_at(o, "path");
             SbomComponent c = component(Kind::GpuObject, path.substr(path.rfind('/') + 1), "");
             c.path = path;
             for (const auto& s : o.value("sass", json::array()))
                 if (s.is_string()) c.gpu_targets.push_back(s.get<std::string>());
             for (const auto& p : o.value("ptx", json::array()))
-                if (p.is_object()) c.gpu_targets.push_back(text(p, "arch"));
+                if (p.is_object()) c.gpu_targets.push_back(string_at(p, "arch"));
             c.note = "GPU code read from its fatbins (probe-kernels)";
             in.components.push_back(std::move(c));
         }

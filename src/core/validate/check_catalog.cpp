@@ -16,7 +16,7 @@ const char* const k_untrusted =
 // Entries leave `not_waivable` out unless it applies.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-const std::vector<CheckInfo> k_catalog = {
+const std::vector<CheckInfo> k_checks = {
     {.id = "TD101",
      .name = "cuda.runtime",
      .tier = "static",
@@ -365,10 +365,10 @@ const std::vector<CheckInfo> k_catalog = {
 
 }  // namespace
 
-const std::vector<CheckInfo>& check_catalog() { return k_catalog; }
+const std::vector<CheckInfo>& check_catalog() { return k_checks; }
 
 const CheckInfo* find_check(const std::string& id) {
-    for (const auto& c : k_catalog)
+    for (const auto& c : k_checks)
         if (id == c.id) return &c;
     return nullptr;
 }

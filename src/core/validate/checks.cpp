@@ -10,7 +10,7 @@
 namespace td {
 namespace validate_detail {
 
-using nlohmann::json;
+using json = nlohmann::json;
 
 std::string str(const json& j, const char* key) {
     if (!j.is_object()) return {};

@@ -11,7 +11,7 @@
 namespace td::validate_detail {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::json;
 
 void gemm_checks(CheckContext& ctx) {
     const ProbeRun* p = ctx.probe("gemm");

@@ -7,7 +7,7 @@
 namespace td::validate_detail {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::json;
 
 // The GPUs to judge: the labelled targets, and in the GPU tier the GPUs present.
 std::vector<KernelTarget> kernel_targets(CheckContext& ctx, std::vector<std::string>& unknown) {

@@ -8,7 +8,7 @@
 namespace td {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::json;
 namespace tk = td::kernels;
 
 // The runnable images of one object in probe-kernels' JSON ("sass": ["sm_80"], "ptx":

@@ -3,17 +3,14 @@
 #include <algorithm>
 #include <set>
 
+#include "core/json/json_text.hpp"
+#include "util/strings.hpp"
+
 namespace td {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::json;
 
-std::string text_of(const json& o, const char* key) {
-    auto it = o.find(key);
-    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::string base_of(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 std::string dir_of(const std::string& path) {
     auto slash = path.find_last_of('/');
     return slash == std::string::npos ? std::string() : path.substr(0, slash);
@@ -25,7 +22,7 @@ std::string dir_of(const std::string& path) {
 std::string mapped_for(const std::vector<std::string>& mapped, const std::string& soname) {
     if (soname.empty()) return {};
     for (const auto& p : mapped) {
-        std::string name = base_of(p);
+        std::string name = base_name(p);
         if (name == soname || name.rfind(soname + ".", 0) == 0) return p;
     }
     return {};
@@ -48,15 +45,15 @@ LibraryObservation observe_libraries(const json& libs, const json& torch) {
             ? libs["unresolved"]
             : json::array();
     for (const auto& u : unresolved) {
-        std::string needer = text_of(u, "needed_by"),
-                    needer_real = text_of(u, "needed_by_realpath");
+        std::string needer = string_at(u, "needed_by"),
+                    needer_real = string_at(u, "needed_by_realpath");
         // The object that needs the soname was loaded, so the loader found the soname for it.
         bool loaded = out.observed && (mapped_set.count(needer) || mapped_set.count(needer_real));
         if (!loaded) {
             out.unresolved.push_back(u);
             continue;
         }
-        std::string soname = text_of(u, "soname");
+        std::string soname = string_at(u, "soname");
         out.found_by_process.push_back({soname, needer, mapped_for(mapped, soname)});
     }
     if (!out.observed || !libs.is_object() || !libs.contains("libraries") ||
@@ -64,8 +61,8 @@ LibraryObservation observe_libraries(const json& libs, const json& torch) {
         return out;
     std::set<std::string> reported;
     for (const auto& lib : libs["libraries"]) {
-        std::string soname = text_of(lib, "soname"), path = text_of(lib, "path");
-        std::string real = text_of(lib, "realpath");
+        std::string soname = string_at(lib, "soname"), path = string_at(lib, "path");
+        std::string real = string_at(lib, "realpath");
         if (path.empty() || !reported.insert(soname).second) continue;
         std::string seen = mapped_for(mapped, soname);
         if (seen.empty() || seen == path || seen == real) continue;

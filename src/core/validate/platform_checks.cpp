@@ -12,7 +12,7 @@
 namespace td::validate_detail {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::json;
 
 // "arm64" from "linux/arm64" or "linux/arm64/v8".
 std::string platform_arch(const std::string& platform) {

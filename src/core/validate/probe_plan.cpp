@@ -11,7 +11,7 @@ namespace {
 // torch/version.py, read by probe-record for TD133 (what torch.version.cuda reports).
 const char* const k_torch_version_text = "torch:torch/version.py";
 
-using nlohmann::json;
+using json = nlohmann::json;
 
 // Families by the part of the file name after "lib" and before ".so" or a "_"/"-" suffix.
 // Longest names first, so "cublasLt" wins over "cublas" and "cudart" over "cuda".
@@ -30,8 +30,6 @@ const std::vector<std::string>& families() {
 }
 
 // The file name of a path.
-std::string base_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
-
 // "--name=a,b" from the strings of a JSON array; empty when there are none.
 std::string list_flag(const std::string& name, const json& list) {
     std::vector<std::string> items;

@@ -10,7 +10,7 @@
 
 namespace td {
 
-using nlohmann::json;
+using json = nlohmann::json;
 
 std::string probe_program(const std::string& name) {
     return name == "torch" ? "torch_probe.py" : "probe-" + name;

@@ -3,7 +3,7 @@
 namespace td {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::json;
 
 // The first torch built for another Python. Where a torch was found and failed to import, only
 // that torch counts (its directory is the first of the probe's site_dirs): another version's

@@ -14,9 +14,7 @@
 namespace td::validate_detail {
 namespace {
 
-using nlohmann::json;
-
-std::string file_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+using json = nlohmann::json;
 
 // TD127: the interpreter judged, why, and what else the image has.
 void python_interpreter(CheckContext& ctx) {
@@ -91,7 +89,7 @@ void libs_preload(CheckContext& ctx) {
             other.push_back(path);
             continue;
         }
-        std::string pin = wheel_pin_for(ctx.data("torch"), file_name(path));
+        std::string pin = wheel_pin_for(ctx.data("torch"), base_name(path));
         std::string want = pin.empty() ? "" : pin.substr(pin.find("==") + 2);
         std::string have = str(e, "version"), wheel = str(e, "wheel");
         // A file that cannot report its version says it through the wheel it came in.

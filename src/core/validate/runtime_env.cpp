@@ -7,13 +7,11 @@
 namespace td {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::json;
 
 // Docker's PATH for a container whose image sets none.
 constexpr const char* k_default_path =
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-std::string base_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
 bool uses_arguments(const std::string& script) {
     for (const char* form : {"\"$@\"", "${@}", "$@", "\"$*\"", "$*"})

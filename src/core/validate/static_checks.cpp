@@ -14,7 +14,7 @@
 namespace td::validate_detail {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::json;
 
 // CUDA runtime as the image shows it: the libcudart torch loads (the cuda probe asks that
 // file), else the loader's, else the CUDA torch was built with.

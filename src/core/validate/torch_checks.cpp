@@ -10,7 +10,7 @@
 namespace td::validate_detail {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::json;
 
 // "python /opt/venv/bin/python (3.11.2)", or what the probe says it tried.
 std::string interpreters_tried(const json& t) {

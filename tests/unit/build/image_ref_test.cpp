@@ -37,27 +37,6 @@ ImageRef parsed(const std::string& text) {
     return r.value();
 }
 
-// Runs `fn` in a forked copy of this process; true when it returned normally (no crash).
-bool runs_without_crash(const std::function<void()>& fn) {
-    pid_t child = ::fork();
-    if (child < 0) return false;
-    if (child == 0) {
-        // Let a crash kill the child instead of Catch2's handlers reporting it a second time.
-        for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) ::signal(sig, SIG_DFL);
-        fn();
-        ::_exit(0);
-    }
-    int status = 0;
-    if (::waitpid(child, &status, 0) != child) return false;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-std::string all_messages(const Diagnostics& d) {
-    std::string out;
-    for (const auto& item : d.items()) out += format_diagnostic(item) + "\n";
-    return out;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------- ImageRef
@@ -429,7 +408,7 @@ TEST_CASE("settings: a good file with comments") {
   },
 })",
                             diags);
-    INFO(all_messages(diags));
+    INFO(test::all_messages(diags));
     CHECK(diags.empty());
     CHECK(s.mirrors ==
           Mirrors{{"docker.io", "127.0.0.1:5000"}, {"nvcr.io", "mirror.example.com:443"}});
@@ -482,7 +461,7 @@ TEST_CASE("settings: wrong schema, missing schema, bad shapes and syntax errors"
     auto problems = [](const std::string& text) {
         Diagnostics diags("torchdock.json");
         (void)parse_settings(text, diags);
-        return all_messages(diags);
+        return test::all_messages(diags);
     };
     CHECK_THAT(problems(R"({"schema": 2})"), ContainsSubstring("unsupported settings schema 2"));
     CHECK_THAT(problems(R"({"schema": 1, "mirrors": ["docker.io=127.0.0.1:5000"]})"),
@@ -509,7 +488,7 @@ TEST_CASE("lock file: render then parse gives the digests back; media_type is op
 
     Diagnostics diags("manifests/t.lock.json");
     auto digests = parse_lockfile(text, diags).images;
-    INFO(text << all_messages(diags));
+    INFO(text << test::all_messages(diags));
     CHECK(diags.empty());
     CHECK(digests == LockDigests{{"nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04", k_digest},
                                  {"debian:bookworm", k_digest2},
@@ -562,7 +541,7 @@ TEST_CASE("lock file: bad references, digests and keys are reported, good entrie
 })",
                                   diags)
                        .images;
-    std::string msgs = all_messages(diags);
+    std::string msgs = test::all_messages(diags);
     INFO(msgs);
     CHECK_THAT(msgs, ContainsSubstring("t.lock.json:4:5:"));  // the bad reference, at its key
     CHECK_THAT(msgs, ContainsSubstring("sha256:ABC"));
@@ -578,7 +557,7 @@ TEST_CASE("lock file: wrong schema and shapes") {
     auto problems = [](const std::string& text) {
         Diagnostics diags("t.lock.json");
         (void)parse_lockfile(text, diags);
-        return all_messages(diags);
+        return test::all_messages(diags);
     };
     CHECK_THAT(problems(R"({"schema": 2, "images": {}})"),
                ContainsSubstring("unsupported lock schema 2"));
@@ -635,10 +614,11 @@ TEST_CASE("settings: a file without \"schema\" is reported, not a crash", "[regr
     for (const std::string& text :
          std::vector<std::string>{R"({"mirrors": {"docker.io": "127.0.0.1:5000"}})", "{}"}) {
         INFO(text);
-        CHECK(runs_without_crash([&] {
+        CHECK(test::runs_without_crash([&] {
             Diagnostics diags("torchdock.json");
             (void)parse_settings(text, diags);
-            if (all_messages(diags).find("missing required key \"schema\"") == std::string::npos)
+            if (test::all_messages(diags).find("missing required key \"schema\"") ==
+                std::string::npos)
                 ::_exit(3);
         }));
     }
@@ -650,10 +630,11 @@ TEST_CASE("lock file: a file without \"schema\" or \"images\" is reported, not a
     for (const std::string& text :
          std::vector<std::string>{R"({"schema": 1})", R"({"images": {}})", "{}"}) {
         INFO(text);
-        CHECK(runs_without_crash([&] {
+        CHECK(test::runs_without_crash([&] {
             Diagnostics diags("t.lock.json");
             (void)parse_lockfile(text, diags);
-            if (all_messages(diags).find("missing required key") == std::string::npos) ::_exit(3);
+            if (test::all_messages(diags).find("missing required key") == std::string::npos)
+                ::_exit(3);
         }));
     }
 }

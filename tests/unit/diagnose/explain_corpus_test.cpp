@@ -33,8 +33,6 @@ using namespace td;
 
 namespace {
 
-const ErrorSignatures& sigs() { return test::real_signatures(); }
-
 const std::vector<test::CorpusCase>& corpus() {
     static const auto c = test::load_corpus(test::source_path("tests/data/explain_corpus"));
     return c;
@@ -100,8 +98,8 @@ TEST_CASE("explain corpus: every case is well formed and names a real signature"
         CHECK(c.source.rfind("https://", 0) == 0);
         for (const char* host : {"pypi.org", "pythonhosted", "debian.org"})
             CHECK(c.source.find(host) == std::string::npos);
-        if (c.expect != "unknown") CHECK(sigs().find(c.expect) != nullptr);
-        for (const auto& id : c.also) CHECK(sigs().find(id) != nullptr);
+        if (c.expect != "unknown") CHECK(test::real_signatures().find(c.expect) != nullptr);
+        for (const auto& id : c.also) CHECK(test::real_signatures().find(id) != nullptr);
         sources.insert(c.source);
     }
     // Real variety: many distinct threads, not one log copied around.
@@ -113,8 +111,8 @@ TEST_CASE("explain corpus: >= 95% named right, none confidently wrong") {
     Tally all;
     std::string wrong_cases, missed_cases;
     for (const auto& c : corpus()) {
-        auto found = explain_log(c.log, sigs(), nullptr, test::real_kb());
-        const ErrorSignature* expected = sigs().find(c.expect);
+        auto found = explain_log(c.log, test::real_signatures(), nullptr, test::real_kb());
+        const ErrorSignature* expected = test::real_signatures().find(c.expect);
         std::string family = expected ? expected->family : "unknown";
         Tally& t = by_family[family];
         ++t.total;
@@ -127,7 +125,7 @@ TEST_CASE("explain corpus: >= 95% named right, none confidently wrong") {
             }
         }
         std::string got = found.empty() ? "unknown" : found.front().id;
-        switch (judge(c, found, sigs())) {
+        switch (judge(c, found, test::real_signatures())) {
             case Outcome::Right:
                 ++t.right;
                 ++all.right;
@@ -173,19 +171,19 @@ TEST_CASE("explain corpus: >= 95% named right, none confidently wrong") {
 
 TEST_CASE("explain corpus: leave-families-out (vocabularies on families they never saw)") {
     std::set<std::string> families;
-    for (const auto& s : sigs().signatures)
+    for (const auto& s : test::real_signatures().signatures)
         if (!s.vocabulary) families.insert(s.family);
     std::map<std::string, Tally> by_family;
     Tally all;
     std::string wrong_cases, crossed_cases;
     int crossed = 0;
     for (const auto& family : families) {
-        ErrorSignatures without = sigs();
+        ErrorSignatures without = test::real_signatures();
         std::erase_if(without.signatures,
                       [&](const ErrorSignature& s) { return !s.vocabulary && s.family == family; });
         without.build_index();
         for (const auto& c : corpus()) {
-            const ErrorSignature* expected = sigs().find(c.expect);
+            const ErrorSignature* expected = test::real_signatures().find(c.expect);
             if (!expected || expected->vocabulary || expected->family != family) continue;
             auto found = explain_log(c.log, without, nullptr, test::real_kb());
             Tally& t = by_family[family];

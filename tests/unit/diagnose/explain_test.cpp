@@ -26,10 +26,8 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-const ErrorSignatures& sigs() { return test::real_signatures(); }
-
 std::vector<Explanation> explain(const std::string& log, const nlohmann::json* fp = nullptr) {
-    return explain_log(log, sigs(), fp, test::real_kb());
+    return explain_log(log, test::real_signatures(), fp, test::real_kb());
 }
 
 std::string ids(const std::vector<Explanation>& ex) {
@@ -509,7 +507,7 @@ const std::map<std::string, std::string>& samples() {
 // ---- the data file ------------------------------------------------------------------------------
 
 TEST_CASE("error_signatures.json parses and every signature is sourced") {
-    const auto& s = sigs();
+    const auto& s = test::real_signatures();
     REQUIRE(s.signatures.size() >= 20);
     std::set<std::string> seen;
     for (const auto& sig : s.signatures) {
@@ -534,7 +532,7 @@ TEST_CASE("every signature has a sample log that it explains first") {
     std::map<std::string, std::string> corpus_logs;
     for (const auto& c : test::load_corpus(test::source_path("tests/data/explain_corpus")))
         corpus_logs.emplace(c.expect, c.log);
-    for (const auto& sig : sigs().signatures) {
+    for (const auto& sig : test::real_signatures().signatures) {
         if (sig.vocabulary) continue;  // vocabularies: "a vocabulary answers only when ..."
         INFO(sig.id);
         std::string log;

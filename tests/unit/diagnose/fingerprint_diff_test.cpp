@@ -28,13 +28,6 @@ json base_fingerprint() {
     })");
 }
 
-const FingerprintDifference* find(const std::vector<FingerprintDifference>& d,
-                                  const std::string& path) {
-    auto it = std::find_if(d.begin(), d.end(),
-                           [&](const FingerprintDifference& x) { return x.path == path; });
-    return it == d.end() ? nullptr : &*it;
-}
-
 std::size_t index_of(const std::vector<FingerprintDifference>& d, const std::string& path) {
     for (std::size_t i = 0; i < d.size(); ++i)
         if (d[i].path == path) return i;
@@ -94,7 +87,7 @@ TEST_CASE("minor-only version changes weigh less than major ones") {
     major_cuda["cuda_runtime"]["version"] = "13.0";
     auto w = [&](const json& b, const std::string& path) {
         auto d = diff_fingerprints(a, b);
-        const FingerprintDifference* x = find(d, path);
+        const FingerprintDifference* x = test::difference_at(d, path);
         REQUIRE(x);
         return x->weight;
     };
@@ -133,12 +126,12 @@ TEST_CASE("the ranking follows the documented order of categories") {
         INFO(order[i - 1] << " before " << order[i]);
         CHECK(index_of(d, order[i - 1]) < index_of(d, order[i]));
     }
-    CHECK(find(d, "gpus[0].memory_bytes")->category == "cosmetic");
-    CHECK(find(d, "env.NCCL_P2P_DISABLE")->category == "env");
-    CHECK(find(d, "env.LD_LIBRARY_PATH")->category == "search_path");
-    CHECK(find(d, "os.glibc")->category == "os");
-    CHECK(find(d, "gpus[0].name")->category == "gpu");
-    CHECK(find(d, "torch.version")->category == "torch");
+    CHECK(test::difference_at(d, "gpus[0].memory_bytes")->category == "cosmetic");
+    CHECK(test::difference_at(d, "env.NCCL_P2P_DISABLE")->category == "env");
+    CHECK(test::difference_at(d, "env.LD_LIBRARY_PATH")->category == "search_path");
+    CHECK(test::difference_at(d, "os.glibc")->category == "os");
+    CHECK(test::difference_at(d, "gpus[0].name")->category == "gpu");
+    CHECK(test::difference_at(d, "torch.version")->category == "torch");
     CHECK(std::is_sorted(
         d.begin(), d.end(), [](const FingerprintDifference& x, const FingerprintDifference& y) {
             return x.weight > y.weight || (x.weight == y.weight && x.path < y.path);
@@ -152,7 +145,7 @@ TEST_CASE("B has an sm_90 GPU that A's torch arch list lacks") {
     a["gpus"][0] = {
         {"name", "NVIDIA A100-SXM4-80GB"}, {"cc", "8.0"}, {"memory_bytes", 85899345920LL}};
     auto d = diff_fingerprints(a, b);
-    const FingerprintDifference* gap = find(d, "torch.arch_list[sm_90]");
+    const FingerprintDifference* gap = test::difference_at(d, "torch.arch_list[sm_90]");
     REQUIRE(gap);
     CHECK(gap->category == "arch");
     CHECK_THAT(gap->a, ContainsSubstring("no sm_90"));
@@ -162,9 +155,9 @@ TEST_CASE("B has an sm_90 GPU that A's torch arch list lacks") {
     CHECK_THAT(gap->why, ContainsSubstring("no kernel image"));
     // It outranks the GPU model change that causes it, and everything below torch CUDA.
     CHECK(index_of(d, "torch.arch_list[sm_90]") < index_of(d, "gpus[0].name"));
-    CHECK(gap->weight > find(d, "gpus[0].cc")->weight);
+    CHECK(gap->weight > test::difference_at(d, "gpus[0].cc")->weight);
     // A's A100 (sm_80) is covered by the list: no gap the other way.
-    CHECK_FALSE(find(d, "torch.arch_list[sm_80]"));
+    CHECK_FALSE(test::difference_at(d, "torch.arch_list[sm_80]"));
 }
 
 TEST_CASE("an arch list that covers the other side's GPU through PTX is no gap") {
@@ -172,8 +165,8 @@ TEST_CASE("an arch list that covers the other side's GPU through PTX is no gap")
     a["torch"]["arch_list"] = {"sm_80", "compute_80"};
     a["gpus"][0] = {{"name", "NVIDIA A100-SXM4-80GB"}, {"cc", "8.0"}};
     auto d = diff_fingerprints(a, b);
-    CHECK_FALSE(find(d, "torch.arch_list[sm_90]"));
-    CHECK(find(d, "torch.arch_list"));
+    CHECK_FALSE(test::difference_at(d, "torch.arch_list[sm_90]"));
+    CHECK(test::difference_at(d, "torch.arch_list"));
 }
 
 TEST_CASE("libraries, duplicates and unresolved are keyed by name") {
@@ -186,19 +179,20 @@ TEST_CASE("libraries, duplicates and unresolved are keyed by name") {
     b["unresolved"] =
         json::parse(R"([{"soname": "libcublasLt.so.12", "needed_by": "/usr/lib/libcudnn.so.9"}])");
     auto d = diff_fingerprints(a, b);
-    const FingerprintDifference* cudnn = find(d, "libraries[cudnn]");
+    const FingerprintDifference* cudnn = test::difference_at(d, "libraries[cudnn]");
     REQUIRE(cudnn);
     CHECK(cudnn->category == "libraries");
     CHECK_THAT(cudnn->a, ContainsSubstring("9.1.0"));
     CHECK_THAT(cudnn->b, ContainsSubstring("8.9.2"));
-    const FingerprintDifference* nccl = find(d, "libraries[nccl]");
+    const FingerprintDifference* nccl = test::difference_at(d, "libraries[nccl]");
     REQUIRE(nccl);
     CHECK(nccl->a == "(absent)");
-    const FingerprintDifference* dup = find(d, "duplicates[cudnn]");
+    const FingerprintDifference* dup = test::difference_at(d, "duplicates[cudnn]");
     REQUIRE(dup);
     CHECK(dup->a == "(absent)");
     CHECK_THAT(dup->b, ContainsSubstring("/opt/conda/lib/libcudnn.so.8 (8.9.2)"));
-    const FingerprintDifference* unresolved = find(d, "unresolved[libcublasLt.so.12]");
+    const FingerprintDifference* unresolved =
+        test::difference_at(d, "unresolved[libcublasLt.so.12]");
     REQUIRE(unresolved);
     CHECK_THAT(unresolved->b, ContainsSubstring("needed by /usr/lib/libcudnn.so.9"));
     // Order of list entries does not matter, only their keys.
@@ -215,11 +209,11 @@ TEST_CASE("libraries without a name (the libs probe) are keyed by soname") {
     b["libraries"] = json::parse(
         R"([{"soname": "libcudnn.so.9", "path": "/opt/conda/lib/libcudnn.so.9", "found_via": "LD_LIBRARY_PATH"}])");
     auto d = diff_fingerprints(a, b);
-    const FingerprintDifference* lib = find(d, "libraries[cudnn]");
+    const FingerprintDifference* lib = test::difference_at(d, "libraries[cudnn]");
     REQUIRE(lib);
     CHECK(lib->category == "libraries");
     CHECK_THAT(lib->why, ContainsSubstring("different place"));
-    CHECK(find(d, "libraries[1]") == nullptr);
+    CHECK(test::difference_at(d, "libraries[1]") == nullptr);
 }
 
 TEST_CASE("env differences are per variable") {
@@ -228,11 +222,11 @@ TEST_CASE("env differences are per variable") {
     b["env"]["CUDA_VISIBLE_DEVICES"] = "0,1";
     auto d = diff_fingerprints(a, b);
     REQUIRE(d.size() == 2);
-    const FingerprintDifference* p2p = find(d, "env.NCCL_P2P_DISABLE");
+    const FingerprintDifference* p2p = test::difference_at(d, "env.NCCL_P2P_DISABLE");
     REQUIRE(p2p);
     CHECK(p2p->a == "1");
     CHECK(p2p->b == "(absent)");
-    const FingerprintDifference* visible = find(d, "env.CUDA_VISIBLE_DEVICES");
+    const FingerprintDifference* visible = test::difference_at(d, "env.CUDA_VISIBLE_DEVICES");
     REQUIRE(visible);
     CHECK(visible->a == "(absent)");
     CHECK(visible->b == "0,1");
@@ -242,10 +236,10 @@ TEST_CASE("a different number of GPUs is reported with each GPU's fields") {
     json a = base_fingerprint(), b = base_fingerprint();
     b["gpus"].push_back(b["gpus"][0]);
     auto d = diff_fingerprints(a, b);
-    CHECK(find(d, "gpus.count"));
-    CHECK(find(d, "gpus[1].name"));
-    CHECK(find(d, "gpus[1].cc"));
-    CHECK(find(d, "gpus[1].memory_bytes")->category == "cosmetic");
+    CHECK(test::difference_at(d, "gpus.count"));
+    CHECK(test::difference_at(d, "gpus[1].name"));
+    CHECK(test::difference_at(d, "gpus[1].cc"));
+    CHECK(test::difference_at(d, "gpus[1].memory_bytes")->category == "cosmetic");
 }
 
 TEST_CASE("torch failing to import on one side outranks everything it hides") {
@@ -257,6 +251,6 @@ TEST_CASE("torch failing to import on one side outranks everything it hides") {
     REQUIRE_FALSE(d.empty());
     CHECK(d[0].path == "torch_import_error");
     CHECK(d[0].category == "torch");
-    CHECK(d[0].weight > find(d, "driver.version")->weight);
-    CHECK(d[0].weight > find(d, "torch.cudnn")->weight);
+    CHECK(d[0].weight > test::difference_at(d, "driver.version")->weight);
+    CHECK(d[0].weight > test::difference_at(d, "torch.cudnn")->weight);
 }

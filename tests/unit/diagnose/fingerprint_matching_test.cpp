@@ -29,13 +29,6 @@ json fingerprint() {
     })");
 }
 
-const FingerprintDifference* find(const std::vector<FingerprintDifference>& d,
-                                  const std::string& path) {
-    auto it = std::find_if(d.begin(), d.end(),
-                           [&](const FingerprintDifference& x) { return x.path == path; });
-    return it == d.end() ? nullptr : &*it;
-}
-
 template <typename F>
 json reversed(json list, F&& each) {
     std::reverse(list.begin(), list.end());
@@ -74,12 +67,13 @@ TEST_CASE("an element on one side only is one difference, not one per field") {
     b["kernels"].erase(1);
     auto d = diff_fingerprints(a, b);
     REQUIRE(d.size() == 2);
-    const auto* finding = find(d, "findings[DR110]");
+    const auto* finding = test::difference_at(d, "findings[DR110]");
     REQUIRE(finding);
     CHECK_THAT(finding->a, ContainsSubstring("severity: warning; title: small /dev/shm"));
     CHECK(finding->b == "(absent)");
     CHECK(finding->category == "findings");
-    const auto* kernel = find(d, "kernels[/v/nvidia/cudnn/lib/libcudnn_engines.so.9]");
+    const auto* kernel =
+        test::difference_at(d, "kernels[/v/nvidia/cudnn/lib/libcudnn_engines.so.9]");
     REQUIRE(kernel);
     CHECK_THAT(kernel->a, ContainsSubstring("sass: sm_80 sm_86 sm_90"));
     CHECK(kernel->category == "kernels");
@@ -114,7 +108,7 @@ TEST_CASE("plain-value lists are sets: a changed entry is one difference of the 
 TEST_CASE("torch's arch list keeps its order") {
     json a = fingerprint(), b = fingerprint();
     b["torch"]["arch_list"] = {"sm_90", "sm_80"};
-    CHECK(find(diff_fingerprints(a, b), "torch.arch_list"));
+    CHECK(test::difference_at(diff_fingerprints(a, b), "torch.arch_list"));
 }
 
 TEST_CASE("objects that nothing names are compared as a set of their summaries") {
@@ -162,8 +156,9 @@ TEST_CASE("libraries outside the CUDA and torch stack rank below every CUDA libr
       {"soname": "libcudnn_ops.so.9", "path": "/v/libcudnn_ops.so.9"},
       {"soname": "libtorch_cuda.so", "path": "/v/libtorch_cuda.so"}])");
     auto d = diff_fingerprints(a, b);
-    const auto *x11 = find(d, "libraries[X11]"), *cudnn = find(d, "libraries[cudnn_ops]"),
-               *torch = find(d, "libraries[torch_cuda]");
+    const auto *x11 = test::difference_at(d, "libraries[X11]"),
+               *cudnn = test::difference_at(d, "libraries[cudnn_ops]"),
+               *torch = test::difference_at(d, "libraries[torch_cuda]");
     REQUIRE(x11);
     REQUIRE(cudnn);
     REQUIRE(torch);

@@ -17,8 +17,6 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-const ErrorSignatures& sigs() { return test::real_signatures(); }
-
 struct Scan {
     std::vector<Explanation> found;
     std::uint64_t lines = 0;
@@ -26,7 +24,7 @@ struct Scan {
 
 // Feeds `log` in pieces of `piece` bytes (0: all at once).
 Scan scan(const std::string& log, std::size_t piece = 0) {
-    LogScanner sc(sigs());
+    LogScanner sc(test::real_signatures());
     if (piece == 0) {
         sc.feed(log);
     } else {
@@ -96,7 +94,7 @@ TEST_CASE("any split into pieces gives the same result as the whole log") {
 TEST_CASE("a CR at the end of one piece and the LF at the start of the next end one line") {
     std::string a = "first line\r",
                 b = "\nImportError: libnccl.so.2: cannot open shared object file\n";
-    LogScanner sc(sigs());
+    LogScanner sc(test::real_signatures());
     sc.feed(a);
     sc.feed(b);
     sc.finish();
@@ -166,13 +164,13 @@ TEST_CASE("the anchor index agrees with a plain search on random text") {
 TEST_CASE("explain_error_text: an import error gives the same cause and fix as explain") {
     const std::string text =
         "ImportError: libnccl.so.2: cannot open shared object file: No such file or directory";
-    auto e = explain_error_text(text, sigs(), test::real_kb());
+    auto e = explain_error_text(text, test::real_signatures(), test::real_kb());
     REQUIRE(e);
     CHECK(e->id == "EX103");
     CHECK(e->family == "import");
     CHECK_THAT(e->cause, ContainsSubstring("libnccl.so.2"));
     CHECK_FALSE(e->fix.empty());
-    auto full = explain_log(text, sigs(), nullptr, test::real_kb());
+    auto full = explain_log(text, test::real_signatures(), nullptr, test::real_kb());
     REQUIRE_FALSE(full.empty());
     CHECK(full.front().cause == e->cause);
     CHECK(full.front().fix == e->fix);
@@ -182,7 +180,7 @@ TEST_CASE("explain_error_text: a cuDNN version error names both versions") {
     auto e = explain_error_text(
         "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (9, 8, 0) but "
         "found runtime version (9, 1, 0). PyTorch already comes bundled with cuDNN.",
-        sigs(), test::real_kb());
+        test::real_signatures(), test::real_kb());
     REQUIRE(e);
     CHECK(e->id == "EX130");
     CHECK_THAT(e->cause, ContainsSubstring("9.8.0"));
@@ -190,6 +188,6 @@ TEST_CASE("explain_error_text: a cuDNN version error names both versions") {
 }
 
 TEST_CASE("explain_error_text: text no signature knows gives nothing") {
-    CHECK_FALSE(explain_error_text("KeyError: 'lr'", sigs(), test::real_kb()));
-    CHECK_FALSE(explain_error_text("", sigs(), test::real_kb()));
+    CHECK_FALSE(explain_error_text("KeyError: 'lr'", test::real_signatures(), test::real_kb()));
+    CHECK_FALSE(explain_error_text("", test::real_signatures(), test::real_kb()));
 }

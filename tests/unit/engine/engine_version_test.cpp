@@ -8,21 +8,17 @@
 
 using namespace td;
 
-namespace {
-std::string fixture(const std::string& name) {
-    auto text = engine::read_text_file(test::source_path("tests/data/engine/" + name));
-    REQUIRE(text);
-    return text.value();
-}
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("engine version: Podman's compatible API is named podman, dockerd docker") {
-    auto podman = engine::parse_engine_version(fixture("podman-4.3.1.version.json"));
+    auto podman = engine::parse_engine_version(
+        test::source_text("tests/data/engine/podman-4.3.1.version.json"));
     REQUIRE(podman);
     CHECK(podman->name == "podman");
     CHECK(podman->version == "4.3.1");
     CHECK(podman->api_version == "1.41");
-    auto docker = engine::parse_engine_version(fixture("docker-20.10.24.version.json"));
+    auto docker = engine::parse_engine_version(
+        test::source_text("tests/data/engine/docker-20.10.24.version.json"));
     REQUIRE(docker);
     CHECK(docker->name == "docker");
     CHECK(docker->version == "20.10.24+dfsg1");

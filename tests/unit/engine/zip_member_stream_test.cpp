@@ -76,16 +76,16 @@ struct MemoryFetch {
     }
 };
 
-struct Scan {
+struct MemberScan {
     Result<MemberStreamStats> stats = Error{ErrorKind::Config, "not run"};
     std::vector<td::kernels::FatbinContainer> containers;
     std::vector<std::string> problems;
     std::string copy;
 };
 
-Scan scan(const Wheel& w, const MemberStreamOptions& opts, bool stop = true,
-          RangeFetch fetch = nullptr) {
-    Scan out;
+MemberScan scan(const Wheel& w, const MemberStreamOptions& opts, bool stop = true,
+                RangeFetch fetch = nullptr) {
+    MemberScan out;
     td::kernels::FatbinStreamScanner scanner(
         [&](const td::kernels::FatbinContainer& c) { out.containers.push_back(c); });
     MemoryFetch memory{w.bytes};

@@ -25,10 +25,6 @@ std::string read(const std::string& rel) {
     return ss.str();
 }
 
-json report(const std::string& node) {
-    return json::parse(read("tests/data/fleet/node-check-" + node + ".json"));
-}
-
 FleetNode reported(const std::string& node, json r) {
     return {node, std::move(r), "", "", "", "", {}, {}};
 }
@@ -44,8 +40,9 @@ const FleetOutlier* outlier(const FleetReport& r, const std::string& node,
 
 TEST_CASE("fleet names each planted difference against the majority, image ID first") {
     auto r = judge_fleet("torchdock/debian-cpu:debian12",
-                         {reported("node1", report("node1")), reported("node2", report("node2")),
-                          reported("node3", report("node3"))});
+                         {reported("node1", test::node_check_report("node1")),
+                          reported("node2", test::node_check_report("node2")),
+                          reported("node3", test::node_check_report("node3"))});
     CHECK_FALSE(r.uniform());
     CHECK(r.healthy == 3);
     CHECK(r.groups.size() == 3);
@@ -65,7 +62,7 @@ TEST_CASE("fleet names each planted difference against the majority, image ID fi
 }
 
 TEST_CASE("fleet: identical nodes are one group and uniform; cosmetic differences do not count") {
-    json a = report("node3"), b = report("node3");
+    json a = test::node_check_report("node3"), b = test::node_check_report("node3");
     b["node"] = "node4";
     b["seconds"] = 9.5;
     b["fingerprint"]["subject"] = "other-host";
@@ -76,8 +73,8 @@ TEST_CASE("fleet: identical nodes are one group and uniform; cosmetic difference
 }
 
 TEST_CASE("fleet: two nodes that differ have no majority: a split, not an outlier") {
-    auto r = judge_fleet("img",
-                         {reported("node1", report("node1")), reported("node3", report("node3"))});
+    auto r = judge_fleet("img", {reported("node1", test::node_check_report("node1")),
+                                 reported("node3", test::node_check_report("node3"))});
     CHECK(r.outliers.empty());
     REQUIRE_FALSE(r.splits.empty());
     std::string all;
@@ -89,14 +86,15 @@ TEST_CASE("fleet: two nodes that differ have no majority: a split, not an outlie
 }
 
 TEST_CASE("fleet: a finding on one node is one outlier, not one per field") {
-    json odd = report("node3");
+    json odd = test::node_check_report("node3");
     odd["fingerprint"]["findings"].push_back({{"id", "DR124"},
                                               {"severity", "error"},
                                               {"title", "locked memory is limited"},
                                               {"detail", "64 KiB"},
                                               {"fix", "unlimited"}});
-    auto r = judge_fleet("img", {reported("a", report("node3")), reported("b", report("node3")),
-                                 reported("c", odd)});
+    auto r =
+        judge_fleet("img", {reported("a", test::node_check_report("node3")),
+                            reported("b", test::node_check_report("node3")), reported("c", odd)});
     REQUIRE(r.outliers.size() == 1);
     CHECK(r.outliers[0].path == "findings[DR124]");
     CHECK(r.outliers[0].label == "finding DR124");
@@ -105,8 +103,8 @@ TEST_CASE("fleet: a finding on one node is one outlier, not one per field") {
 
 TEST_CASE("fleet: a node without a report is counted and the fleet is not uniform") {
     auto r = judge_fleet(
-        "img", {reported("a", report("node3")),
-                reported("b", report("node3")),
+        "img", {reported("a", test::node_check_report("node3")),
+                reported("b", test::node_check_report("node3")),
                 {"c", nullptr, "launcher", "srun ran no task on this node", "", "", {}, {}}});
     CHECK(r.failed == 1);
     CHECK(r.outliers.empty());
@@ -142,7 +140,7 @@ TEST_CASE("srun --label output splits by task; srun's node lines name the node")
 TEST_CASE("a task's outcome is classified: report, image, launcher, timeout, output") {
     std::string text = read("tests/data/fleet/node-check-node1.json");
     CHECK(classify_task({"node1", text, "", false, 0, ""}).failure_kind.empty());
-    json missing = report("node1");
+    json missing = test::node_check_report("node1");
     missing["image"]["missing"] = true;
     CHECK(classify_task({"node1", missing.dump(), "", false, 0, ""}).failure_kind == "image");
     auto down = classify_task(
@@ -159,7 +157,7 @@ TEST_CASE(
     NodeCheckFacts f;
     f.node = "node7";
     f.image.reference = "img";
-    f.fingerprint = report("node1")["fingerprint"];
+    f.fingerprint = test::node_check_report("node1")["fingerprint"];
     CHECK(judge_node(f).state == "healthy");
     CHECK(nhc_line("node7", judge_node(f)) == "OK: torchdock: node7: healthy");
 
@@ -238,12 +236,12 @@ TEST_CASE("node-check's report is what fleet reads back") {
     NodeCheckFacts f;
     f.node = "node7";
     f.image = {"img", "sha256:abc", {}, "20.10.24", 67108864, "full"};
-    f.fingerprint = report("node1")["fingerprint"];
+    f.fingerprint = test::node_check_report("node1")["fingerprint"];
     auto doc = node_check_report(f, judge_node(f));
     auto fp = fleet_fingerprint(doc);
     CHECK(fp["image"]["id"] == "sha256:abc");
     CHECK(fp["image"]["shm_bytes"] == 67108864);
-    CHECK(fp["memlock_bytes"] == report("node1")["fingerprint"]["memlock_bytes"]);
+    CHECK(fp["memlock_bytes"] == test::node_check_report("node1")["fingerprint"]["memlock_bytes"]);
     CHECK(classify_task({"node7", doc.dump(), "", false, 0, ""}).report["node"] == "node7");
 }
 
@@ -252,13 +250,13 @@ TEST_CASE("a node's report with fields of another type is that node's output fai
     // Review of issue 23: json::value() throws on a wrong type, which ended the whole fleet
     // run as an internal error. A node prints what it likes.
     for (const char* key : {"verdict", "node"}) {
-        json bad = report("node2");
+        json bad = test::node_check_report("node2");
         bad[key] = 1;
         auto n = classify_task({"", bad.dump(), "", false, 0, ""});
         CHECK(n.failure_kind == "output");
         CHECK_FALSE(n.report.is_object());
     }
-    json bad_image = report("node2");
+    json bad_image = test::node_check_report("node2");
     bad_image["image"] = {{"missing", "yes"}};
     auto n = classify_task({"", bad_image.dump(), "", false, 0, ""});
     CHECK(n.failure_kind == "output");

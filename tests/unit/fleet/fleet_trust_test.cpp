@@ -20,13 +20,6 @@ using json = nlohmann::json;
 
 namespace {
 
-json report(const std::string& node) {
-    std::ifstream in(test::source_path("tests/data/fleet/node-check-" + node + ".json"));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return json::parse(ss.str());
-}
-
 CheckResult check(const std::string& id, const std::string& status) {
     CheckResult c;
     c.id = id;
@@ -85,7 +78,7 @@ TEST_CASE("node-check: out of time is unknown, not drain; a failed check still d
     NodeCheckFacts f;
     f.node = "n4";
     f.image.reference = "img";
-    f.fingerprint = report("node1")["fingerprint"];
+    f.fingerprint = test::node_check_report("node1")["fingerprint"];
     f.deadline_s = 12;
     f.out_of_time = "the engine did not answer the inspection of img in time";
     auto v = judge_node(f);
@@ -123,7 +116,7 @@ TEST_CASE("node-check names every waiver applied, on the line and in the report"
     NodeCheckFacts f;
     f.node = "node1";
     f.image.reference = "img";
-    f.fingerprint = report("node1")["fingerprint"];
+    f.fingerprint = test::node_check_report("node1")["fingerprint"];
     CheckResult shm = check("TD130", "waived");
     shm.outcome = "fail";
     shm.waiver_source = "--waive";
@@ -179,7 +172,7 @@ TEST_CASE("srun's verbose launch lines say which node ran which task") {
 TEST_CASE("fleet: a report is srun's node's; a name that is not is a finding there",
           "[regression]") {
     // Variant of round 3 row 27: node2's task reports under node3's name.
-    json as_other = report("node2");
+    json as_other = test::node_check_report("node2");
     as_other["node"] = "node3";
     FleetNode n = classify_task({"node2", as_other.dump(), "", false, 0, ""});
     CHECK(n.node == "node2");
@@ -189,9 +182,10 @@ TEST_CASE("fleet: a report is srun's node's; a name that is not is a finding the
     CHECK_THAT(n.reasons.at(0),
                ContainsSubstring("names node node3, but srun ran this task on node2"));
 
-    auto fleet =
-        judge_fleet("img", {classify_task({"node1", report("node1").dump(), "", false, 0, ""}), n,
-                            classify_task({"node3", report("node3").dump(), "", false, 0, ""})});
+    auto fleet = judge_fleet(
+        "img",
+        {classify_task({"node1", test::node_check_report("node1").dump(), "", false, 0, ""}), n,
+         classify_task({"node3", test::node_check_report("node3").dump(), "", false, 0, ""})});
     CHECK(fleet.drained == 1);
     CHECK(fleet.nodes[1].node == "node2");
 }
@@ -199,7 +193,7 @@ TEST_CASE("fleet: a report is srun's node's; a name that is not is a finding the
 TEST_CASE("fleet: a node's verdict comes from its checks, its own word only makes it worse",
           "[regression]") {
     // Variant of round 3 row 29: failing checks under "verdict": "healthy".
-    json liar = report("node3");
+    json liar = test::node_check_report("node3");
     liar["checks"][2]["status"] = "fail";
     liar["verdict"] = "healthy";
     liar["reasons"] = json::array();
@@ -208,20 +202,20 @@ TEST_CASE("fleet: a node's verdict comes from its checks, its own word only make
     CHECK(n.verdict == "drain");
     CHECK_THAT(n.reasons.at(0), ContainsSubstring(liar["checks"][2]["id"].get<std::string>()));
 
-    json odd = report("node1");
+    json odd = test::node_check_report("node1");
     odd["verdict"] = "HEALTHY";
     FleetNode shouting = classify_task({"node1", odd.dump(), "", false, 0, ""});
     judge_node_report(shouting);
     CHECK(shouting.verdict == "unknown");
 
-    json empty = report("node1");
+    json empty = test::node_check_report("node1");
     empty["checks"] = json::array();
     FleetNode none = classify_task({"node1", empty.dump(), "", false, 0, ""});
     judge_node_report(none);
     CHECK(none.verdict == "unknown");
     CHECK_THAT(none.reasons.at(0), ContainsSubstring("no checks"));
 
-    json drained = report("node1");
+    json drained = test::node_check_report("node1");
     drained["verdict"] = "drain";
     drained["reasons"] = {"the container engine does not answer: gone"};
     FleetNode worse = classify_task({"node1", drained.dump(), "", false, 0, ""});
@@ -229,7 +223,8 @@ TEST_CASE("fleet: a node's verdict comes from its checks, its own word only make
     CHECK(worse.verdict == "drain");
     CHECK(worse.reasons.at(0) == "the container engine does not answer: gone");
 
-    FleetNode fine = classify_task({"node1", report("node1").dump(), "", false, 0, ""});
+    FleetNode fine =
+        classify_task({"node1", test::node_check_report("node1").dump(), "", false, 0, ""});
     judge_node_report(fine);
     CHECK(fine.verdict == "healthy");
     CHECK(fine.reasons.empty());
@@ -238,13 +233,16 @@ TEST_CASE("fleet: a node's verdict comes from its checks, its own word only make
 TEST_CASE("fleet: a task whose output holds no readable report is an output failure on its node",
           "[regression]") {
     // Variant of round 3 row 30: noise around a report on the task srun ran on node2.
-    std::string noisy = std::string(5000, 'z') + "\n" + report("node2").dump() + "\n";
+    std::string noisy =
+        std::string(5000, 'z') + "\n" + test::node_check_report("node2").dump() + "\n";
     FleetNode n = classify_task({"node2", noisy, "", false, 0, ""});
     CHECK(n.node == "node2");
     CHECK(n.failure_kind == "output");
     // Two reports under one label: neither is trusted.
     FleetNode twice = classify_task(
-        {"node1", report("node1").dump() + "\n" + report("node1").dump(), "", false, 0, ""});
+        {"node1",
+         test::node_check_report("node1").dump() + "\n" + test::node_check_report("node1").dump(),
+         "", false, 0, ""});
     CHECK(twice.failure_kind == "output");
 }
 

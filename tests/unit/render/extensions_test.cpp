@@ -23,7 +23,7 @@ std::string manifest(const std::string& extensions, const std::string& torch = R
            gpus + R"(, "extensions": )" + extensions + "}";
 }
 
-const std::string k_sha = std::string(64, 'e');
+const std::string k_sha_e = std::string(64, 'e');
 
 }  // namespace
 
@@ -102,25 +102,25 @@ TEST_CASE("malformed extension entries are refused with their JSON path") {
                ContainsSubstring("$.extensions[0]"));
     std::string url = "https://example.org/w/flash_attn-2.8.1-cp311-cp311-linux_x86_64.whl";
     CHECK_THAT(test::refusal(manifest(R"([{"name": "flash-attn", "wheel": {"url": ")" + url +
-                                      R"(?x=1", "sha256": ")" + k_sha + R"("}}])")),
+                                      R"(?x=1", "sha256": ")" + k_sha_e + R"("}}])")),
                ContainsSubstring("$.extensions[0].wheel.url"));
     CHECK_THAT(test::refusal(manifest(R"([{"name": "flash-attn", "wheel": {"url": ")" + url +
                                       R"(", "sha256": "abc"}}])")),
                ContainsSubstring("$.extensions[0].wheel.sha256: SHA-256 \"abc\" is not 64"));
     CHECK_THAT(test::refusal(manifest(
                    R"([{"name": "flash-attn", "wheel": {"url": "file:///tmp/x.whl", "sha256": ")" +
-                   k_sha + R"("}}])")),
+                   k_sha_e + R"("}}])")),
                ContainsSubstring("is not http:// or https://"));
     // The wheel must be the named project's, for this Python, on Linux x86_64.
     CHECK_THAT(
         test::refusal(manifest(
             R"([{"name": "flash-attn", "wheel": {"url": "https://example.org/w/other-1.0-py3-none-any.whl", "sha256": ")" +
-            k_sha + R"("}}])")),
+            k_sha_e + R"("}}])")),
         ContainsSubstring("is of \"other\", not flash-attn"));
     CHECK_THAT(
         test::refusal(manifest(
             R"([{"name": "flash-attn", "wheel": {"url": "https://example.org/w/flash_attn-2.8.1-cp312-cp312-linux_x86_64.whl", "sha256": ")" +
-            k_sha + R"("}}])")),
+            k_sha_e + R"("}}])")),
         ContainsSubstring(
             "is for CPython 3.12, but variant xf-2.9.1-cu128-debian12 has Python 3.11"));
 }
@@ -129,19 +129,19 @@ TEST_CASE("a wheel by URL is locked by its sha256 and rendered as NAME @ URL") {
     std::string url =
         "https://example.org/w/flash_attn-2.8.1+cu12torch2.9-cp311-cp311-linux_x86_64.whl";
     auto plan = test::plan_one(manifest(R"([{"name": "flash-attn", "wheel": {"url": ")" + url +
-                                        R"(", "sha256": ")" + k_sha + R"("}}])"));
+                                        R"(", "sha256": ")" + k_sha_e + R"("}}])"));
     REQUIRE(plan.problems.empty());
     const auto& v = plan.variants.at(0);
     REQUIRE(v.extensions.size() == 1);
     CHECK(v.extensions[0].version == "2.8.1+cu12torch2.9");
     CHECK_THAT(v.extensions[0].notes.at(0), ContainsSubstring("not checked"));
-    std::string req = "flash-attn @ " + url + "#sha256=" + k_sha;
+    std::string req = "flash-attn @ " + url + "#sha256=" + k_sha_e;
     CHECK(v.extensions[0].requirement == req);
     CHECK(check_lock_requirement(req).empty());
     CHECK_FALSE(check_lock_requirement("flash-attn @ " + url + "#sha256=abc").empty());
     // uv's answer for it: the URL line, its one hash.
-    std::string uv = "flash-attn @ " + url + "#sha256=" + k_sha +
-                     " \\\n    --hash=sha256:" + k_sha + "\n    # via -r requirements.in\n";
+    std::string uv = "flash-attn @ " + url + "#sha256=" + k_sha_e +
+                     " \\\n    --hash=sha256:" + k_sha_e + "\n    # via -r requirements.in\n";
     auto parsed = parse_uv_requirements(uv);
     REQUIRE(parsed);
     REQUIRE(parsed->size() == 1);
@@ -154,5 +154,5 @@ TEST_CASE("a wheel by URL is locked by its sha256 and rendered as NAME @ URL") {
     CHECK_THAT(check_lock_covers(in, other), ContainsSubstring("not the sha256 its inputs fix"));
     PythonLock lock{in, parsed.value(), true};
     CHECK_THAT(render_requirements_file(v, "x.lock.json", lock),
-               ContainsSubstring("flash-attn @ " + url + " \\\n    --hash=sha256:" + k_sha));
+               ContainsSubstring("flash-attn @ " + url + " \\\n    --hash=sha256:" + k_sha_e));
 }

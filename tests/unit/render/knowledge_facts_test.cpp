@@ -11,12 +11,6 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-std::string manifest(const std::string& base, const std::string& matrix,
-                     const std::string& extra = "") {
-    return R"({"schema": 1, "name": "t", "image": "torchdock/t", "base": ")" + base +
-           R"(", "matrix": )" + matrix + extra + "}";
-}
-
 const std::string& dockerfile(const RenderPlan& plan) {
     REQUIRE(plan.problems.empty());
     for (const auto& [path, text] : plan.files)
@@ -29,8 +23,8 @@ const std::string& dockerfile(const RenderPlan& plan) {
 }  // namespace
 
 TEST_CASE("torch 1.13.1 (Python 3.7 to 3.11 on PyPI) renders on Debian 12's Python 3.11") {
-    auto plan = test::plan_one(
-        manifest("os-pip", R"({"torch": ["1.13.1"], "cuda": ["cu117"], "os": ["debian12"]})"));
+    auto plan = test::plan_one(test::matrix_manifest(
+        "os-pip", R"({"torch": ["1.13.1"], "cuda": ["cu117"], "os": ["debian12"]})"));
     INFO(test::problems_text(plan));
     const std::string& df = dockerfile(plan);
     CHECK_THAT(df, ContainsSubstring("torch==1.13.1+cu117"));
@@ -41,22 +35,22 @@ TEST_CASE("torch 1.13.1 (Python 3.7 to 3.11 on PyPI) renders on Debian 12's Pyth
 }
 
 TEST_CASE("the cu116 build of torch 1.13.0 is no longer refused") {
-    auto plan = test::plan_one(
-        manifest("os-pip", R"({"torch": ["1.13.0"], "cuda": ["cu116"], "os": ["ubuntu22.04"]})"));
+    auto plan = test::plan_one(test::matrix_manifest(
+        "os-pip", R"({"torch": ["1.13.0"], "cuda": ["cu116"], "os": ["ubuntu22.04"]})"));
     INFO(test::problems_text(plan));
     CHECK_THAT(dockerfile(plan), ContainsSubstring("torch==1.13.0+cu116"));
 }
 
 TEST_CASE("torch 2.15.0 (added from PyPI) renders with its cu132 default build") {
-    auto plan = test::plan_one(
-        manifest("os-pip", R"({"torch": ["2.15.0"], "cuda": ["cu132"], "os": ["ubuntu24.04"]})"));
+    auto plan = test::plan_one(test::matrix_manifest(
+        "os-pip", R"({"torch": ["2.15.0"], "cuda": ["cu132"], "os": ["ubuntu24.04"]})"));
     INFO(test::problems_text(plan));
     const std::string& df = dockerfile(plan);
     CHECK_THAT(df, ContainsSubstring("torch==2.15.0+cu132"));
     CHECK_THAT(df, ContainsSubstring("io.torchdock.cudnn=\"9.26.0.51\""));
     // Python 3.10 wheels were dropped in 2.15.
-    auto old_python = test::plan_one(
-        manifest("os-pip", R"({"torch": ["2.15.0"], "cuda": ["cu132"], "os": ["ubuntu22.04"]})"));
+    auto old_python = test::plan_one(test::matrix_manifest(
+        "os-pip", R"({"torch": ["2.15.0"], "cuda": ["cu132"], "os": ["ubuntu22.04"]})"));
     CHECK_THAT(
         test::problems_text(old_python),
         ContainsSubstring("torch 2.15.0 publishes wheels for Python 3.11 to 3.15, not 3.10"));
@@ -135,9 +129,9 @@ TEST_CASE("CUDA 11.6 and 11.7 are known; 13.3 to 13.5 floors are unconfirmed") {
 }
 
 TEST_CASE("a build without an arch list renders, with a warning that targets are unchecked") {
-    auto plan = test::plan_one(
-        manifest("os-pip", R"({"torch": ["2.15.0"], "cuda": ["cu132"], "os": ["ubuntu24.04"]})",
-                 R"(, "target_gpus": ["H100"])"));
+    auto plan = test::plan_one(test::matrix_manifest(
+        "os-pip", R"({"torch": ["2.15.0"], "cuda": ["cu132"], "os": ["ubuntu24.04"]})",
+        R"(, "target_gpus": ["H100"])"));
     INFO(test::problems_text(plan));
     REQUIRE(plan.problems.empty());
     REQUIRE(plan.warnings.size() == 1);

@@ -23,35 +23,13 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-const std::string k_hash = "sha256:" + std::string(64, 'a');
-
-// Runs `fn` in a forked copy of this process; true when it returned normally (no crash).
-bool runs_without_crash(const std::function<void()>& fn) {
-    pid_t child = ::fork();
-    if (child < 0) return false;
-    if (child == 0) {
-        for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) ::signal(sig, SIG_DFL);
-        fn();
-        ::_exit(0);
-    }
-    int status = 0;
-    if (::waitpid(child, &status, 0) != child) return false;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-std::string all_messages(const Diagnostics& d) {
-    std::string out;
-    for (const auto& item : d.items()) out += format_diagnostic(item) + "\n";
-    return out;
-}
-
 // A valid lock with one variant "v" locking one package "a" (asked for by the inputs).
 nlohmann::json valid_lock() {
     return nlohmann::json::parse(R"({"schema": 1, "images": {}, "python": {"v": {
       "inputs": {"requirements": ["a==1"], "python": "3.11", "platform": "x86_64-manylinux_2_36",
                  "torch_index": ""},
       "packages": {"a": {"version": "1", "hashes": [")" +
-                                 k_hash + R"("], "required_by": []}}}}})");
+                                 test::k_fake_hash + R"("], "required_by": []}}}}})");
 }
 
 struct Parsed {
@@ -64,7 +42,7 @@ struct Parsed {
 // here.
 Parsed parse_safely(const std::string& text) {
     Parsed out;
-    bool survived = runs_without_crash([&] {
+    bool survived = test::runs_without_crash([&] {
         Diagnostics diags("m/f.lock.json");
         (void)parse_lockfile(text, diags);
     });
@@ -72,23 +50,10 @@ Parsed parse_safely(const std::string& text) {
     REQUIRE(survived);
     Diagnostics diags("m/f.lock.json");
     LockFile lock = parse_lockfile(text, diags);
-    out.messages = all_messages(diags);
+    out.messages = test::all_messages(diags);
     out.items = diags.items();
     out.locked = lock.python.count("v") != 0;
     return out;
-}
-
-std::string real_uv_output() {
-    auto text =
-        engine::read_text_file(test::source_path("tests/data/uv/torch-2.9.1-jupyterlab-4.3.4.txt"));
-    REQUIRE(text);
-    return text.value();
-}
-
-const LockedPackage* find(const std::vector<LockedPackage>& ps, const std::string& name) {
-    for (const auto& p : ps)
-        if (p.name == name) return &p;
-    return nullptr;
 }
 
 PythonLockInputs real_inputs() {
@@ -220,7 +185,7 @@ TEST_CASE("lock file: hostile Python sections never crash render or lock --check
         std::string lock = R"({"schema": 1, "images": {}, "python": )" + std::string(python) + "}";
         INFO(lock);
         ManifestSource src{"m/pypi.json", manifest, "m/pypi.lock.json", lock};
-        REQUIRE(runs_without_crash([&] { (void)plan_render({src}, test::real_kb()); }));
+        REQUIRE(test::runs_without_crash([&] { (void)plan_render({src}, test::real_kb()); }));
         RenderPlan plan = plan_render({src}, test::real_kb());
         CHECK_FALSE(plan.problems.empty());
         CHECK(plan.files.empty());
@@ -231,25 +196,26 @@ TEST_CASE("lock file: hostile Python sections never crash render or lock --check
 // ---------------------------------------------------------------- the dependency graph
 
 TEST_CASE("uv's # via annotations become each package's required_by") {
-    auto parsed = parse_uv_requirements(real_uv_output());
+    auto parsed =
+        parse_uv_requirements(test::source_text("tests/data/uv/torch-2.9.1-jupyterlab-4.3.4.txt"));
     REQUIRE(parsed);
     const auto& ps = parsed.value();
-    const LockedPackage* anyio = find(ps, "anyio");
+    const LockedPackage* anyio = test::package_named(ps, "anyio");
     REQUIRE(anyio);
     CHECK(anyio->required_by == std::vector<std::string>{"httpx", "jupyter-server"});
-    const LockedPackage* torch = find(ps, "torch");
+    const LockedPackage* torch = test::package_named(ps, "torch");
     REQUIRE(torch);  // "-r req.in" is the inputs: not recorded
     CHECK(torch->required_by == std::vector<std::string>{"torchaudio", "torchvision"});
-    const LockedPackage* cudnn = find(ps, "nvidia-cudnn-cu12");
+    const LockedPackage* cudnn = test::package_named(ps, "nvidia-cudnn-cu12");
     REQUIRE(cudnn);
     CHECK(cudnn->required_by == std::vector<std::string>{"torch"});
-    CHECK(find(ps, "jupyterlab")->required_by.empty());
+    CHECK(test::package_named(ps, "jupyterlab")->required_by.empty());
     // uv's real answer is exactly the closure of what was asked.
     CHECK(check_lock_closure(real_inputs(), ps).empty());
 }
 
 TEST_CASE("uv annotations that name no package are refused, naming the line") {
-    const std::string pkg = "a==1 \\\n    --hash=" + k_hash + "\n";
+    const std::string pkg = "a==1 \\\n    --hash=" + test::k_fake_hash + "\n";
     auto bad = [](const std::string& text) {
         auto r = parse_uv_requirements(text);
         REQUIRE_FALSE(r);
@@ -266,10 +232,12 @@ TEST_CASE("uv annotations that name no package are refused, naming the line") {
 }
 
 TEST_CASE("a package outside the resolved closure is named") {
-    auto ps = parse_uv_requirements(real_uv_output()).value();
+    auto ps =
+        parse_uv_requirements(test::source_text("tests/data/uv/torch-2.9.1-jupyterlab-4.3.4.txt"))
+            .value();
     auto in = real_inputs();
     // Added by hand: nothing requires it.
-    ps.push_back({"evil", "1.0", {k_hash}});
+    ps.push_back({"evil", "1.0", {test::k_fake_hash}});
     auto o = check_lock_closure(in, ps);
     REQUIRE(o.size() == 1);
     CHECK(o[0].name == "evil");
@@ -277,8 +245,8 @@ TEST_CASE("a package outside the resolved closure is named") {
                                            "nothing the inputs ask for requires it"));
     // "Required" by a package the lock does not hold, or by each other in a ring.
     ps.back().required_by = {"ghost"};
-    ps.push_back({"evil2", "1.0", {k_hash}, {"evil3"}});
-    ps.push_back({"evil3", "1.0", {k_hash}, {"evil2"}});
+    ps.push_back({"evil2", "1.0", {test::k_fake_hash}, {"evil3"}});
+    ps.push_back({"evil3", "1.0", {test::k_fake_hash}, {"evil2"}});
     o = check_lock_closure(in, ps);
     CHECK(outside_names(o) == std::vector<std::string>{"evil", "evil2", "evil3"});
     CHECK_THAT(o[0].why, ContainsSubstring("says \"ghost\" required it, but the lock holds no "
@@ -295,13 +263,15 @@ TEST_CASE("a package outside the resolved closure is named") {
 TEST_CASE("a lock file with a package nothing requested is refused at its position") {
     PythonLock lock;
     lock.inputs = real_inputs();
-    lock.packages = parse_uv_requirements(real_uv_output()).value();
+    lock.packages =
+        parse_uv_requirements(test::source_text("tests/data/uv/torch-2.9.1-jupyterlab-4.3.4.txt"))
+            .value();
     lock.graph = true;
     std::string text = render_lockfile({}, {{"v", lock}});
     {
         Diagnostics diags("m/f.lock.json");
         LockFile back = parse_lockfile(text, diags);
-        INFO(all_messages(diags));
+        INFO(test::all_messages(diags));
         CHECK(diags.empty());
         REQUIRE(back.python.count("v"));
         CHECK(back.python.at("v").graph);
@@ -309,8 +279,9 @@ TEST_CASE("a lock file with a package nothing requested is refused at its positi
         CHECK(render_lockfile({}, back.python) == text);
     }
     auto doc = nlohmann::json::parse(text);
-    doc["python"]["v"]["packages"]["evil"] = {
-        {"version", "6.6.6"}, {"hashes", {k_hash}}, {"required_by", nlohmann::json::array()}};
+    doc["python"]["v"]["packages"]["evil"] = {{"version", "6.6.6"},
+                                              {"hashes", {test::k_fake_hash}},
+                                              {"required_by", nlohmann::json::array()}};
     auto p = parse_safely(doc.dump(2));
     INFO(p.messages);
     CHECK_FALSE(p.locked);
@@ -342,7 +313,9 @@ TEST_CASE("a lock written before the graph parses (lock can re-lock it) and rend
     REQUIRE(test::problems_text(plan).empty());
     PythonLock lock;
     lock.inputs = *python_lock_plan(plan.variants[0], test::real_kb()).inputs;
-    lock.packages = parse_uv_requirements(real_uv_output()).value();
+    lock.packages =
+        parse_uv_requirements(test::source_text("tests/data/uv/torch-2.9.1-jupyterlab-4.3.4.txt"))
+            .value();
     // The manifest has no jupyterlab: drop it and what only it required.
     REQUIRE(lock.inputs.requirements.size() == 3);
     auto outside = outside_names(check_lock_closure(lock.inputs, lock.packages));

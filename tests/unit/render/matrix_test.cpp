@@ -7,18 +7,10 @@
 using namespace td;
 using Catch::Matchers::ContainsSubstring;
 
-namespace {
-
-std::string manifest(const std::string& base, const std::string& matrix,
-                     const std::string& extra = "") {
-    return R"({"schema": 1, "name": "t", "image": "torchdock/t", "base": ")" + base +
-           R"(", "matrix": )" + matrix + extra + "}";
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("torch 2.1.2 with cu124 is refused, naming the variants that exist") {
-    auto e = test::refusal(manifest(
+    auto e = test::refusal(test::matrix_manifest(
         "nvidia-cuda",
         R"({"torch": ["2.1.2"], "cuda": ["cu124"], "flavor": ["runtime"], "os": ["ubuntu22.04"]})"));
     CHECK_THAT(e, ContainsSubstring("$.matrix.cuda[0]: torch 2.1.2 has no cu124 wheels; published "
@@ -28,27 +20,27 @@ TEST_CASE("torch 2.1.2 with cu124 is refused, naming the variants that exist") {
 
 TEST_CASE("Python 3.13 with torch 2.3 is refused") {
     // Stated explicitly...
-    auto e = test::refusal(
-        manifest("os-pip", R"({"torch": ["2.3.1"], "cuda": ["cu121"], "os": ["ubuntu22.04"]})",
-                 R"(, "python": "3.13")"));
+    auto e = test::refusal(test::matrix_manifest(
+        "os-pip", R"({"torch": ["2.3.1"], "cuda": ["cu121"], "os": ["ubuntu22.04"]})",
+        R"(, "python": "3.13")"));
     CHECK_THAT(e, ContainsSubstring(
                       "$.python: torch 2.3.1 publishes wheels for Python 3.8 to 3.12, not 3.13"));
     CHECK_THAT(e, ContainsSubstring("the first torch with Python 3.13 wheels is 2.5.0"));
     // ...and implied by an OS whose Python is 3.13.
-    e = test::refusal(
-        manifest("os-pip", R"({"torch": ["2.3.1"], "cuda": ["cpu"], "os": ["debian13"]})"));
+    e = test::refusal(test::matrix_manifest(
+        "os-pip", R"({"torch": ["2.3.1"], "cuda": ["cpu"], "os": ["debian13"]})"));
     CHECK_THAT(e, ContainsSubstring("$.matrix.os[0]: torch 2.3.1 publishes wheels for Python 3.8 "
                                     "to 3.12, not 3.13 (the Python of this base image)"));
 }
 
 TEST_CASE("a Python that is not the OS Python is refused with the OSes that have it") {
-    auto e = test::refusal(
-        manifest("os-pip", R"({"torch": ["2.4.1"], "cuda": ["cu121"], "os": ["ubuntu22.04"]})",
-                 R"(, "python": "3.11")"));
+    auto e = test::refusal(test::matrix_manifest(
+        "os-pip", R"({"torch": ["2.4.1"], "cuda": ["cu121"], "os": ["ubuntu22.04"]})",
+        R"(, "python": "3.11")"));
     CHECK_THAT(e, ContainsSubstring("Python 3.11 is not the Python of this base (3.10)"));
     CHECK_THAT(e, ContainsSubstring("choose an OS with Python 3.11: debian12"));
     // nvidia/cuda has Ubuntu images only, so no Debian is suggested there.
-    e = test::refusal(manifest(
+    e = test::refusal(test::matrix_manifest(
         "nvidia-cuda",
         R"({"torch": ["2.4.1"], "cuda": ["cu121"], "flavor": ["runtime"], "os": ["ubuntu22.04"]})",
         R"(, "python": "3.11")"));
@@ -56,7 +48,7 @@ TEST_CASE("a Python that is not the OS Python is refused with the OSes that have
 }
 
 TEST_CASE("sm_120 with cu124 wheels is refused") {
-    auto e = test::refusal(manifest(
+    auto e = test::refusal(test::matrix_manifest(
         "nvidia-cuda",
         R"({"torch": ["2.5.1"], "cuda": ["cu124"], "flavor": ["runtime"], "os": ["ubuntu22.04"]})",
         R"(, "target_gpus": ["RTX 5090"])"));
@@ -66,7 +58,7 @@ TEST_CASE("sm_120 with cu124 wheels is refused") {
 }
 
 TEST_CASE("a V100 with CUDA 13 is refused") {
-    auto e = test::refusal(manifest(
+    auto e = test::refusal(test::matrix_manifest(
         "nvidia-cuda",
         R"({"torch": ["2.9.1"], "cuda": ["cu130"], "flavor": ["runtime"], "os": ["ubuntu24.04"]})",
         R"(, "target_gpus": ["V100"])"));
@@ -77,15 +69,15 @@ TEST_CASE("a V100 with CUDA 13 is refused") {
 }
 
 TEST_CASE("an NGC tag that does not exist is refused") {
-    auto e = test::refusal(manifest("ngc", R"({"ngc": ["24.13"]})"));
+    auto e = test::refusal(test::matrix_manifest("ngc", R"({"ngc": ["24.13"]})"));
     CHECK_THAT(e, ContainsSubstring("$.matrix.ngc[0]: NGC PyTorch release \"24.13\" does not exist "
                                     "(no nvcr.io/nvidia/pytorch:24.13-py3)"));
 }
 
 TEST_CASE("unknown OSes and GPUs get did-you-mean; unknown torch releases say what is covered") {
-    auto e = test::refusal(
-        manifest("os-pip", R"({"torch": ["2.4.2"], "cuda": ["cu121"], "os": ["ubuntu22.4"]})",
-                 R"(, "target_gpus": ["H10"])"));
+    auto e = test::refusal(test::matrix_manifest(
+        "os-pip", R"({"torch": ["2.4.2"], "cuda": ["cu121"], "os": ["ubuntu22.4"]})",
+        R"(, "target_gpus": ["H10"])"));
     CHECK_THAT(e, ContainsSubstring("torch \"2.4.2\" is not in the knowledge base: data/torch.json "
                                     "covers torch 1.13.0 to "));
     CHECK_THAT(e, ContainsSubstring("its 2.4 releases are 2.4.0, 2.4.1"));
@@ -98,8 +90,8 @@ TEST_CASE("unknown OSes and GPUs get did-you-mean; unknown torch releases say wh
 
 TEST_CASE("a torch release newer than the knowledge base: coverage and refresh, no did-you-mean") {
     // 2.99.0 is one edit away from 2.9.0: a plain release number is never "corrected".
-    auto e = test::refusal(
-        manifest("os-pip", R"({"torch": ["2.99.0"], "cuda": ["cpu"], "os": ["ubuntu22.04"]})"));
+    auto e = test::refusal(test::matrix_manifest(
+        "os-pip", R"({"torch": ["2.99.0"], "cuda": ["cpu"], "os": ["ubuntu22.04"]})"));
     CHECK_THAT(e,
                ContainsSubstring("torch \"2.99.0\" is not in the knowledge base: data/torch.json "
                                  "covers torch 1.13.0 to "));
@@ -107,31 +99,31 @@ TEST_CASE("a torch release newer than the knowledge base: coverage and refresh, 
     CHECK_THAT(e, !ContainsSubstring("did you mean"));
     // Text that is not a release number is a typo (the manifest grammar stops it first);
     // the knowledge base's own text then suggests the nearest release.
-    e = test::refusal(
-        manifest("os-pip", R"({"torch": ["2.4.l"], "cuda": ["cpu"], "os": ["ubuntu22.04"]})"));
+    e = test::refusal(test::matrix_manifest(
+        "os-pip", R"({"torch": ["2.4.l"], "cuda": ["cpu"], "os": ["ubuntu22.04"]})"));
     CHECK_THAT(e, ContainsSubstring("torch version \"2.4.l\" is not X.Y.Z"));
     std::string typo = test::real_kb().unknown_torch_text("2.11.O");
     CHECK_THAT(typo, ContainsSubstring("torch \"2.11.O\" is not a release number"));
     CHECK_THAT(typo, ContainsSubstring("did you mean \"2.11.0\"?"));
-    e = test::refusal(
-        manifest("os-pip", R"({"torch": ["1.12.1"], "cuda": ["cpu"], "os": ["ubuntu22.04"]})"));
+    e = test::refusal(test::matrix_manifest(
+        "os-pip", R"({"torch": ["1.12.1"], "cuda": ["cpu"], "os": ["ubuntu22.04"]})"));
     CHECK_THAT(e, ContainsSubstring("torchdock renders nothing older than 1.13.0"));
 }
 
 TEST_CASE("nvidia/cuda tags that do not exist are refused") {
-    auto e = test::refusal(manifest(
+    auto e = test::refusal(test::matrix_manifest(
         "nvidia-cuda",
         R"({"torch": ["2.4.1"], "cuda": ["cu118"], "flavor": ["runtime"], "os": ["ubuntu24.04"]})"));
     CHECK_THAT(e, ContainsSubstring("nvidia/cuda has no CUDA 11.8 tags for ubuntu24.04; it has "
                                     "them for: ubuntu18.04, ubuntu20.04, ubuntu22.04"));
-    e = test::refusal(manifest(
+    e = test::refusal(test::matrix_manifest(
         "nvidia-cuda-cudnn",
         R"({"torch": ["2.4.1"], "cuda": ["cpu"], "flavor": ["runtime"], "os": ["ubuntu22.04"]})"));
     CHECK_THAT(e, ContainsSubstring("cpu wheels need base \"os-pip\""));
 }
 
 TEST_CASE("expectations that contradict the knowledge base are refused") {
-    auto e = test::refusal(manifest(
+    auto e = test::refusal(test::matrix_manifest(
         "nvidia-cuda",
         R"({"torch": ["2.1.2"], "cuda": ["cu121"], "flavor": ["runtime"], "os": ["ubuntu22.04"]})",
         R"(, "expect": {"cudnn_major": 9, "nccl": "2.20.5"})"));
@@ -141,7 +133,7 @@ TEST_CASE("expectations that contradict the knowledge base are refused") {
 }
 
 TEST_CASE("excluded cells are skipped, valid ones resolve fully") {
-    auto plan = test::plan_one(manifest(
+    auto plan = test::plan_one(test::matrix_manifest(
         "nvidia-cuda-cudnn",
         R"({"torch": ["2.1.2", "2.4.1"], "cuda": ["cu121", "cu124"], "flavor": ["devel"], "os": ["ubuntu22.04"],
             "exclude": [{"torch": "2.1.2", "cuda": "cu124"}]})",
@@ -158,17 +150,17 @@ TEST_CASE("excluded cells are skipped, valid ones resolve fully") {
 }
 
 TEST_CASE("a GPU the wheels' arch list cannot run is refused, naming variants that can") {
-    auto e = test::refusal(
-        manifest("os-pip", R"({"torch": ["2.9.1"], "cuda": ["cu128"], "os": ["ubuntu24.04"]})",
-                 R"(, "target_gpus": ["P100"])"));
+    auto e = test::refusal(test::matrix_manifest(
+        "os-pip", R"({"torch": ["2.9.1"], "cuda": ["cu128"], "os": ["ubuntu24.04"]})",
+        R"(, "target_gpus": ["P100"])"));
     // 2.9.1's arch list was read from its wheel's binaries (kb refresh --arch-lists).
     CHECK_THAT(e, ContainsSubstring("$.matrix.cuda[0]: torch 2.9.1+cu128 wheels are built for 7.0, "
                                     "7.5, 8.0, 8.6, 9.0, 10.0, 12.0, which cannot run on P100 "
                                     "(sm_60); variants of torch 2.9.1 that do: cu126"));
     // 2.9.0's comes from RELEASE.md, not the binaries: the refusal says so.
-    auto old = test::refusal(
-        manifest("os-pip", R"({"torch": ["2.9.0"], "cuda": ["cu128"], "os": ["ubuntu24.04"]})",
-                 R"(, "target_gpus": ["P100"])"));
+    auto old = test::refusal(test::matrix_manifest(
+        "os-pip", R"({"torch": ["2.9.0"], "cuda": ["cu128"], "os": ["ubuntu24.04"]})",
+        R"(, "target_gpus": ["P100"])"));
     CHECK_THAT(old, ContainsSubstring("$.matrix.cuda[0]: torch 2.9.0+cu128 wheels are built for "
                                       "7.0, 7.5, 8.0, 8.6, 9.0, 10.0, 12.0 (unconfirmed in the "
                                       "knowledge base), which cannot run on P100 (sm_60); variants "

@@ -15,8 +15,6 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-const std::string k_hash = "sha256:" + std::string(64, 'a');
-
 // manifest(TORCH, CUDA, INDEX, PLATFORMS): an os-pip family on Debian 12.
 std::string manifest(const std::string& torch, const std::string& cuda, const std::string& index,
                      const std::string& platforms) {
@@ -33,7 +31,7 @@ PythonLock lock_for(const Variant& v, const std::string& platform) {
     lock.inputs = *python_lock_plan(v, test::real_kb(), platform).inputs;
     for (const auto& req : lock.inputs.requirements) {
         auto [name, version] = requirement_pin(req);
-        lock.packages.push_back({name, version, {k_hash}});
+        lock.packages.push_back({name, version, {test::k_fake_hash}});
     }
     std::sort(lock.packages.begin(), lock.packages.end(),
               [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -141,7 +139,7 @@ TEST_CASE(
                ContainsSubstring("--hash=sha256:bbbb"));
 
     // Sets whose pins differ: no label could be true of both images.
-    arm.packages.push_back({"nvidia-only-here", "1.0", {k_hash}, {"torch"}});
+    arm.packages.push_back({"nvidia-only-here", "1.0", {test::k_fake_hash}, {"torch"}});
     RenderPlan differ = render_locked(text, {{k_variant, amd}, {k_variant + "@linux/arm64", arm}});
     REQUIRE(test::problems_text(differ).empty());
     const std::string& df2 = differ.files.at(k_variant + "/Dockerfile");
@@ -174,7 +172,7 @@ TEST_CASE("platforms: lock file keys name a variant and another platform; inputs
     CHECK(python_lock_key("v-1", "linux/arm64") == "v-1@linux/arm64");
     PythonLock x86;
     x86.inputs = {{"a==1"}, "3.11", "x86_64-manylinux_2_36", ""};
-    x86.packages = {{"a", "1", {k_hash}}};
+    x86.packages = {{"a", "1", {test::k_fake_hash}}};
     Diagnostics diags("t.lock.json");
     (void)parse_lockfile(render_lockfile({}, {{"v@linux/arm64", x86}}), diags);
     REQUIRE_FALSE(diags.empty());

@@ -12,21 +12,6 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-const std::string k_hash = "sha256:" + std::string(64, 'a');
-
-std::string real_uv_output() {
-    auto text =
-        engine::read_text_file(test::source_path("tests/data/uv/torch-2.9.1-jupyterlab-4.3.4.txt"));
-    REQUIRE(text);
-    return text.value();
-}
-
-const LockedPackage* find(const std::vector<LockedPackage>& ps, const std::string& name) {
-    for (const auto& p : ps)
-        if (p.name == name) return &p;
-    return nullptr;
-}
-
 // A PyPI-wheel manifest (torch 2.9.1's default build) on Debian 12.
 const char* k_pypi_manifest = R"({"schema": 1, "name": "pypi", "image": "t/pypi",
   "base": "os-pip", "wheel_index": "pypi",
@@ -36,20 +21,21 @@ const char* k_pypi_manifest = R"({"schema": 1, "name": "pypi", "image": "t/pypi"
 }  // namespace
 
 TEST_CASE("uv's real output parses: every package pinned, with its hashes") {
-    auto parsed = parse_uv_requirements(real_uv_output());
+    auto parsed =
+        parse_uv_requirements(test::source_text("tests/data/uv/torch-2.9.1-jupyterlab-4.3.4.txt"));
     REQUIRE(parsed);
     const auto& ps = parsed.value();
     CHECK(ps.size() > 90);
-    const LockedPackage* torch = find(ps, "torch");
+    const LockedPackage* torch = test::package_named(ps, "torch");
     REQUIRE(torch);
     CHECK(torch->version == "2.9.1");
     CHECK(torch->hashes.size() > 5);
     for (const auto& h : torch->hashes) CHECK(h.size() == 71);
-    const LockedPackage* cudnn = find(ps, "nvidia-cudnn-cu12");
+    const LockedPackage* cudnn = test::package_named(ps, "nvidia-cudnn-cu12");
     REQUIRE(cudnn);
     CHECK(cudnn->version == "9.10.2.21");
-    CHECK(find(ps, "triton"));
-    CHECK(find(ps, "jupyterlab"));
+    CHECK(test::package_named(ps, "triton"));
+    CHECK(test::package_named(ps, "jupyterlab"));
     CHECK(std::is_sorted(ps.begin(), ps.end(),
                          [](const auto& a, const auto& b) { return a.name < b.name; }));
 }
@@ -61,9 +47,10 @@ TEST_CASE("uv output that is not plain pins with hashes is refused, naming the l
         return r.error().message;
     };
     CHECK_THAT(bad("numpy==1.26.4\n"), ContainsSubstring("numpy has no hashes"));
-    CHECK_THAT(bad("numpy==1.26.4 ; python_version < '3.12' \\\n    --hash=" + k_hash + "\n"),
-               ContainsSubstring("line 1: not a NAME==VERSION pin"));
-    CHECK_THAT(bad("numpy>=1.26 \\\n    --hash=" + k_hash + "\n"),
+    CHECK_THAT(
+        bad("numpy==1.26.4 ; python_version < '3.12' \\\n    --hash=" + test::k_fake_hash + "\n"),
+        ContainsSubstring("line 1: not a NAME==VERSION pin"));
+    CHECK_THAT(bad("numpy>=1.26 \\\n    --hash=" + test::k_fake_hash + "\n"),
                ContainsSubstring("line 1: not a NAME==VERSION pin"));
     CHECK_THAT(bad("-e ./src\n"), ContainsSubstring("line 1"));
     CHECK_THAT(bad("numpy==1.26.4 \\\n    --hash=md5:abc\n"),
@@ -71,10 +58,11 @@ TEST_CASE("uv output that is not plain pins with hashes is refused, naming the l
     CHECK_THAT(bad("numpy==1.26.4 \\\n"),
                ContainsSubstring("line 2: a continuation line is empty"));
     CHECK_THAT(bad("numpy==1.26.4 \\"), ContainsSubstring("ends inside a continuation"));
-    CHECK_THAT(bad("numpy==1.26.4 \\\n    --hash=" + k_hash +
-                   "\nNumPy==1.26.4 \\\n    --hash=" + k_hash + "\n"),
+    CHECK_THAT(bad("numpy==1.26.4 \\\n    --hash=" + test::k_fake_hash +
+                   "\nNumPy==1.26.4 \\\n    --hash=" + test::k_fake_hash + "\n"),
                ContainsSubstring("names numpy twice"));
-    CHECK_THAT(bad("num$py==1 \\\n    --hash=" + k_hash + "\n"), ContainsSubstring("line 1"));
+    CHECK_THAT(bad("num$py==1 \\\n    --hash=" + test::k_fake_hash + "\n"),
+               ContainsSubstring("line 1"));
 }
 
 TEST_CASE("a lock plan names the variant's whole Python input") {
@@ -103,11 +91,13 @@ TEST_CASE("bases that bring torch are not hash-locked, and say why") {
 }
 
 TEST_CASE("diff names what moved between two resolutions") {
-    std::vector<LockedPackage> a = {
-        {"numpy", "2.4.6", {k_hash}}, {"sympy", "1.14.0", {k_hash}}, {"gone", "1.0", {k_hash}}};
-    std::vector<LockedPackage> b = {{"numpy", "2.4.6", {k_hash, "sha256:" + std::string(64, 'b')}},
-                                    {"sympy", "1.15.0", {k_hash}},
-                                    {"fresh", "0.1", {k_hash}}};
+    std::vector<LockedPackage> a = {{"numpy", "2.4.6", {test::k_fake_hash}},
+                                    {"sympy", "1.14.0", {test::k_fake_hash}},
+                                    {"gone", "1.0", {test::k_fake_hash}}};
+    std::vector<LockedPackage> b = {
+        {"numpy", "2.4.6", {test::k_fake_hash, "sha256:" + std::string(64, 'b')}},
+        {"sympy", "1.15.0", {test::k_fake_hash}},
+        {"fresh", "0.1", {test::k_fake_hash}}};
     std::vector<std::string> d;
     for (const auto& c : diff_locked_packages(a, b)) d.push_back(c.describe());
     CHECK(d == std::vector<std::string>{"gone: gone 1.0",
@@ -123,7 +113,9 @@ TEST_CASE("a Python lock round-trips through the lock file") {
         "3.11",
         "x86_64-manylinux_2_36",
         ""};
-    lock.packages = parse_uv_requirements(real_uv_output()).value();  // the closure of those
+    lock.packages =
+        parse_uv_requirements(test::source_text("tests/data/uv/torch-2.9.1-jupyterlab-4.3.4.txt"))
+            .value();  // the closure of those
     lock.graph = true;
     std::string text = render_lockfile({}, {{"pypi-2.9.1-cu128-debian12", lock}});
     Diagnostics diags("t.lock.json");
@@ -194,8 +186,10 @@ TEST_CASE("wheel_index is refused where the base brings torch, and checked where
 
 // uv's recorded answer for the manifest's inputs (the recording had no tqdm; its pin is added).
 std::vector<LockedPackage> packages_for_pypi_manifest() {
-    auto ps = parse_uv_requirements(real_uv_output()).value();
-    ps.push_back({"tqdm", "4.67.1", {k_hash}});
+    auto ps =
+        parse_uv_requirements(test::source_text("tests/data/uv/torch-2.9.1-jupyterlab-4.3.4.txt"))
+            .value();
+    ps.push_back({"tqdm", "4.67.1", {test::k_fake_hash}});
     std::sort(ps.begin(), ps.end(),
               [](const LockedPackage& a, const LockedPackage& b) { return a.name < b.name; });
     return ps;
@@ -206,7 +200,9 @@ TEST_CASE("a lock must hold every pinned input at its exact version") {
                         "3.11",
                         "x86_64-manylinux_2_36",
                         ""};
-    auto ps = parse_uv_requirements(real_uv_output()).value();
+    auto ps =
+        parse_uv_requirements(test::source_text("tests/data/uv/torch-2.9.1-jupyterlab-4.3.4.txt"))
+            .value();
     CHECK(check_lock_covers(in, ps) == "");  // names compared in PEP 503 form
     in.requirements.push_back("tqdm==4.67.1");
     CHECK(check_lock_covers(in, ps) ==
@@ -223,7 +219,7 @@ TEST_CASE("a lock must hold every pinned input at its exact version") {
     CHECK_THAT(check_lock_covers(in, ps), ContainsSubstring("\"2.9.1+cu126\""));
     in.requirements = {"torch==2.9.1+cu126"};
     CHECK(check_lock_covers(in, ps) == "");
-    ps.push_back({"Torch", "2.9.1+cu126", {k_hash}});
+    ps.push_back({"Torch", "2.9.1+cu126", {test::k_fake_hash}});
     CHECK(check_lock_covers(in, ps) == "package \"Torch\" is locked twice");
 }
 
@@ -254,12 +250,12 @@ TEST_CASE("a lock file whose packages contradict its inputs is refused, naming t
 TEST_CASE("hashes in a lock file are compared as a set, whatever order a hand put them in") {
     PythonLock lock;
     lock.inputs = {{"a==1"}, "3.11", "x86_64-manylinux_2_36", ""};
-    lock.packages = {{"a", "1", {"sha256:" + std::string(64, 'b'), k_hash}}};
+    lock.packages = {{"a", "1", {"sha256:" + std::string(64, 'b'), test::k_fake_hash}}};
     Diagnostics diags("t.lock.json");
     LockFile back = parse_lockfile(render_lockfile({}, {{"v", lock}}), diags);
     REQUIRE(diags.empty());
     CHECK(back.python.at("v").packages[0].hashes ==
-          std::vector<std::string>{k_hash, "sha256:" + std::string(64, 'b')});
+          std::vector<std::string>{test::k_fake_hash, "sha256:" + std::string(64, 'b')});
 }
 
 TEST_CASE("the lock's platform is one uv accepts, never newer than the OS's glibc") {
@@ -321,7 +317,7 @@ TEST_CASE("a Python lock for a variant that cannot be hash-locked is named as un
     REQUIRE(test::problems_text(plan).empty());
     PythonLock lock;
     lock.inputs = {{"tqdm==4.67.1"}, "3.10", "x86_64-manylinux_2_35", ""};
-    lock.packages = {{"tqdm", "4.67.1", {k_hash}}};
+    lock.packages = {{"tqdm", "4.67.1", {test::k_fake_hash}}};
     const std::string name = plan.variants[0].name;
     ManifestSource src{"manifests/n.json", ngc, "manifests/n.lock.json",
                        render_lockfile({}, {{name, lock}})};

@@ -17,11 +17,11 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-const std::string k_sha = std::string(64, 'a');
+const std::string k_sha_a = std::string(64, 'a');
 const std::string k_url = "https://example.org/src/tdext-0.1.0.tar.gz";
 
 std::string source(const std::string& extra = "", const std::string& url = k_url) {
-    return R"([{"name": "tdext", "source": {"url": ")" + url + R"(", "sha256": ")" + k_sha +
+    return R"([{"name": "tdext", "source": {"url": ")" + url + R"(", "sha256": ")" + k_sha_a +
            R"(")" + extra + "}}]";
 }
 
@@ -76,7 +76,7 @@ TEST_CASE("a source extension renders a build stage with the pip toolkit for the
                ContainsSubstring("TORCH_CUDA_ARCH_LIST=\"8.0;9.0\" MAX_JOBS=\"${MAX_JOBS:-3}\""));
     // Never pip's wheel cache: it keys a built wheel by URL and hash, not the arch list.
     CHECK_THAT(d, ContainsSubstring("pip wheel --no-cache-dir --no-deps --no-build-isolation"));
-    CHECK_THAT(d, ContainsSubstring("'tdext @ " + k_url + "#sha256=" + k_sha + "'"));
+    CHECK_THAT(d, ContainsSubstring("'tdext @ " + k_url + "#sha256=" + k_sha_a + "'"));
     CHECK_THAT(d,
                ContainsSubstring("\nFROM python-set\nRUN --mount=type=bind,from=extension-build"));
     CHECK_THAT(d, ContainsSubstring("io.torchdock.built-extensions=\"tdext==0.1.0\""));
@@ -126,12 +126,12 @@ TEST_CASE("malformed source extensions are refused with their JSON path") {
                ContainsSubstring("$.extensions[0].source.sha256"));
     CHECK_THAT(
         test::refusal(manifest(R"([{"name": "tdext", "version": "0.1.0", "source": {"url": ")" +
-                               k_url + R"(", "sha256": ")" + k_sha + R"("}}])")),
+                               k_url + R"(", "sha256": ")" + k_sha_a + R"("}}])")),
         ContainsSubstring("leave \"version\" out"));
     CHECK_THAT(
         test::refusal(manifest(
             R"([{"name": "tdext", "wheel": {"url": "https://e.org/tdext-0.1.0-py3-none-any.whl", "sha256": ")" +
-            k_sha + R"("}, "source": {"url": ")" + k_url + R"(", "sha256": ")" + k_sha +
+            k_sha_a + R"("}, "source": {"url": ")" + k_url + R"(", "sha256": ")" + k_sha_a +
             R"("}}])")),
         ContainsSubstring("a wheel or is built from source, not both"));
     CHECK_THAT(test::refusal(manifest(source(R"(, "build_requires": ["setuptools>=70"])"))),
@@ -150,9 +150,9 @@ TEST_CASE("malformed source extensions are refused with their JSON path") {
 
 TEST_CASE("two source extensions may not pin one build requirement differently") {
     std::string two = R"([{"name": "tdext", "source": {"url": ")" + k_url + R"(", "sha256": ")" +
-                      k_sha + R"(", "build_requires": ["ninja==1.13.0"]}},
+                      k_sha_a + R"(", "build_requires": ["ninja==1.13.0"]}},
         {"name": "other", "source": {"url": "https://example.org/other-2.0.zip", "sha256": ")" +
-                      k_sha + R"(", "build_requires": ["ninja==1.11.1"]}}])";
+                      k_sha_a + R"(", "build_requires": ["ninja==1.11.1"]}}])";
     CHECK_THAT(test::refusal(manifest(two)),
                ContainsSubstring("$.extensions[1].source.build_requires: \"ninja==1.11.1\" "
                                  "contradicts \"ninja==1.13.0\""));

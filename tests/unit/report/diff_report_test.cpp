@@ -12,7 +12,7 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-std::vector<FingerprintDifference> sample() {
+std::vector<FingerprintDifference> sample_differences() {
     return {{"cuda_runtime.version", "(absent)", "12.8", "cuda", 99,
              "the CUDA runtime differs: a newer one needs a newer driver"},
             {"torch.version", "1.13.0a0", "2.9.1+cu128", "torch", 50, "a different torch release"},
@@ -25,7 +25,7 @@ std::vector<FingerprintDifference> sample() {
 
 TEST_CASE("diff text: the answer first, the top rows, then what is left by category") {
     auto sel = diff_selection(false, 2, {}, {}).value();
-    std::string text = report::diff_text(select_differences(sample(), sel),
+    std::string text = report::diff_text(select_differences(sample_differences(), sel),
                                          {"a.json", "b.json", "cpu:1", "cuda\x1b[2J:1"});
     auto lines = split(text, '\n');
     CHECK_THAT(lines[0], StartsWith("5 differences; the most likely to break a GPU job: the CUDA "
@@ -39,7 +39,8 @@ TEST_CASE("diff text: the answer first, the top rows, then what is left by categ
 }
 
 TEST_CASE("diff JSON: every difference, whatever the selection, and the counts") {
-    auto j = nlohmann::json::parse(report::diff_json(sample(), {"a.json", "b.json", "", ""}));
+    auto j = nlohmann::json::parse(
+        report::diff_json(sample_differences(), {"a.json", "b.json", "", ""}));
     CHECK(j["differences"].size() == 5);
     CHECK(j["summary"]["total"] == 5);
     CHECK(j["summary"]["by_category"]["libraries"] == 2);

@@ -32,7 +32,7 @@ SbomComponent python(std::string name, std::string version, std::vector<std::str
 
 // A small variant: torch asked for by the inputs and required by torchvision, which the inputs
 // ask for too; filelock required by torch; one of each other kind.
-SbomInput sample() {
+SbomInput sample_sbom() {
     SbomInput in;
     in.subject = {"cu128-py312", "", "variant", {{"torchdock:cuda", "12.8"}}};
     in.tool_version = "1.4.0";
@@ -81,7 +81,7 @@ std::vector<std::string> depends_on(const nlohmann::json& bom, const std::string
 }  // namespace
 
 TEST_CASE("sbom: the same input gives the same bytes, whatever the order of its components") {
-    SbomInput in = sample();
+    SbomInput in = sample_sbom();
     std::string first = cyclonedx_json(in);
     CHECK(cyclonedx_json(in) == first);
     std::reverse(in.components.begin(), in.components.end());
@@ -89,13 +89,13 @@ TEST_CASE("sbom: the same input gives the same bytes, whatever the order of its 
     std::rotate(in.components.begin(), in.components.begin() + 2, in.components.end());
     CHECK(cyclonedx_json(in) == first);
 
-    SbomInput other = sample();
+    SbomInput other = sample_sbom();
     other.components[0].version = "2.9.0+cu128";
     CHECK(parsed(other)["serialNumber"] != parsed(in)["serialNumber"]);
 }
 
 TEST_CASE("sbom: valid CycloneDX 1.6 JSON with a UUID serial number") {
-    auto bom = parsed(sample());
+    auto bom = parsed(sample_sbom());
     CHECK(bom["bomFormat"] == "CycloneDX");
     CHECK(bom["specVersion"] == "1.6");
     CHECK(bom["version"] == 1);
@@ -112,7 +112,7 @@ TEST_CASE("sbom: valid CycloneDX 1.6 JSON with a UUID serial number") {
 }
 
 TEST_CASE("sbom: components are sorted by kind, name and version with unique refs") {
-    auto bom = parsed(sample());
+    auto bom = parsed(sample_sbom());
     std::vector<std::string> names, refs;
     for (const auto& c : bom["components"]) {
         names.push_back(c["name"]);
@@ -124,7 +124,7 @@ TEST_CASE("sbom: components are sorted by kind, name and version with unique ref
     std::sort(refs.begin(), refs.end());
     CHECK(std::adjacent_find(refs.begin(), refs.end()) == refs.end());
 
-    SbomInput twice = sample();
+    SbomInput twice = sample_sbom();
     twice.components.push_back(twice.components[5]);  // the same GPU object listed twice
     auto doubled = parsed(twice);
     std::vector<std::string> all;
@@ -134,7 +134,7 @@ TEST_CASE("sbom: components are sorted by kind, name and version with unique ref
 }
 
 TEST_CASE("sbom: purls encode local versions, apt versions and image digests") {
-    auto bom = parsed(sample());
+    auto bom = parsed(sample_sbom());
     CHECK(component_named(bom, "torch")["purl"] == "pkg:pypi/torch@2.9.1%2Bcu128");
     CHECK(component_named(bom, "libstdc++6")["purl"] ==
           "pkg:deb/debian/libstdc%2B%2B6@12.2.0-14%2Bdeb12u1?distro=debian12");
@@ -166,7 +166,7 @@ TEST_CASE("sbom: purls encode local versions, apt versions and image digests") {
 }
 
 TEST_CASE("sbom: a wheel by URL carries its download_url in the purl and as a distribution") {
-    SbomInput in = sample();
+    SbomInput in = sample_sbom();
     SbomComponent wheel = python("flash-attn", "2.8.3", {});
     wheel.index = "";
     wheel.download_url = "https://example.com/whl/flash_attn-2.8.3+cu12-cp312-linux_x86_64.whl";
@@ -185,7 +185,7 @@ TEST_CASE("sbom: a wheel by URL carries its download_url in the purl and as a di
 }
 
 TEST_CASE("sbom: dependencies invert required_by; the subject holds what nothing requires") {
-    auto bom = parsed(sample());
+    auto bom = parsed(sample_sbom());
     std::string torch = component_named(bom, "torch")["bom-ref"];
     std::string vision = component_named(bom, "torchvision")["bom-ref"];
     std::string filelock = component_named(bom, "filelock")["bom-ref"];
@@ -202,7 +202,7 @@ TEST_CASE("sbom: dependencies invert required_by; the subject holds what nothing
 }
 
 TEST_CASE("sbom: required_by names match as PEP 503 names; an unknown requirer leaves it top") {
-    SbomInput in = sample();
+    SbomInput in = sample_sbom();
     in.components[2].required_by = {"Torch"};  // filelock, spelled as a project
     SbomComponent jinja2 = python("jinja2", "3.1.6", {"not-locked"});
     jinja2.depends_on = {"markupsafe"};  // an edge given from the other end
@@ -221,7 +221,7 @@ TEST_CASE("sbom: required_by names match as PEP 503 names; an unknown requirer l
 }
 
 TEST_CASE("sbom: GPU targets, paths, notes and the index are properties") {
-    auto bom = parsed(sample());
+    auto bom = parsed(sample_sbom());
     const auto& object = component_named(bom, "libtorch_cuda.so");
     CHECK(object["type"] == "file");
     CHECK(object["properties"] == nlohmann::json::parse(R"([
@@ -236,7 +236,7 @@ TEST_CASE("sbom: GPU targets, paths, notes and the index are properties") {
 }
 
 TEST_CASE("sbom: the timestamp appears only when given") {
-    SbomInput in = sample();
+    SbomInput in = sample_sbom();
     CHECK_FALSE(parsed(in)["metadata"].contains("timestamp"));
     CHECK_THAT(cyclonedx_json(in), !ContainsSubstring("timestamp"));
     in.timestamp = "2026-01-02T03:04:05Z";
@@ -244,7 +244,7 @@ TEST_CASE("sbom: the timestamp appears only when given") {
 }
 
 TEST_CASE("sbom: bytes that are not UTF-8 in image facts do not stop the writer") {
-    SbomInput in = sample();
+    SbomInput in = sample_sbom();
     in.components[4].note = "read from \xff\xfe";
     auto bom = parsed(in);
     CHECK(bom["specVersion"] == "1.6");
@@ -254,7 +254,7 @@ TEST_CASE(
     "CycloneDX 1.6 limits: a version over 1024 characters is left out and said, never "
     "written",
     "[regression][sbom]") {
-    SbomInput in = sample();
+    SbomInput in = sample_sbom();
     SbomComponent huge = python("evil", std::string(5000, '7'), {});
     in.components.push_back(huge);
     SbomComponent at_limit = python("fits", std::string(1024, '1'), {});

@@ -19,13 +19,6 @@ ProbeRun probe(const std::string& name, std::string json_text, int exit_code) {
     return parse_probe_output(name, "human line\n" + json_text + "\n", exit_code);
 }
 
-const CheckResult& check(const std::vector<CheckResult>& all, const std::string& id) {
-    for (const auto& c : all)
-        if (c.id == id) return c;
-    FAIL("no check " << id);
-    return all.front();
-}
-
 }  // namespace
 
 TEST_CASE("probe output: the last line is the result; status and exit code must agree") {
@@ -80,14 +73,14 @@ TEST_CASE(
     in.gpu_skip_reason = "no NVIDIA runtime";
     in.shm_bytes = 64LL << 20;
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD101").status == "pass");
-    CHECK(check(r, "TD120").status == "pass");
-    CHECK(check(r, "TD121").status == "pass");
-    CHECK(check(r, "TD123").status == "pass");
-    CHECK(check(r, "TD130").status == "warn");
-    CHECK(check(r, "TD140").status == "skip");
-    CHECK_THAT(check(r, "TD140").message, ContainsSubstring("no NVIDIA runtime"));
-    CHECK(check(r, "TD110").status == "skip");
+    CHECK(test::check_of(r, "TD101").status == "pass");
+    CHECK(test::check_of(r, "TD120").status == "pass");
+    CHECK(test::check_of(r, "TD121").status == "pass");
+    CHECK(test::check_of(r, "TD123").status == "pass");
+    CHECK(test::check_of(r, "TD130").status == "warn");
+    CHECK(test::check_of(r, "TD140").status == "skip");
+    CHECK_THAT(test::check_of(r, "TD140").message, ContainsSubstring("no NVIDIA runtime"));
+    CHECK(test::check_of(r, "TD110").status == "skip");
 }
 
 TEST_CASE("checks: each promise that is broken fails its own check") {
@@ -116,17 +109,18 @@ TEST_CASE("checks: each promise that is broken fails its own check") {
               1);
     in.shm_bytes = 64LL << 20;
     auto r = evaluate(in, test::real_kb());
-    CHECK_THAT(check(r, "TD101").message, ContainsSubstring("runs CUDA 13.0 but is labelled 12.4"));
-    CHECK(check(r, "TD102").status == "fail");
-    CHECK_THAT(check(r, "TD103").message, ContainsSubstring("needs libcudart.so.11.0"));
-    CHECK(check(r, "TD104").status == "fail");
-    CHECK_THAT(check(r, "TD110").message,
+    CHECK_THAT(test::check_of(r, "TD101").message,
+               ContainsSubstring("runs CUDA 13.0 but is labelled 12.4"));
+    CHECK(test::check_of(r, "TD102").status == "fail");
+    CHECK_THAT(test::check_of(r, "TD103").message, ContainsSubstring("needs libcudart.so.11.0"));
+    CHECK(test::check_of(r, "TD104").status == "fail");
+    CHECK_THAT(test::check_of(r, "TD110").message,
                ContainsSubstring("libcudart.so.11.0 (needed by /x/libcudnn_ops.so.8)"));
-    CHECK(check(r, "TD111").status == "fail");
-    CHECK(check(r, "TD121").status == "fail");
-    CHECK_THAT(check(r, "TD122").message, ContainsSubstring("H100"));
-    CHECK(check(r, "TD123").status == "fail");
-    CHECK(check(r, "TD130").status == "fail");
+    CHECK(test::check_of(r, "TD111").status == "fail");
+    CHECK(test::check_of(r, "TD121").status == "fail");
+    CHECK_THAT(test::check_of(r, "TD122").message, ContainsSubstring("H100"));
+    CHECK(test::check_of(r, "TD123").status == "fail");
+    CHECK(test::check_of(r, "TD130").status == "fail");
     for (const auto& c : r)
         if (c.status == "fail") CHECK_FALSE(c.fix.empty());
 }
@@ -150,13 +144,13 @@ TEST_CASE("checks: the GPU tier judges thresholds from the labels") {
         {"single_process":[{"dtype":"float32","bytes":1024,"correct":true,"busbw_gbps":150.0}]}})",
               0);
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD140").status == "pass");
-    CHECK_THAT(check(r, "TD141").message,
+    CHECK(test::check_of(r, "TD140").status == "pass");
+    CHECK_THAT(test::check_of(r, "TD141").message,
                ContainsSubstring("older than the image needs (550.54.15)"));
-    CHECK(check(r, "TD143").status == "pass");
-    CHECK_THAT(check(r, "TD144").message, ContainsSubstring("bf16 650.0 < 700"));
-    CHECK(check(r, "TD145").status == "pass");
-    CHECK(check(r, "TD146").status == "pass");
+    CHECK(test::check_of(r, "TD143").status == "pass");
+    CHECK_THAT(test::check_of(r, "TD144").message, ContainsSubstring("bf16 650.0 < 700"));
+    CHECK(test::check_of(r, "TD145").status == "pass");
+    CHECK(test::check_of(r, "TD146").status == "pass");
     auto flags = dynamic_probe_flags("gemm", nullptr, &in.probes["cuda"], test::real_kb());
     REQUIRE(flags.size() == 1);
     CHECK(flags[0].find("--peak-tflops=") == 0);
@@ -184,9 +178,9 @@ TEST_CASE("checks: TD144 judges the full-entropy sustained median and no other f
            "timing":{"mode":"sustained","tflops_first_half":760.0,"tflops_last_half":688.0}}]}})J",
               0);
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD143").status == "pass");
-    CHECK(check(r, "TD144").status == "fail");
-    CHECK_THAT(check(r, "TD144").message, ContainsSubstring("bf16 690.0 < 700"));
+    CHECK(test::check_of(r, "TD143").status == "pass");
+    CHECK(test::check_of(r, "TD144").status == "fail");
+    CHECK_THAT(test::check_of(r, "TD144").message, ContainsSubstring("bf16 690.0 < 700"));
 }
 
 namespace {
@@ -298,7 +292,7 @@ TEST_CASE("TD129: the installed Python set is the lock's, or each difference is 
         {"distributions":[)" +
                       dists + R"(],"files":10,"hashed_bytes":1048576}})",
                   0);
-        return check(evaluate(in, test::real_kb()), "TD129");
+        return test::check_of(evaluate(in, test::real_kb()), "TD129");
     };
     in.expect["python-set"] = "jinja2==3.1.6,torch==2.4.1+cu124,typing-extensions==4.15.0";
     auto ok = record(R"({"name":"torch","version":"2.4.1+cu124","files":1,"problems":[]},
@@ -338,7 +332,7 @@ TEST_CASE(
                 ValidationInput in = healthy_gpu_image();
                 in.probes[name] = run;
                 auto r = evaluate(in, test::real_kb());
-                const CheckResult& c = check(r, info.id);
+                const CheckResult& c = test::check_of(r, info.id);
                 INFO(info.id << " with " << name << " " << how << ": " << c.status << ": "
                              << c.message);
                 CHECK((c.status == "error" || c.status == "fail"));
@@ -354,7 +348,7 @@ TEST_CASE(
     ValidationInput in = healthy_gpu_image();
     in.shm_bytes.reset();
     in.shm_error = "the engine went away";
-    auto c = check(evaluate(in, test::real_kb()), "TD130");
+    auto c = test::check_of(evaluate(in, test::real_kb()), "TD130");
     CHECK(c.status == "error");
     CHECK_THAT(c.message, ContainsSubstring("the engine went away"));
 }
@@ -364,10 +358,10 @@ TEST_CASE(
     "did not run stays skipped") {
     ValidationInput in = healthy_gpu_image();
     in.probes.erase("libs");
-    CHECK(check(evaluate(in, test::real_kb()), "TD110").status == "skip");
+    CHECK(test::check_of(evaluate(in, test::real_kb()), "TD110").status == "skip");
     in = healthy_gpu_image();
     in.probes.erase("cudnn");
-    auto c = check(evaluate(in, test::real_kb()), "TD102");
+    auto c = test::check_of(evaluate(in, test::real_kb()), "TD102");
     CHECK(c.status == "error");
     CHECK_THAT(c.message, ContainsSubstring("probe-cudnn was not run"));
     in = healthy_gpu_image();
@@ -376,9 +370,10 @@ TEST_CASE(
     in.probes.erase("gemm");
     in.probes["cuda"] = broken_runs("cuda").front().second;
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD140").status == "skip");
-    CHECK(check(r, "TD101").status == "error");
-    CHECK_THAT(check(r, "TD101").message, ContainsSubstring("probe-cuda timed out after 5 s"));
+    CHECK(test::check_of(r, "TD140").status == "skip");
+    CHECK(test::check_of(r, "TD101").status == "error");
+    CHECK_THAT(test::check_of(r, "TD101").message,
+               ContainsSubstring("probe-cuda timed out after 5 s"));
 }
 
 TEST_CASE(
@@ -392,18 +387,18 @@ TEST_CASE(
               2);
     in.shm_bytes = 64LL << 20;
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD119").status == "fail");
+    CHECK(test::check_of(r, "TD119").status == "fail");
     CHECK_THAT(
-        check(r, "TD119").message,
+        test::check_of(r, "TD119").message,
         ContainsSubstring("no PyTorch found; interpreters tried: /usr/bin/python3 (3.11.2)"));
-    CHECK(check(r, "TD120").status == "skip");
+    CHECK(test::check_of(r, "TD120").status == "skip");
     in.expect = {{"cuda", "12.4"},
                  {"source", "image environment (CUDA_VERSION, NV_CUDNN_VERSION)"}};
-    CHECK(check(evaluate(in, test::real_kb()), "TD119").status == "fail");
-    CHECK_THAT(check(evaluate(in, test::real_kb()), "TD119").message,
+    CHECK(test::check_of(evaluate(in, test::real_kb()), "TD119").status == "fail");
+    CHECK_THAT(test::check_of(evaluate(in, test::real_kb()), "TD119").message,
                ContainsSubstring("cuda=12.4"));
     in.expect = {{"torch", "2.4.1"}, {"source", "image labels"}};
-    CHECK(check(evaluate(in, test::real_kb()), "TD119").status == "fail");
+    CHECK(test::check_of(evaluate(in, test::real_kb()), "TD119").status == "fail");
 }
 
 TEST_CASE(
@@ -426,19 +421,19 @@ TEST_CASE(
         "nccl", R"({"probe":"nccl","schema":1,"status":"waived","reason":"no libnccl","data":{}})",
         2);
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD119").status == "fail");
-    CHECK_THAT(check(r, "TD119").message, ContainsSubstring("libnccl.so.2: cannot open"));
+    CHECK(test::check_of(r, "TD119").status == "fail");
+    CHECK_THAT(test::check_of(r, "TD119").message, ContainsSubstring("libnccl.so.2: cannot open"));
     for (const char* id : {"TD120", "TD121", "TD122", "TD123"}) {
         INFO(id);
-        CHECK(check(r, id).status == "skip");
-        CHECK_THAT(check(r, id).message, ContainsSubstring("torch does not import"));
+        CHECK(test::check_of(r, id).status == "skip");
+        CHECK_THAT(test::check_of(r, id).message, ContainsSubstring("torch does not import"));
     }
     // What the labels promise and nothing in the image provides is unmet, not unknown
     // (real-image report, case 7).
     for (const char* id : {"TD101", "TD102", "TD104"}) {
         INFO(id);
-        CHECK(check(r, id).status == "fail");
-        CHECK_THAT(check(r, id).message, ContainsSubstring("promise"));
+        CHECK(test::check_of(r, id).status == "fail");
+        CHECK_THAT(test::check_of(r, id).message, ContainsSubstring("promise"));
     }
 }
 
@@ -449,9 +444,10 @@ TEST_CASE("TD110/TD111: probe-libs finding nothing to resolve is a skip, not a p
         R"({"probe":"libs","schema":1,"status":"waived","reason":"no CUDA libraries and no torch found","data":{}})",
         2);
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD110").status == "skip");
-    CHECK_THAT(check(r, "TD110").message, ContainsSubstring("no CUDA libraries and no torch"));
-    CHECK(check(r, "TD111").status == "skip");
+    CHECK(test::check_of(r, "TD110").status == "skip");
+    CHECK_THAT(test::check_of(r, "TD110").message,
+               ContainsSubstring("no CUDA libraries and no torch"));
+    CHECK(test::check_of(r, "TD111").status == "skip");
 }
 
 TEST_CASE("expect flags: values are checked: versions, thresholds, one line", "[regression]") {
@@ -487,7 +483,7 @@ TEST_CASE(
     CHECK(match_version("9.1.0", "9.10") == VersionMatch::Differs);
     ValidationInput in = healthy_gpu_image();
     in.expect["cudnn"] = "9.1.0.70";
-    auto c = check(evaluate(in, test::real_kb()), "TD102");
+    auto c = test::check_of(evaluate(in, test::real_kb()), "TD102");
     CHECK(c.status == "warn");
     CHECK_THAT(c.message, ContainsSubstring("as far as the library reports"));
 }
@@ -499,23 +495,24 @@ TEST_CASE("every labelled key is checked: python, torchvision, torchaudio, arch-
     in.expect["torchaudio"] = "2.4.1";
     in.expect["arch-list"] = "6.0;8.0";
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD118").status == "fail");
-    CHECK_THAT(check(r, "TD118").message, ContainsSubstring("Python 3.11.2"));
-    CHECK(check(r, "TD124").status == "fail");
-    CHECK_THAT(check(r, "TD124").message,
+    CHECK(test::check_of(r, "TD118").status == "fail");
+    CHECK_THAT(test::check_of(r, "TD118").message, ContainsSubstring("Python 3.11.2"));
+    CHECK(test::check_of(r, "TD124").status == "fail");
+    CHECK_THAT(test::check_of(r, "TD124").message,
                ContainsSubstring("torchaudio 2.4.1 is labelled but not installed"));
-    CHECK(check(r, "TD122").status == "fail");
-    CHECK_THAT(check(r, "TD122").message, ContainsSubstring("6.0 is labelled but not compiled in"));
+    CHECK(test::check_of(r, "TD122").status == "fail");
+    CHECK_THAT(test::check_of(r, "TD122").message,
+               ContainsSubstring("6.0 is labelled but not compiled in"));
 }
 
 TEST_CASE("without expectations the observed versions are still shown") {
     ValidationInput in = healthy_gpu_image();
     in.expect = {{"source", "image labels"}};
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD102").observed == "9.1.0");
-    CHECK(check(r, "TD104").observed == "2.21.5");
-    CHECK(check(r, "TD118").observed == "3.11.2");
-    CHECK_THAT(check(r, "TD124").observed, ContainsSubstring("torchvision 0.19.1+cu124"));
+    CHECK(test::check_of(r, "TD102").observed == "9.1.0");
+    CHECK(test::check_of(r, "TD104").observed == "2.21.5");
+    CHECK(test::check_of(r, "TD118").observed == "3.11.2");
+    CHECK_THAT(test::check_of(r, "TD124").observed, ContainsSubstring("torchvision 0.19.1+cu124"));
 }
 
 TEST_CASE(
@@ -529,7 +526,7 @@ TEST_CASE(
         {"objects":[{"path":"/x/torch/lib/libtorch_cuda.so","has_fatbin":true,"sass":["sm_80","sm_90","sm_120"],"ptx":[]},
                     {"path":"/x/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so","has_fatbin":true,"sass":["sm_80","sm_90"],"ptx":[]}]}})",
               0);
-    auto c = check(evaluate(in, test::real_kb()), "TD125");
+    auto c = test::check_of(evaluate(in, test::real_kb()), "TD125");
     CHECK(c.status == "fail");
     CHECK_THAT(c.message, ContainsSubstring("flash_attn_2_cuda"));
     CHECK_THAT(c.message, ContainsSubstring("has sm_80, sm_90"));
@@ -542,7 +539,7 @@ TEST_CASE("TD126: torch claiming an arch its binary lacks fails") {
         probe("kernels", R"({"probe":"kernels","schema":1,"status":"pass","reason":"","data":
         {"objects":[{"path":"/x/torch/lib/libtorch_cuda.so","has_fatbin":true,"sass":["sm_80"],"ptx":[]}]}})",
               0);
-    auto c = check(evaluate(in, test::real_kb()), "TD126");
+    auto c = test::check_of(evaluate(in, test::real_kb()), "TD126");
     CHECK(c.status == "fail");
     CHECK_THAT(c.message, ContainsSubstring("torch reports sm_90"));
 }
@@ -561,10 +558,10 @@ TEST_CASE("a probe answer of the wrong shape is that check's error, never a cras
     std::vector<CheckResult> r;
     REQUIRE_NOTHROW(r = evaluate(in, test::real_kb()));
     CHECK(r.size() == check_catalog().size());
-    const auto& td123 = check(r, "TD123");
+    const auto& td123 = test::check_of(r, "TD123");
     CHECK(td123.status == "error");
     CHECK_THAT(td123.message, ContainsSubstring("unexpected shape"));
-    CHECK(check(r, "TD110").status == "pass");  // the other checks keep their verdicts
+    CHECK(test::check_of(r, "TD110").status == "pass");  // the other checks keep their verdicts
 }
 
 TEST_CASE("without an importable torch every promise fails TD119; empty values are no promise",
@@ -578,7 +575,7 @@ TEST_CASE("without an importable torch every promise fails TD119; empty values a
             "reason":"no torch","data":{"torch":null,"interpreters_tried":["/usr/bin/python3 (3.11.2, no torch)"]}})J",
                                    2);
         in.shm_bytes = 16LL << 30;
-        return check(evaluate(in, test::real_kb()), "TD119");
+        return test::check_of(evaluate(in, test::real_kb()), "TD119");
     };
     auto env_only =
         gather_expectations("x", {}, {"NV_CUDNN_VERSION=", "NCCL_VERSION="}, test::real_kb(), {});

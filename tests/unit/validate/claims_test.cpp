@@ -13,15 +13,11 @@
 
 using namespace td;
 using Catch::Matchers::ContainsSubstring;
-using nlohmann::json;
+using json = nlohmann::json;
 
 namespace {
 
 using test::ran;
-
-const CheckResult& check(const std::vector<CheckResult>& all, const std::string& id) {
-    return test::check_of(all, id);
-}
 
 json elf_file(const std::string& path, const std::string& elf, bool cpython) {
     return {{"path", path},      {"exists", true}, {"realpath", path},
@@ -96,8 +92,8 @@ TEST_CASE("TD132 fails when the config claims another platform than the files ar
         "the image config says linux/arm64, but its files are built for "
         "linux/amd64 (/bin/dash (its shell) is an x86_64 ELF)";
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD132").status == "fail");
-    CHECK_THAT(check(r, "TD132").message, ContainsSubstring("config says linux/arm64"));
+    CHECK(test::check_of(r, "TD132").status == "fail");
+    CHECK_THAT(test::check_of(r, "TD132").message, ContainsSubstring("config says linux/arm64"));
 }
 
 TEST_CASE("TD119: a torch answer passes only where probe-record's reading of the files backs it") {
@@ -114,8 +110,8 @@ TEST_CASE("TD119: a torch answer passes only where probe-record's reading of the
                   {"record",
                    {{"dist", "torch 2.9.1+cu128"}, {"dist_info", "/x"}, {"verified", true}}}}})));
         auto r = evaluate(in, test::real_kb());
-        CHECK(check(r, "TD119").status == "pass");
-        CHECK_THAT(check(r, "TD119").message, ContainsSubstring("RECORD"));
+        CHECK(test::check_of(r, "TD119").status == "pass");
+        CHECK_THAT(test::check_of(r, "TD119").message, ContainsSubstring("RECORD"));
     }
     SECTION("a shell script at the interpreter's path: fail, whatever it printed") {
         json script = {{"path", "/usr/bin/python3"},
@@ -126,9 +122,10 @@ TEST_CASE("TD119: a torch answer passes only where probe-record's reading of the
         in.probes["record"] = ran(
             "record", record_with(json::array({script, {{"path", k_file}, {"exists", false}}})));
         auto r = evaluate(in, test::real_kb());
-        CHECK(check(r, "TD119").status == "fail");
-        CHECK_THAT(check(r, "TD119").message, ContainsSubstring("#!/bin/sh"));
-        CHECK_THAT(check(r, "TD119").message, ContainsSubstring("not a CPython interpreter"));
+        CHECK(test::check_of(r, "TD119").status == "fail");
+        CHECK_THAT(test::check_of(r, "TD119").message, ContainsSubstring("#!/bin/sh"));
+        CHECK_THAT(test::check_of(r, "TD119").message,
+                   ContainsSubstring("not a CPython interpreter"));
     }
     SECTION("a real interpreter but a torch.__file__ that is not in the image: fail") {
         in.probes["record"] =
@@ -137,8 +134,8 @@ TEST_CASE("TD119: a torch answer passes only where probe-record's reading of the
                                          {{"path", k_file}, {"exists", false}, {"error", "x"}}})),
                 "waived");
         auto r = evaluate(in, test::real_kb());
-        CHECK(check(r, "TD119").status == "fail");
-        CHECK_THAT(check(r, "TD119").message, ContainsSubstring("torch.__file__"));
+        CHECK(test::check_of(r, "TD119").status == "fail");
+        CHECK_THAT(test::check_of(r, "TD119").message, ContainsSubstring("torch.__file__"));
     }
     SECTION("a torch file no RECORD lists and no egg-info ties: fail") {
         in.probes["record"] =
@@ -148,7 +145,7 @@ TEST_CASE("TD119: a torch answer passes only where probe-record's reading of the
                                                     {"type", "regular"},
                                                     {"record", nullptr},
                                                     {"egg_info", nullptr}}})));
-        CHECK(check(evaluate(in, test::real_kb()), "TD119").status == "fail");
+        CHECK(test::check_of(evaluate(in, test::real_kb()), "TD119").status == "fail");
     }
     SECTION("an OS package's torch: its egg-info ties the file") {
         in.probes["record"] =
@@ -162,11 +159,11 @@ TEST_CASE("TD119: a torch answer passes only where probe-record's reading of the
                       {"egg_info", "/usr/lib/python3/dist-packages/torch-1.13.egg-info"}}})),
                 "waived");
         auto r = evaluate(in, test::real_kb());
-        CHECK(check(r, "TD119").status == "pass");
-        CHECK_THAT(check(r, "TD119").message, ContainsSubstring("egg-info"));
+        CHECK(test::check_of(r, "TD119").status == "pass");
+        CHECK_THAT(test::check_of(r, "TD119").message, ContainsSubstring("egg-info"));
     }
     SECTION("no probe-record answer: not judged, never a pass") {
-        CHECK(check(evaluate(in, test::real_kb()), "TD119").status == "error");
+        CHECK(test::check_of(evaluate(in, test::real_kb()), "TD119").status == "error");
     }
 }
 
@@ -185,15 +182,15 @@ TEST_CASE("files-only tier: no torch files fails TD119, labels or not; torch fil
     in.expect = {{"torch", "2.9.1"}, {"cuda", "12.8"}, {"source", "image labels"}};
     in.probes["record"] = ran("record", record_with(json::array()), "waived");
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD119").status == "fail");
-    CHECK_THAT(check(r, "TD119").message, ContainsSubstring("no torch files"));
+    CHECK(test::check_of(r, "TD119").status == "fail");
+    CHECK_THAT(test::check_of(r, "TD119").message, ContainsSubstring("no torch files"));
     in.expect.clear();
-    CHECK(check(evaluate(in, test::real_kb()), "TD119").status == "fail");
+    CHECK(test::check_of(evaluate(in, test::real_kb()), "TD119").status == "fail");
     // No python at all: probe-record had no directory to read; no torch, a failure.
     in.probes.erase("record");
     r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD119").status == "fail");
-    CHECK_THAT(check(r, "TD119").message, ContainsSubstring("no python interpreter"));
+    CHECK(test::check_of(r, "TD119").status == "fail");
+    CHECK_THAT(test::check_of(r, "TD119").message, ContainsSubstring("no python interpreter"));
     in.probes["record"] =
         ran("record",
             record_with(json::array(), json::array({{{"name", "torch"},
@@ -202,8 +199,8 @@ TEST_CASE("files-only tier: no torch files fails TD119, labels or not; torch fil
                                                      {"files", 10},
                                                      {"problems", json::array()}}})));
     r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD119").status == "skip");
-    CHECK_THAT(check(r, "TD119").message, ContainsSubstring("torch's files are there"));
+    CHECK(test::check_of(r, "TD119").status == "skip");
+    CHECK_THAT(test::check_of(r, "TD119").message, ContainsSubstring("torch's files are there"));
 }
 
 TEST_CASE(
@@ -219,17 +216,17 @@ TEST_CASE(
     in.user_expect_keys = {"cuda"};
     in.probes["cuda"] = ran("cuda", {{"runtime_version", 13000}}, "waived");
     auto r = evaluate(in, test::real_kb());
-    REQUIRE(check(r, "TD101").status == "fail");
-    CHECK(check(r, "TD101").user_expectations == std::vector<std::string>{"cuda"});
+    REQUIRE(test::check_of(r, "TD101").status == "fail");
+    CHECK(test::check_of(r, "TD101").user_expectations == std::vector<std::string>{"cuda"});
     auto unused = apply_waivers(r, {{"TD101", "we know", "--waive"}});
-    CHECK(check(r, "TD101").status == "fail");
+    CHECK(test::check_of(r, "TD101").status == "fail");
     REQUIRE(unused.size() == 1);
     CHECK_THAT(unused[0], ContainsSubstring("your own --expect cuda"));
     // The same failure from the image's own label is the user's to waive.
     in.user_expect_keys.clear();
     r = evaluate(in, test::real_kb());
     apply_waivers(r, {{"TD101", "we know", "--waive"}});
-    CHECK(check(r, "TD101").status == "waived");
+    CHECK(test::check_of(r, "TD101").status == "waived");
     CHECK(waiver_given_by_user({"TD101", "x", "--waive"}));
     CHECK_FALSE(waiver_given_by_user({"TD101", "x", "manifest manifests/a.json"}));
 }

@@ -11,7 +11,7 @@
 
 using namespace td;
 using Catch::Matchers::ContainsSubstring;
-using nlohmann::json;
+using json = nlohmann::json;
 
 namespace {
 

@@ -18,13 +18,6 @@ ProbeRun probe(const std::string& name, std::string json_text) {
     return parse_probe_output(name, json_text + "\n", 0);
 }
 
-const CheckResult& check(const std::vector<CheckResult>& all, const std::string& id) {
-    for (const auto& c : all)
-        if (c.id == id) return c;
-    FAIL("no check " << id);
-    return all.front();
-}
-
 // What the files-only tier of an arm64 image gathers: probe-record's distributions (given), and
 // nothing from the probes that run the image's code.
 ValidationInput files_only_arm64_image(const std::string& distributions) {
@@ -150,15 +143,15 @@ TEST_CASE("files-only tier: the healthy arm64 image passes what its files can sh
         "reason":"","data":{"objects":[{"path":"/s/torch/lib/libtorch_cuda.so","has_fatbin":true,
         "sass":["sm_80","sm_90","sm_100"],"ptx":[]}]}})");
     auto r = evaluate(in, test::real_kb());
-    CHECK(check(r, "TD132").status == "pass");
-    CHECK(check(r, "TD133").status == "pass");
-    CHECK_THAT(check(r, "TD133").message, ContainsSubstring("torch was not run"));
-    CHECK(check(r, "TD125").status == "pass");
+    CHECK(test::check_of(r, "TD132").status == "pass");
+    CHECK(test::check_of(r, "TD133").status == "pass");
+    CHECK_THAT(test::check_of(r, "TD133").message, ContainsSubstring("torch was not run"));
+    CHECK(test::check_of(r, "TD125").status == "pass");
     // Everything that rests on running the image's code is skipped, and says so.
     for (const char* id : {"TD101", "TD119", "TD121", "TD126", "TD128", "TD140", "TD145"}) {
         INFO(id);
-        CHECK(check(r, id).status == "skip");
-        CHECK_THAT(check(r, id).message, ContainsSubstring("files-only tier"));
+        CHECK(test::check_of(r, id).status == "skip");
+        CHECK_THAT(test::check_of(r, id).message, ContainsSubstring("files-only tier"));
     }
 }
 
@@ -168,7 +161,7 @@ TEST_CASE("files-only tier: an x86_64 wheel in an arm64 image is named") {
         "files":3,"problems":[],"tags":["py3-none-manylinux_2_18_x86_64"],
         "elf":{"x86_64/64":{"count":1,"first":"nvidia/nccl/lib/libnccl.so.2"}}})");
     auto all = evaluate(in, test::real_kb());
-    const auto& r = check(all, "TD132");
+    const auto& r = test::check_of(all, "TD132");
     CHECK(r.status == "fail");
     CHECK_THAT(r.message, ContainsSubstring("nvidia-nccl-cu13 2.28.9: its wheel tag "
                                             "py3-none-manylinux_2_18_x86_64 is for x86_64"));
@@ -177,10 +170,10 @@ TEST_CASE("files-only tier: an x86_64 wheel in an arm64 image is named") {
     // Distributions that say nothing of a platform (an older probe-record): not a pass.
     auto silent =
         files_only_arm64_image(R"({"name":"torch","version":"2.11.0","files":1,"problems":[]})");
-    CHECK(check(evaluate(silent, test::real_kb()), "TD132").status == "skip");
+    CHECK(test::check_of(evaluate(silent, test::real_kb()), "TD132").status == "skip");
     // A platform torchdock cannot name an ELF machine for: not judged, and said.
     in.platform = "linux/riscv64";
-    CHECK(check(evaluate(in, test::real_kb()), "TD132").status == "skip");
+    CHECK(test::check_of(evaluate(in, test::real_kb()), "TD132").status == "skip");
 }
 
 TEST_CASE("files-only tier: a CPU-only torch behind CUDA labels fails from its files") {
@@ -189,7 +182,7 @@ TEST_CASE("files-only tier: a CPU-only torch behind CUDA labels fails from its f
         "tags":["cp311-cp311-manylinux_2_28_aarch64"],"elf":{"aarch64/64":{"count":20,"first":"torch/lib/libc10.so"}},
         "texts":{"torch/version.py":"__version__ = '2.10.0+cpu'\ncuda: Optional[str] = None\n"}})");
     auto all = evaluate(in, test::real_kb());
-    const auto& r = check(all, "TD133");
+    const auto& r = test::check_of(all, "TD133");
     CHECK(r.status == "fail");
     CHECK_THAT(r.message,
                ContainsSubstring("torch/version.py says 2.10.0+cpu, 2.11.0 is labelled"));
@@ -201,7 +194,7 @@ TEST_CASE("files-only tier: a CPU-only torch behind CUDA labels fails from its f
     // Unreadable version.py: no evidence, never a pass.
     auto unread = files_only_arm64_image(
         R"({"name":"torch","version":"2.11.0","files":1,"problems":[],"texts":{"torch/version.py":null}})");
-    CHECK(check(evaluate(unread, test::real_kb()), "TD133").status == "error");
+    CHECK(test::check_of(evaluate(unread, test::real_kb()), "TD133").status == "error");
 }
 
 TEST_CASE("files-only tier: the probes get import directories, the machine and version.py") {
