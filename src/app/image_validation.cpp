@@ -72,6 +72,12 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
     v.expectations_source = in.expect.count("source") ? in.expect["source"] : "none found";
     // Every container runs the image ID resolved here: a tag moved meanwhile changes nothing.
     const std::string& id = info.value()->id.empty() ? v.image : info.value()->id;
+    // A second validate of this image starts its probes now, beside probe-env, with the specs
+    // they had last time; a run counts only where this run's evidence gives the same spec.
+    auto early = engine::start_early(
+        run.api, id, *info.value(),
+        std::string("validate") + (run.quick ? " quick" : "") + (run.gpu_tier ? " gpu" : ""),
+        run.opts.python, static_cast<int>(run.opts.probe_timeout_s), run.run_label);
     // The platform from the image's files (probe-env, this host's static program), the config's
     // architecture a claim compared with them; the tier and probe set follow from the files.
     auto platform = engine::read_platform(run.api, id, *info.value(), run.probes_dir,
@@ -108,7 +114,7 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
         run.api, id, *info.value(), std::move(specs), platform.set.probes_dir, run.opts.python,
         in.gpu_tier ? run.gpus : 0, static_cast<int>(run.opts.probe_timeout_s), run.kb,
         run.run_label, files_only ? std::optional<std::string>(platform.machine) : std::nullopt,
-        &platform.env);
+        &platform.env, &early);
     in.probes = std::move(reading.probes);
     in.runtime = std::move(reading.plan);
     in.entrypoint = std::move(reading.entrypoint);

@@ -47,6 +47,7 @@ std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOp
     remove_leftovers_of_killed_runs(api);
     std::string label = engine::new_run_label();
     const std::string& id = info.id.empty() ? opts.image : info.id;
+    auto early = engine::start_early(api, id, info, "preflight", opts.python, 60, label);
     // The platform from the image's files, not its config's claim (engine::read_platform).
     auto platform = engine::read_platform(
         api, id, info, probes_at.path, engine_info ? engine_info->architecture : "", false, label);
@@ -59,7 +60,7 @@ std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOp
     if (probe_set.tier.kind == ReadingTier::Emulated) emulated = probe_set.tier.reason;
     auto probes = engine::probe_image(api, id, info, engine::kernel_audit_probes(),
                                       probe_set.probes_dir, opts.python, 0, probe_set.timeout_s(60),
-                                      kb, label, std::nullopt, &platform.env)
+                                      kb, label, std::nullopt, &platform.env, &early)
                       .probes;
     if (engine::interrupted()) return stop_interrupted_run(api, label);
     const ProbeRun& k = probes["kernels"];

@@ -68,6 +68,8 @@ int image_sbom(const SbomOptions& opts, const KnowledgeBase& kb) {
     // this host emulates it, else its files alone (probe-record and probe-kernels read them
     // whatever the architecture; the torch probe cannot run).
     auto engine_info = api->info();
+    auto early =
+        engine::start_early(api.value(), id, *info.value(), "sbom", opts.python, 300, label);
     // The platform from the image's files, not its config's claim (engine::read_platform).
     auto platform =
         engine::read_platform(api.value(), id, *info.value(), probes_at.path,
@@ -84,7 +86,7 @@ int image_sbom(const SbomOptions& opts, const KnowledgeBase& kb) {
     auto reading = engine::probe_image(
         api.value(), id, *info.value(), std::move(specs), probe_set.probes_dir, opts.python, 0, 300,
         kb, label, files_only ? std::optional<std::string>(platform.machine) : std::nullopt,
-        &platform.env);
+        &platform.env, &early);
     if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
     auto in = image_sbom_input(opts.target, info.value()->id, info.value()->labels, reading.probes);
     if (!in) return fail(in.error());

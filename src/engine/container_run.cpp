@@ -24,6 +24,7 @@ Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRu
     c.env = spec.env;
     c.binds = spec.binds;
     c.gpus = spec.gpus;
+    c.cpu_shares = spec.cpu_shares;
     c.network_mode = spec.network_mode;
     c.labels = {{"io.torchdock.run", spec.run_label}};
     // What a probe may do to the host: nothing it does not need. Root keeps DAC_OVERRIDE

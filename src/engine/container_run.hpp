@@ -32,6 +32,7 @@ struct ContainerRunSpec {
     std::vector<std::string> env;    // "NAME=value" over the image's Env
     std::vector<std::string> binds;  // "host:container:ro"
     int gpus = 0;                    // 0 none, -1 all, N
+    int cpu_shares = 0;              // ContainerSpec::cpu_shares
     // No network ("none") unless the probe talks to other hosts: a multi-node all-reduce's
     // ranks rendezvous and exchange data over the host's network ("host").
     std::string network_mode = "none";

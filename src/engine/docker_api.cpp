@@ -282,6 +282,7 @@ std::string container_create_body(const ContainerSpec& spec) {
         body["Entrypoint"] = spec.entrypoint->empty() ? json::array({""}) : json(*spec.entrypoint);
     json& host = body["HostConfig"];
     if (spec.shm_size > 0) host["ShmSize"] = spec.shm_size;
+    if (spec.cpu_shares > 0) host["CpuShares"] = spec.cpu_shares;
     if (spec.gpus != 0)
         host["DeviceRequests"] =
             json::array({{{"Driver", ""}, {"Count", spec.gpus}, {"Capabilities", {{"gpu"}}}}});

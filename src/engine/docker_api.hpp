@@ -60,6 +60,8 @@ struct ContainerSpec {
     std::string network_mode = "none";
     long long shm_size = 0;  // bytes; 0 = engine default
     int gpus = 0;            // GPUs to request (DeviceRequests): 0 none, -1 all, N the first N
+    int cpu_shares =
+        0;  // relative CPU weight (CpuShares; the engine's default is 1024); 0 = default
     // Confinement (probe containers, engine/container_run): every capability dropped but
     // those listed, no-new-privileges, a pids and a memory limit, a bounded json log, a
     // read-only root with a bounded tmpfs at /tmp. Off (0, false, empty) by default.

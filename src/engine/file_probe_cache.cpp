@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "core/validate/runtime_env.hpp"
+#include "engine/early_probes.hpp"
 #include "engine/files.hpp"
 #include "engine/probe_exec.hpp"
 #include "util/sha256.hpp"
@@ -59,38 +60,35 @@ void store_probe_run(const std::string& probe, const std::string& key, const Pro
     (void)write_files(dir / "probes", {{key + ".json", line.dump() + "\n"}}, MissingDir::Create);
 }
 
-std::string args_memo_key(const ImageInfo& info, const std::vector<ProbeSpec>& specs,
-                          const RuntimePlan& plan) {
+std::string probe_memo_key(const ImageInfo& info, const std::string& purpose,
+                           const std::optional<std::string>& python_override, int timeout_s) {
     if (info.id.empty()) return {};
-    std::string material = "probe args memo 1\n" + info.id + "\n" + join(plan.env, "\n") + "\n" +
-                           join(plan.candidates, ":") + "\n";
-    for (const auto& s : specs) material += s.name + " " + join(s.args, " ") + "\n";
-    return sha256_hex(material);
+    return sha256_hex("probe memo 1\n" + info.id + "\n" + purpose + "\npython " +
+                      python_override.value_or("-") + "\ntimeout " + std::to_string(timeout_s));
 }
 
-ProbeArgsMemo load_args_memo(const std::string& key) {
+std::optional<KeptProbeMemo> load_probe_memo(const std::string& key) {
     fs::path dir = cache_dir();
-    if (key.empty() || dir.empty()) return {};
-    auto text = read_text_file(dir / "args" / (key + ".json"));
-    if (!text) return {};
+    if (key.empty() || dir.empty()) return std::nullopt;
+    auto text = read_text_file(dir / "memo" / (key + ".json"));
+    if (!text) return std::nullopt;
     auto doc = nlohmann::json::parse(text.value(), nullptr, false);
-    ProbeArgsMemo out;
-    if (!doc.is_object()) return out;
-    for (const auto& [name, args] : doc.items()) {
-        if (!args.is_array()) return {};
-        for (const auto& a : args) {
-            if (!a.is_string()) return {};
-            out[name].push_back(a.get<std::string>());
-        }
-    }
-    return out;
+    if (!doc.is_object() || !doc.contains("probes_dir") || !doc["probes_dir"].is_string() ||
+        !doc.contains("gpus") || !doc["gpus"].is_number_integer() || !doc.contains("specs"))
+        return std::nullopt;
+    auto specs = probe_memo_from_json(doc["specs"]);
+    if (!specs) return std::nullopt;
+    return KeptProbeMemo{doc["probes_dir"].get<std::string>(), doc["gpus"].get<int>(),
+                         std::move(*specs)};
 }
 
-void store_args_memo(const std::string& key, const ProbeArgsMemo& memo) {
+void store_probe_memo(const std::string& key, const KeptProbeMemo& memo) {
     fs::path dir = cache_dir();
     if (key.empty() || dir.empty()) return;
-    (void)write_files(dir / "args", {{key + ".json", nlohmann::json(memo).dump() + "\n"}},
-                      MissingDir::Create);
+    nlohmann::json doc = {{"probes_dir", memo.probes_dir.string()},
+                          {"gpus", memo.gpus},
+                          {"specs", probe_memo_json(memo.specs)}};
+    (void)write_files(dir / "memo", {{key + ".json", doc.dump() + "\n"}}, MissingDir::Create);
 }
 
 }  // namespace td::engine

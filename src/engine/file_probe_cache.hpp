@@ -16,11 +16,9 @@
 #include "core/validate/probe_run.hpp"
 #include "core/validate/runtime_env.hpp"
 #include "engine/docker_api.hpp"
+#include "engine/probe_exec.hpp"
 
 namespace td::engine {
-
-struct ProbeSpec;
-using ProbeArgsMemo = std::map<std::string, std::vector<std::string>>;
 
 // Whether `probe` only reads files (its answer can be cached by layers).
 bool reads_files_only(const std::string& probe);
@@ -33,12 +31,18 @@ std::optional<ProbeRun> cached_probe_run(const std::string& probe, const std::st
 void store_probe_run(const std::string& probe, const std::string& key, const ProbeRun& run);
 std::filesystem::path cache_dir();
 
-// The arguments the probes got the last time this probe set ran in this image, in this
-// environment (run_probes' args_memo: a guess it checks, never evidence). Empty when none
-// is kept; an entry that cannot be read or written is just a miss.
-std::string args_memo_key(const ImageInfo& info, const std::vector<ProbeSpec>& specs,
-                          const RuntimePlan& plan);
-ProbeArgsMemo load_args_memo(const std::string& key);
-void store_args_memo(const std::string& key, const ProbeArgsMemo& memo);
+// The specs the probes ran with the last time this probe set ran in this image (a guess
+// run_probes checks, never evidence), from which probe set and with how many GPUs, kept per
+// caller (`purpose`), interpreter override and probe timeout. An entry that cannot be read or
+// written is just a miss.
+struct KeptProbeMemo {
+    std::filesystem::path probes_dir;
+    int gpus = 0;
+    ProbeMemo specs;
+};
+std::string probe_memo_key(const ImageInfo& info, const std::string& purpose,
+                           const std::optional<std::string>& python_override, int timeout_s);
+std::optional<KeptProbeMemo> load_probe_memo(const std::string& key);
+void store_probe_memo(const std::string& key, const KeptProbeMemo& memo);
 
 }  // namespace td::engine

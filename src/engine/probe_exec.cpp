@@ -7,6 +7,7 @@
 
 #include "core/validate/probe_plan.hpp"
 #include "engine/container_run.hpp"
+#include "engine/early_probes.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/process.hpp"
 #include "util/strings.hpp"
@@ -79,24 +80,14 @@ std::vector<ProbeSpec> doctor_probes() {
 std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const RuntimePlan& plan,
                                            const KnowledgeBase& kb,
                                            const std::function<ProbeRun(const ProbeSpec&)>& run_one,
-                                           ProbeArgsMemo* args_memo) {
+                                           EarlyProbes* early, ProbeMemo* memo) {
     std::map<std::string, ProbeRun> out;
     auto find = [&](const std::string& name) -> const ProbeRun* {
         auto it = out.find(name);
         return it == out.end() ? nullptr : &it->second;
     };
-    // The environment a probe runs in (the plan's, not what earlier probes found).
-    auto place = [&](ProbeSpec& p) {
-        p.env = plan.env;
-        if (p.python) {
-            p.interpreters = plan.candidates;
-            p.resolved = plan.resolved;
-            p.others = plan.others;
-        } else {
-            p.env.push_back("LD_PRELOAD=");  // judged on its own (probe-libs --preload)
-        }
-    };
-    // The flags a probe gets from what ran before it; false: it has nothing to run on.
+    // The flags a probe gets from what ran before it, and the environment it runs in (the
+    // plan's, not what earlier probes found); false: it has nothing to run on.
     auto prepare = [&](ProbeSpec& p) {
         for (auto& flag : !plan.files_only ? dynamic_probe_flags(p.name, find("torch"),
                                                                  find("cuda"), kb, plan.ld_preload)
@@ -108,29 +99,16 @@ std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const R
             std::none_of(p.args.begin(), p.args.end(),
                          [](const std::string& a) { return starts_with(a, "--site-dirs="); }))
             return false;
-        place(p);
+        p.env = plan.env;
+        if (p.python) {
+            p.interpreters = plan.candidates;
+            p.resolved = plan.resolved;
+            p.others = plan.others;
+        } else {
+            p.env.push_back("LD_PRELOAD=");  // judged on its own (probe-libs --preload)
+        }
         return true;
     };
-    auto run_all = [&](const std::vector<ProbeSpec>& now, std::vector<ProbeRun>& runs) {
-        std::vector<std::thread> threads;
-        for (std::size_t i = 0; i < now.size(); ++i)
-            threads.emplace_back([&, i] { runs[i] = run_one(now[i]); });
-        for (auto& t : threads) t.join();
-    };
-    auto python_wave = [](const ProbeSpec& p) { return p.python; };
-    auto second_wave = [](const ProbeSpec& p) { return !p.python && p.name != "gemm"; };
-    // The second wave started now, with the arguments it got last time (args_memo).
-    std::vector<ProbeSpec> guessed;
-    if (args_memo && !plan.files_only)
-        for (const auto& p : specs)
-            if (second_wave(p))
-                if (auto m = args_memo->find(p.name); m != args_memo->end()) {
-                    guessed.push_back(p);
-                    guessed.back().args = m->second;
-                    place(guessed.back());
-                }
-    std::vector<ProbeRun> guessed_runs(guessed.size());
-    std::thread guessing([&] { run_all(guessed, guessed_runs); });
     // Three waves: the python probes (the others look where torch looks), then every probe
     // that needs only their results, at once (each is its own container), then gemm (it
     // needs the GPU the cuda probe saw).
@@ -139,15 +117,14 @@ std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const R
         for (auto& p : specs)
             if (in_wave(p) && !interrupted() && prepare(p)) now.push_back(p);
         std::vector<ProbeRun> runs(now.size());
-        std::vector<ProbeSpec> rest;  // not guessed right: run now
+        std::vector<ProbeSpec> rest;  // not started early with this spec: run now
         std::vector<std::size_t> rest_at;
         for (std::size_t i = 0; i < now.size(); ++i) {
-            if (args_memo && second_wave(now[i])) (*args_memo)[now[i].name] = now[i].args;
-            auto g = std::find_if(guessed.begin(), guessed.end(), [&](const ProbeSpec& s) {
-                return s.name == now[i].name && s.args == now[i].args;
-            });
-            if (g != guessed.end() && !interrupted()) {
-                runs[i] = std::move(guessed_runs[g - guessed.begin()]);
+            if (memo && now[i].name != "gemm") (*memo)[now[i].name] = now[i];
+            std::optional<ProbeRun> taken;
+            if (early && !interrupted()) taken = early->take(now[i]);
+            if (taken) {
+                runs[i] = std::move(*taken);
             } else {
                 rest.push_back(now[i]);
                 rest_at.push_back(i);
@@ -158,16 +135,18 @@ std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const R
             for (std::size_t i = 0; i < rest.size() && !interrupted(); ++i)
                 rest_runs[i] = run_one(rest[i]);
         } else {
-            run_all(rest, rest_runs);
+            std::vector<std::thread> threads;
+            for (std::size_t i = 0; i < rest.size(); ++i)
+                threads.emplace_back([&, i] { rest_runs[i] = run_one(rest[i]); });
+            for (auto& t : threads) t.join();
         }
         for (std::size_t i = 0; i < rest.size(); ++i) runs[rest_at[i]] = std::move(rest_runs[i]);
         for (std::size_t i = 0; i < now.size(); ++i)
             if (runs[i].state != ProbeRun::State::NotRun || !runs[i].program.empty())
                 out[now[i].name] = std::move(runs[i]);
     };
-    wave(python_wave, false);
-    guessing.join();
-    wave(second_wave, true);
+    wave([](const ProbeSpec& p) { return p.python; }, false);
+    wave([](const ProbeSpec& p) { return !p.python && p.name != "gemm"; }, true);
     wave([](const ProbeSpec& p) { return p.name == "gemm"; }, false);
     return out;
 }
@@ -267,6 +246,10 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
     if (p.host_network) spec.network_mode = "host";
     spec.binds = {fs::absolute(probes_dir).string() + ":" + k_probe_mount + ":ro"};
     spec.gpus = gpus;
+    // The python probes carry the wait (torch's import is the longest run of a validate): on
+    // a busy host the other probes, started beside them, yield the CPU to them. A weight
+    // only orders the CPU between running probes; no probe's answer depends on it.
+    if (!p.python) spec.cpu_shares = k_helper_cpu_shares;
     spec.timeout = std::chrono::seconds(timeout_s);
     spec.run_label = run_label;
     auto r = run_container(api, spec);

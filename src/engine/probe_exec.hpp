@@ -15,6 +15,8 @@
 namespace td::engine {
 
 inline constexpr const char* k_probe_mount = "/opt/torchdock-probes";
+// The CPU weight of the probes that are not python's (the engine's default, torch's, is 1024).
+inline constexpr int k_helper_cpu_shares = 128;
 
 struct ProbeSpec {
     std::string name;               // "cuda"
@@ -34,6 +36,8 @@ struct ProbeSpec {
     std::vector<std::string> env;
     bool keep_entrypoint = false;  // only probe-env, to read what a wrapper sets up
     bool host_network = false;     // only the all-reduce probe: its ranks are on other hosts
+
+    bool operator==(const ProbeSpec&) const = default;
 };
 
 inline ProbeSpec probe_spec(std::string name, std::string file, std::vector<std::string> args = {},
@@ -64,6 +68,11 @@ std::vector<ProbeSpec> kernel_audit_probes();
 // the GPU code of every object (probe-kernels).
 std::vector<ProbeSpec> sbom_probes();
 
+// What each probe ran with the last time this probe set ran in an image: name -> spec
+// (engine/early_probes: a guess that is checked, never evidence).
+using ProbeMemo = std::map<std::string, ProbeSpec>;
+class EarlyProbes;
+
 // Runs `specs` through `run_one`, each with the flags that depend on what the earlier ones
 // found (core/validate/probe_plan: site directories, the libraries torch loaded, the GPU's
 // peaks, LD_PRELOAD), in the environment `plan` says the image runs in, python probes with
@@ -71,16 +80,13 @@ std::vector<ProbeSpec> sbom_probes();
 // and container each), then gemm. `run_one` must be safe to call from several threads.
 // Stops at Ctrl-C (the probes not run are absent from the result).
 //
-// `args_memo`: the arguments each probe after the python probes got the last time these
-// probes ran in this image (ProbeArgsMemo). They are started with them beside the python
-// probes, and a run is kept only when the arguments the python probes' answers give are the
-// same (the same evidence as waiting, sooner); any other is run again with its own. The
-// arguments every probe got are written back to it.
-using ProbeArgsMemo = std::map<std::string, std::vector<std::string>>;
+// `early`: probes already started with last run's specs; a probe whose spec now is exactly
+// one of them takes that run instead of running again. `memo`: gets the spec every probe but
+// gemm ran with (gemm's depends on the GPU and runs alone, last).
 std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const RuntimePlan& plan,
                                            const KnowledgeBase& kb,
                                            const std::function<ProbeRun(const ProbeSpec&)>& run_one,
-                                           ProbeArgsMemo* args_memo = nullptr);
+                                           EarlyProbes* early = nullptr, ProbeMemo* memo = nullptr);
 
 ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, const ProbeSpec& p,
                             const std::filesystem::path& probes_dir, int gpus, int timeout_s,

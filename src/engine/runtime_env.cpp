@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "core/validate/probe_plan.hpp"
+#include "engine/early_probes.hpp"
 #include "engine/file_probe_cache.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/probe_exec.hpp"
@@ -121,31 +122,65 @@ RuntimeReading read_runtime(const DockerApi& api, const std::string& image, cons
     return out;
 }
 
+namespace {
+
+// Runs one probe in the image; the probes that only read files through their cache.
+std::function<ProbeRun(const ProbeSpec&)> image_prober(const DockerApi& api,
+                                                       const std::string& image,
+                                                       const ImageInfo& info,
+                                                       const std::filesystem::path& probes_dir,
+                                                       int gpus, int timeout_s,
+                                                       const std::string& run_label) {
+    return [&api, image, &info, probes_dir, gpus, timeout_s, run_label](const ProbeSpec& p) {
+        if (!reads_files_only(p.name))
+            return run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s, run_label);
+        std::string key = file_probe_cache_key(info, p, probes_dir);
+        if (auto hit = cached_probe_run(p.name, key)) return *hit;
+        ProbeRun run = run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s, run_label);
+        store_probe_run(p.name, key, run);
+        return run;
+    };
+}
+
+}  // namespace
+
+EarlyStart start_early(const DockerApi& api, const std::string& image, const ImageInfo& info,
+                       const std::string& purpose,
+                       const std::optional<std::string>& python_override, int timeout_s,
+                       const std::string& run_label) {
+    EarlyStart out;
+    out.key = probe_memo_key(info, purpose, python_override, timeout_s);
+    out.timeout_s = timeout_s;
+    ProbeMemo memo;
+    if (auto kept = load_probe_memo(out.key)) {
+        out.probes_dir = kept->probes_dir;
+        out.gpus = kept->gpus;
+        memo = std::move(kept->specs);
+    }
+    out.probes = std::make_shared<EarlyProbes>(
+        memo, image_prober(api, image, info, out.probes_dir, out.gpus, timeout_s, run_label));
+    return out;
+}
+
 RuntimeReading probe_image(const DockerApi& api, const std::string& image, const ImageInfo& info,
                            std::vector<ProbeSpec> specs, const std::filesystem::path& probes_dir,
                            const std::optional<std::string>& python_override, int gpus,
                            int timeout_s, const KnowledgeBase& kb, const std::string& run_label,
-                           const std::optional<std::string>& files_only, const EnvReading* env) {
+                           const std::optional<std::string>& files_only, const EnvReading* env,
+                           EarlyStart* early) {
     RuntimeReading out =
         read_runtime(api, image, info, probes_dir, python_override, run_label, files_only, env);
     if (interrupted()) return out;
-    // A second validate of the same image starts its static probes beside torch's.
-    const std::string memo_key = args_memo_key(info, specs, out.plan);
-    ProbeArgsMemo memo = load_args_memo(memo_key);
-    auto runs = run_probes(
-        std::move(specs), out.plan, kb,
-        [&](const ProbeSpec& p) {
-            if (!reads_files_only(p.name))
-                return run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s, run_label);
-            std::string key = file_probe_cache_key(info, p, probes_dir);
-            if (auto hit = cached_probe_run(p.name, key)) return *hit;
-            ProbeRun run =
-                run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s, run_label);
-            store_probe_run(p.name, key, run);
-            return run;
-        },
-        &memo);
-    if (!interrupted()) store_args_memo(memo_key, memo);
+    // Early runs count only from the same probe set, GPUs and timeout (the files-only tier's
+    // probes read another architecture's files: never guessed).
+    const bool same = early && early->probes && !files_only && early->probes_dir == probes_dir &&
+                      early->gpus == gpus && early->timeout_s == timeout_s;
+    ProbeMemo memo;
+    auto runs = run_probes(std::move(specs), out.plan, kb,
+                           image_prober(api, image, info, probes_dir, gpus, timeout_s, run_label),
+                           same ? early->probes.get() : nullptr, &memo);
+    if (early && !files_only && !interrupted())
+        store_probe_memo(early->key, {probes_dir, gpus, std::move(memo)});
     for (auto& [name, run] : runs) out.probes[name] = std::move(run);
     return out;
 }

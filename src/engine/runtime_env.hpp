@@ -6,6 +6,7 @@
 // probes can run in the environment it sets up, with the entrypoint itself removed.
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,15 +75,33 @@ RuntimeReading read_runtime(const DockerApi& api, const std::string& image, cons
 std::optional<long long> env_shm_bytes(const std::map<std::string, ProbeRun>& probes);
 
 struct ProbeSpec;
+class EarlyProbes;
+
+// A second run of the same probes on the same image starts them all before probe-env, with
+// the specs they ran with last time (engine/early_probes): start_early, then read_platform
+// and probe_image, which keeps an early run only where this run's own evidence gives the
+// same spec (and the same probe set, GPUs and timeout), and records this run's specs for the next.
+// `purpose` names the probe set's caller and options ("validate quick"): each its own memo.
+struct EarlyStart {
+    std::string key;                   // the memo's ("": nothing is kept, e.g. no image ID)
+    std::filesystem::path probes_dir;  // the probe set the early runs came from
+    int gpus = 0;
+    int timeout_s = 0;
+    std::shared_ptr<EarlyProbes> probes;
+};
+EarlyStart start_early(const DockerApi& api, const std::string& image, const ImageInfo& info,
+                       const std::string& purpose,
+                       const std::optional<std::string>& python_override, int timeout_s,
+                       const std::string& run_label);
 
 // read_runtime, then `specs` through engine::run_probes in that environment (GPUs: 0 none,
 // -1 all, N), each probe with `timeout_s`. The result's probes hold the environment readings
-// too ("env", "env_entrypoint").
+// too ("env", "env_entrypoint"). `early`: start_early's (see there).
 RuntimeReading probe_image(const DockerApi& api, const std::string& image, const ImageInfo& info,
                            std::vector<ProbeSpec> specs, const std::filesystem::path& probes_dir,
                            const std::optional<std::string>& python_override, int gpus,
                            int timeout_s, const KnowledgeBase& kb, const std::string& run_label,
                            const std::optional<std::string>& files_only = std::nullopt,
-                           const EnvReading* env = nullptr);
+                           const EnvReading* env = nullptr, EarlyStart* early = nullptr);
 
 }  // namespace td::engine

@@ -1,8 +1,10 @@
-// run_probes' second wave started early with the arguments of the last run (args_memo): a
-// guessed run is kept only when the arguments torch's answer gives are the same.
+// run_probes with probes started early (engine/early_probes): every probe of a second run
+// starts at once with the spec it had last time (ProbeMemo), and an early run is kept only
+// when the spec this run's plan and torch's answer give is exactly the same.
 #include <catch2/catch_test_macros.hpp>
 #include <mutex>
 
+#include "engine/early_probes.hpp"
 #include "engine/probe_exec.hpp"
 #include "test_support.hpp"
 
@@ -20,8 +22,11 @@ struct Recorder {
             std::lock_guard<std::mutex> lock(m);
             calls.emplace_back(p.name, p.args);
         }
-        if (p.name == "torch") return test::ran("torch", {{"site_dirs", {site_dir}}}, "pass");
-        // The answer names the arguments it ran with, to tell a guessed run from a real one.
+        // torch's answer names the interpreter it was started with, the others their
+        // arguments: a run from a guess is told from a real one.
+        if (p.name == "torch")
+            return test::ran("torch",
+                             {{"site_dirs", {site_dir}}, {"started_with", p.interpreters.at(0)}});
         std::string args;
         for (const auto& a : p.args) args += a + " ";
         return test::ran(p.name, {{"args", args}}, "pass");
@@ -37,40 +42,91 @@ std::vector<ProbeSpec> probes() {
     return {probe_spec("torch", "torch_probe.py", {}, true), probe_spec("libs", "probe-libs")};
 }
 
-RuntimePlan plan() {
+RuntimePlan plan(const std::string& python = "/app/.venv/bin/python") {
     RuntimePlan p;
-    p.candidates = {"/app/.venv/bin/python"};
+    p.candidates = {python};
     p.resolved = true;
     return p;
 }
 
+// The memo a first run leaves.
+ProbeMemo first_run(const RuntimePlan& p) {
+    Recorder rec;
+    ProbeMemo memo;
+    run_probes(probes(), p, test::real_kb(), std::ref(rec), nullptr, &memo);
+    return memo;
+}
+
 }  // namespace
 
-TEST_CASE("without a memo the static probes wait for torch and the memo learns their arguments") {
+TEST_CASE("without early runs the static probes wait for torch, and the memo learns each spec") {
     Recorder rec;
-    ProbeArgsMemo memo;
-    auto out = run_probes(probes(), plan(), test::real_kb(), std::ref(rec), &memo);
+    ProbeMemo memo;
+    auto out = run_probes(probes(), plan(), test::real_kb(), std::ref(rec), nullptr, &memo);
+    CHECK(rec.count("torch") == 1);
     CHECK(rec.count("libs") == 1);
     REQUIRE(memo.count("libs") == 1);
-    CHECK(memo["libs"] == std::vector<std::string>{"--site-dirs=" + rec.site_dir});
+    CHECK(memo["libs"].args == std::vector<std::string>{"--site-dirs=" + rec.site_dir});
+    CHECK(memo["libs"].env == std::vector<std::string>{"LD_PRELOAD="});
+    REQUIRE(memo.count("torch") == 1);
+    CHECK(memo["torch"].interpreters == std::vector<std::string>{"/app/.venv/bin/python"});
     CHECK(out.at("libs").data["args"] == "--site-dirs=" + rec.site_dir + " ");
 }
 
-TEST_CASE("a memo that torch's answer confirms is used: each static probe runs once") {
-    Recorder rec;
-    ProbeArgsMemo memo;
-    run_probes(probes(), plan(), test::real_kb(), std::ref(rec), &memo);
+TEST_CASE("early runs that this run's evidence confirms are used: every probe runs once") {
+    ProbeMemo memo = first_run(plan());
     Recorder again;
-    auto out = run_probes(probes(), plan(), test::real_kb(), std::ref(again), &memo);
+    std::map<std::string, ProbeRun> out;
+    {
+        EarlyProbes early(memo, std::ref(again));
+        CHECK(early.started() == 2);  // torch and probe-libs, both at once
+        out = run_probes(probes(), plan(), test::real_kb(), std::ref(again), &early, nullptr);
+    }
+    CHECK(again.count("torch") == 1);
     CHECK(again.count("libs") == 1);
+    CHECK(out.at("torch").data["started_with"] == "/app/.venv/bin/python");
+    CHECK(out.at("libs").data["args"] == "--site-dirs=" + again.site_dir + " ");
+}
+
+TEST_CASE("an early static probe whose arguments torch's answer contradicts runs again") {
+    ProbeMemo memo = first_run(plan());
+    memo["libs"].args = {"--site-dirs=/somewhere/else"};
+    Recorder rec;
+    std::map<std::string, ProbeRun> out;
+    {
+        EarlyProbes early(memo, std::ref(rec));
+        out = run_probes(probes(), plan(), test::real_kb(), std::ref(rec), &early, nullptr);
+    }
+    CHECK(rec.count("libs") == 2);  // the guess, then the real arguments
+    CHECK(rec.count("torch") == 1);
     CHECK(out.at("libs").data["args"] == "--site-dirs=" + rec.site_dir + " ");
 }
 
-TEST_CASE("a memo that torch's answer contradicts is not evidence: the probe runs again") {
+TEST_CASE("an early torch run from another plan is not evidence: torch runs with this plan's") {
+    // Last time the image's python was /usr/bin/python3; this run's probe-env says the venv's.
+    ProbeMemo memo = first_run(plan("/usr/bin/python3"));
     Recorder rec;
-    ProbeArgsMemo memo = {{"libs", {"--site-dirs=/somewhere/else"}}};
-    auto out = run_probes(probes(), plan(), test::real_kb(), std::ref(rec), &memo);
-    CHECK(rec.count("libs") == 2);  // the guess, then the real arguments
-    CHECK(out.at("libs").data["args"] == "--site-dirs=" + rec.site_dir + " ");
-    CHECK(memo["libs"] == std::vector<std::string>{"--site-dirs=" + rec.site_dir});
+    std::map<std::string, ProbeRun> out;
+    ProbeMemo now;
+    {
+        EarlyProbes early(memo, std::ref(rec));
+        out = run_probes(probes(), plan(), test::real_kb(), std::ref(rec), &early, &now);
+    }
+    CHECK(rec.count("torch") == 2);
+    CHECK(out.at("torch").data["started_with"] == "/app/.venv/bin/python");
+    CHECK(now["torch"].interpreters == std::vector<std::string>{"/app/.venv/bin/python"});
+}
+
+TEST_CASE("a probe memo reads back as written; one in another shape is no memo") {
+    ProbeMemo memo = first_run(plan());
+    auto back = probe_memo_from_json(probe_memo_json(memo));
+    REQUIRE(back);
+    CHECK(*back == memo);
+    auto j = probe_memo_json(memo);
+    j["libs"]["args"] = "--site-dirs=/x";  // a string, not a list
+    CHECK_FALSE(probe_memo_from_json(j));
+    j = probe_memo_json(memo);
+    j["libs"]["name"] = "torch";  // filed under another probe's name
+    CHECK_FALSE(probe_memo_from_json(j));
+    CHECK_FALSE(probe_memo_from_json(nlohmann::json::array()));
 }

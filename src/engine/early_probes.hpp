@@ -1,0 +1,47 @@
+#pragma once
+// Probes started before the evidence that decides how they run is in: a second validate of
+// the same image starts every probe (torch's included) at once, beside probe-env, with the
+// spec it ran with last time (ProbeMemo). A run is kept only when the spec that this run's
+// own evidence gives (probe-env's plan, torch's answer) is exactly the one it was started
+// with: the same evidence as waiting, sooner. Any other is run again with its own spec.
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/validate/probe_run.hpp"
+#include "engine/probe_exec.hpp"
+
+namespace td::engine {
+
+nlohmann::json probe_memo_json(const ProbeMemo& memo);
+// nullopt when `j` is not a memo this version wrote (then there is no guess).
+std::optional<ProbeMemo> probe_memo_from_json(const nlohmann::json& j);
+
+class EarlyProbes {
+public:
+    EarlyProbes() = default;
+    // Starts every spec of `memo` now, each on its own thread, through `run_one`.
+    EarlyProbes(const ProbeMemo& memo, const std::function<ProbeRun(const ProbeSpec&)>& run_one);
+    EarlyProbes(const EarlyProbes&) = delete;
+    EarlyProbes& operator=(const EarlyProbes&) = delete;
+    ~EarlyProbes();  // waits for the runs still going (a guess that was not taken)
+
+    // The run started with exactly `spec` (waiting for it to end), once; nullopt when none was.
+    std::optional<ProbeRun> take(const ProbeSpec& spec);
+    std::size_t started() const { return runs_.size(); }
+
+private:
+    struct Early {
+        ProbeSpec spec;
+        ProbeRun run;
+        std::thread thread;
+        bool taken = false;
+    };
+    std::vector<std::unique_ptr<Early>> runs_;
+};
+
+}  // namespace td::engine
