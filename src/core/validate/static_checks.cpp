@@ -252,6 +252,18 @@ std::string model_only_reason(const CheckContext& ctx) {
     return "the torch probe did not report what its process mapped";
 }
 
+// The sonames of the objects nvidia wheels put under the site directories (probe-libs'
+// pip-nvidia roots), each with its path: torch's import loads these itself from sys.path, by
+// path, which the loader model does not follow.
+std::map<std::string, std::string> wheel_sonames(const json& libs) {
+    std::map<std::string, std::string> out;
+    if (!libs.contains("roots") || !libs["roots"].is_array()) return out;
+    for (const auto& r : libs["roots"])
+        if (str(r, "kind") == "pip-nvidia" && !str(r, "soname").empty())
+            out.emplace(str(r, "soname"), str(r, "path"));
+    return out;
+}
+
 void libs_resolved(CheckContext& ctx) {
     const json& d = ctx.data("libs");
     if (libs_found_nothing(ctx))
@@ -287,10 +299,33 @@ void libs_resolved(CheckContext& ctx) {
                        std::to_string(n + seen.found_by_process.size()) + " libraries resolved",
                        "all resolve", "every needed soname resolves" + process_note);
     }
-    std::vector<std::string> missing;
-    for (const auto& e : u)
-        missing.push_back(str(e, "soname") + " (needed by " + str(e, "needed_by") + ")");
+    std::vector<std::string> missing, in_wheels;
+    std::string first_missing;  // its soname, for the fix
+    const auto wheels = wheel_sonames(d);
+    for (const auto& e : u) {
+        std::string item = str(e, "soname") + " (needed by " + str(e, "needed_by") + ")";
+        // Without a process to show what loads, a soname a wheel on sys.path provides is one
+        // torch's import would load itself: the model cannot say it is missing.
+        auto w = seen.observed ? wheels.end() : wheels.find(str(e, "soname"));
+        if (w != wheels.end())
+            in_wheels.push_back(item + ", in " + w->second);
+        else if (missing.push_back(item); first_missing.empty())
+            first_missing = str(e, "soname");
+    }
     std::string unreadable = unreadable_cause(d);
+    if (missing.empty())
+        return ctx.skip(
+            "TD110",
+            "unknown: the loader model does not resolve " + std::to_string(in_wheels.size()) +
+                " soname(s) that nvidia wheels on sys.path provide (" + in_wheels.front() +
+                (in_wheels.size() > 1 ? " and " + std::to_string(in_wheels.size() - 1) + " more"
+                                      : "") +
+                "); torch's import loads those itself, and " + model_only_reason(ctx));
+    if (!in_wheels.empty())
+        process_note += "; " + std::to_string(in_wheels.size()) +
+                        " more the model does not resolve are in nvidia wheels on sys.path, "
+                        "which torch loads itself (" +
+                        in_wheels.front() + ")";
     // No process shows what loads: the loader model speaks alone, and says so.
     const std::string whose =
         seen.observed ? "" : " by the loader model (" + model_only_reason(ctx) + ")";
@@ -298,7 +333,7 @@ void libs_resolved(CheckContext& ctx) {
             "unresolved" + whose + ": " + missing.front() +
                 (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more" : "") +
                 (unreadable.empty() ? "" : "; " + unreadable) + process_note,
-            unreadable.empty() ? fix_for_missing(ctx, str(u[0], "soname"))
+            unreadable.empty() ? fix_for_missing(ctx, first_missing)
                                : "make these directories readable by the image's USER (chmod "
                                  "-R a+rX DIR in the image, or install as that user); the "
                                  "wheels are installed");

@@ -126,6 +126,40 @@ TEST_CASE("TD110: without an import the model decides, and an installed wheel is
 }
 
 TEST_CASE(
+    "TD110: without an import, sonames that wheels on sys.path provide are unknown, not missing") {
+    // The Python ABI case: torch cannot import, so no process shows what loads; the model
+    // misses the nvidia wheels torch would load itself from the other site directory.
+    ValidationInput in;
+    json torch = torch_imported(json::array());
+    torch.erase("torch");
+    torch["import_error"] =
+        "ImportError: torch/_C.cpython-311-x86_64-linux-gnu.so: undefined symbol";
+    in.probes["torch"] = ran("torch", torch, "fail");
+    json libs = libs_twice();
+    libs["roots"] = json::array({{{"path", k_sys + "/nvidia/cuda_runtime/lib/libcudart.so.12"},
+                                  {"kind", "pip-nvidia"},
+                                  {"soname", "libcudart.so.12"}},
+                                 {{"path", k_sys + "/nvidia/cublas/lib/libcublas.so.12"},
+                                  {"kind", "pip-nvidia"},
+                                  {"soname", "libcublas.so.12"}}});
+    in.probes["libs"] = ran("libs", libs, "fail");
+    auto td110 = check_of(evaluate(in, test::real_kb()), "TD110");
+    CHECK(td110.status == "skip");
+    CHECK_THAT(td110.message, ContainsSubstring("unknown"));
+    CHECK_THAT(td110.message, ContainsSubstring("nvidia wheels on sys.path provide"));
+    CHECK_THAT(td110.message, ContainsSubstring("no process mapped torch's libraries"));
+    // One of them in no wheel: that one fails, the other named beside.
+    libs["roots"].erase(1);
+    in.probes["libs"] = ran("libs", libs, "fail");
+    td110 = check_of(evaluate(in, test::real_kb()), "TD110");
+    CHECK(td110.status == "fail");
+    CHECK_THAT(td110.observed, ContainsSubstring("libcublas.so.12"));
+    CHECK_THAT(td110.observed, !ContainsSubstring("libcudart.so.12"));
+    CHECK_THAT(td110.message,
+               ContainsSubstring("1 more the model does not resolve are in nvidia wheels"));
+}
+
+TEST_CASE(
     "classify_entrypoint: an environment manager's run is a wrapper, its other commands not") {
     using K = EntrypointVerdict::Kind;
     CHECK(classify_entrypoint({"uv", "run", "--frozen"}, "").kind == K::Wrapper);
