@@ -80,6 +80,15 @@ std::string distribution_version(const CheckContext& ctx, const std::string& nam
 std::pair<std::string, std::string> wheel_of_loaded(const CheckContext& ctx,
                                                     const std::string& family);
 
+// TD119 (torch_import_check.cpp). Returns why the other torch checks cannot run, or "" when
+// torch imports.
+std::string torch_imports(CheckContext& ctx);
+// The torch probe's stage of importing torchvision or torchaudio, after torch imported.
+bool companion_stage(const std::string& stage);
+// ", found through PYTHONPATH=..." when PYTHONPATH puts `site` ahead of the interpreter's own
+// site directories (that variable decides which copy runs); "" otherwise.
+std::string through_pythonpath(const CheckContext& ctx, const std::string& site);
+
 void judge_static_tier(CheckContext& ctx);
 void judge_torch(CheckContext& ctx);     // TD118-TD124, part of the static tier
 void judge_kernels(CheckContext& ctx);   // TD125-TD126, part of the static tier
