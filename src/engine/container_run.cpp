@@ -76,7 +76,7 @@ Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRu
     }
     result.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (auto logs = api.container_logs(id.value())) {
+    if (auto logs = api.container_logs(id.value(), spec.whole_log)) {
         result.out = logs->first;
         result.err = logs->second;
     } else {

@@ -37,7 +37,8 @@ struct ContainerRunSpec {
     // ranks rendezvous and exchange data over the host's network ("host").
     std::string network_mode = "none";
     std::chrono::milliseconds timeout{std::chrono::seconds(120)};
-    std::string run_label;  // value of io.torchdock.run
+    std::string run_label;   // value of io.torchdock.run
+    bool whole_log = false;  // DockerApi::container_logs(whole): not only the last lines
 };
 
 Result<ContainerRunResult> run_container(const DockerApi& api, const ContainerRunSpec& spec);

@@ -338,7 +338,8 @@ Result<int> DockerApi::wait_container(const std::string& id,
     }
 }
 
-Result<std::pair<std::string, std::string>> DockerApi::container_logs(const std::string& id) const {
+Result<std::pair<std::string, std::string>> DockerApi::container_logs(const std::string& id,
+                                                                      bool whole) const {
     // Bounded: the last lines only (a probe's result is its last line), and at most
     // k_max_log_bytes of them, however much the container printed.
     auto time = budget(std::chrono::seconds(30), false, "GET /containers/" + id + "/logs");
@@ -346,7 +347,7 @@ Result<std::pair<std::string, std::string>> DockerApi::container_logs(const std:
     HttpRequest req;
     req.url = std::string("http://localhost") + k_api + "/containers/" + id +
               "/logs?stdout=1&stderr=1" +
-              (is_podman() ? std::string() : "&tail=" + std::to_string(k_max_log_lines));
+              (is_podman() || whole ? std::string() : "&tail=" + std::to_string(k_max_log_lines));
     req.unix_socket = m_socket;
     req.timeouts.total = time.value();
     req.timeouts.connect =
@@ -358,8 +359,10 @@ Result<std::pair<std::string, std::string>> DockerApi::container_logs(const std:
     if (r->truncated)
         return Error{ErrorKind::Environment,
                      "the container printed more than " + std::to_string(k_max_log_bytes >> 20) +
-                         " MiB in its last " + std::to_string(k_max_log_lines) +
-                         " lines; its output was not read"};
+                         " MiB" +
+                         (whole ? std::string()
+                                : " in its last " + std::to_string(k_max_log_lines) + " lines") +
+                         "; its output was not read"};
     return demux(r->body);
 }
 

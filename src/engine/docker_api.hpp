@@ -123,10 +123,12 @@ class DockerApi {
     // stdout and stderr of the last k_max_log_lines lines; an Error when they exceed
     // k_max_log_bytes (a container flooding its output cannot fill memory). Podman 4's `tail`
     // counts each 8 KiB piece of a long line as a line (a probe's JSON result would come back
-    // cut), so from Podman the whole log is read, under the same byte bound.
+    // cut), so from Podman the whole log is read, under the same byte bound; `whole` reads
+    // the whole log from Docker too (probe-batch's frames: it bounds its own output).
     static constexpr int k_max_log_lines = 1000;
     static constexpr std::size_t k_max_log_bytes = std::size_t{8} << 20;
-    Result<std::pair<std::string, std::string>> container_logs(const std::string& id) const;
+    Result<std::pair<std::string, std::string>> container_logs(const std::string& id,
+                                                               bool whole = false) const;
     // Force-removes a container; also after Ctrl-C (the request is not aborted).
     Status remove_container(const std::string& id) const;
     // Containers (all states) carrying `label` ("key=value" or "key"): id and that label's

@@ -7,11 +7,16 @@ namespace {
 using json = nlohmann::json;
 
 json spec_json(const ProbeSpec& p) {
-    return {{"name", p.name},           {"file", p.file},
-            {"args", p.args},           {"python", p.python},
-            {"gpu_only", p.gpu_only},   {"interpreters", p.interpreters},
-            {"resolved", p.resolved},   {"others", p.others},
-            {"env", p.env},             {"keep_entrypoint", p.keep_entrypoint},
+    return {{"name", p.name},
+            {"file", p.file},
+            {"args", p.args},
+            {"python", p.python},
+            {"gpu_only", p.gpu_only},
+            {"interpreters", p.interpreters},
+            {"resolved", p.resolved},
+            {"others", p.others},
+            {"env", p.env},
+            {"keep_entrypoint", p.keep_entrypoint},
             {"host_network", p.host_network}};
 }
 
@@ -66,26 +71,40 @@ std::optional<ProbeMemo> probe_memo_from_json(const json& j) {
     return out;
 }
 
-EarlyProbes::EarlyProbes(const ProbeMemo& memo,
-                         const std::function<ProbeRun(const ProbeSpec&)>& run_one) {
+EarlyProbes::EarlyProbes(const ProbeMemo& memo, const Prober& prober) {
+    std::vector<Early*> together;
     for (const auto& [name, spec] : memo) {
         auto e = std::make_unique<Early>();
         e->spec = spec;
         Early* at = e.get();
-        e->thread = std::thread([at, run_one] { at->run = run_one(at->spec); });
+        if (spec.python) {
+            e->thread = threads_.size();
+            threads_.emplace_back([at, prober] { at->run = prober.one(at->spec); });
+        } else {
+            together.push_back(at);
+        }
         runs_.push_back(std::move(e));
     }
+    if (together.empty()) return;
+    for (auto* e : together) e->thread = threads_.size();
+    threads_.emplace_back([together, prober] {
+        std::vector<ProbeSpec> specs;
+        for (auto* e : together) specs.push_back(e->spec);
+        auto runs = prober.all(specs);
+        for (std::size_t i = 0; i < together.size() && i < runs.size(); ++i)
+            together[i]->run = std::move(runs[i]);
+    });
 }
 
 EarlyProbes::~EarlyProbes() {
-    for (auto& e : runs_)
-        if (e->thread.joinable()) e->thread.join();
+    for (auto& t : threads_)
+        if (t.joinable()) t.join();
 }
 
 std::optional<ProbeRun> EarlyProbes::take(const ProbeSpec& spec) {
     for (auto& e : runs_) {
         if (e->taken || !(e->spec == spec)) continue;
-        if (e->thread.joinable()) e->thread.join();
+        if (threads_[e->thread].joinable()) threads_[e->thread].join();
         e->taken = true;
         return std::move(e->run);
     }

@@ -22,10 +22,11 @@ nlohmann::json probe_memo_json(const ProbeMemo& memo);
 std::optional<ProbeMemo> probe_memo_from_json(const nlohmann::json& j);
 
 class EarlyProbes {
-public:
+  public:
     EarlyProbes() = default;
-    // Starts every spec of `memo` now, each on its own thread, through `run_one`.
-    EarlyProbes(const ProbeMemo& memo, const std::function<ProbeRun(const ProbeSpec&)>& run_one);
+    // Starts every spec of `memo` now: each python probe on a thread of its own through
+    // `prober.one`, the others together on one thread through `prober.all`.
+    EarlyProbes(const ProbeMemo& memo, const Prober& prober);
     EarlyProbes(const EarlyProbes&) = delete;
     EarlyProbes& operator=(const EarlyProbes&) = delete;
     ~EarlyProbes();  // waits for the runs still going (a guess that was not taken)
@@ -34,14 +35,15 @@ public:
     std::optional<ProbeRun> take(const ProbeSpec& spec);
     std::size_t started() const { return runs_.size(); }
 
-private:
+  private:
     struct Early {
         ProbeSpec spec;
         ProbeRun run;
-        std::thread thread;
+        std::size_t thread = 0;  // in threads_: the one that runs it
         bool taken = false;
     };
     std::vector<std::unique_ptr<Early>> runs_;
+    std::vector<std::thread> threads_;
 };
 
 }  // namespace td::engine

@@ -81,9 +81,9 @@ HostReading read_host(const KnowledgeBase& kb, const fs::path& probes_dir,
     r.facts = host_facts();
     RuntimePlan plan = plan_runtime(r.facts.env, {}, nullptr, nullptr, "", python);
     r.facts.interpreter_why = plan.why;
-    r.probes = run_probes(doctor_probes(), plan, kb, [&](const ProbeSpec& p) {
-        return run_probe_on_host(p, probes_dir, timeout_s);
-    });
+    Prober on_host{[&](const ProbeSpec& p) { return run_probe_on_host(p, probes_dir, timeout_s); },
+                   {}};
+    r.probes = run_probes(doctor_probes(), plan, kb, on_host);
     return r;
 }
 

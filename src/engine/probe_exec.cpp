@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "core/validate/probe_batch.hpp"
 #include "core/validate/probe_plan.hpp"
 #include "engine/container_run.hpp"
 #include "engine/early_probes.hpp"
@@ -77,9 +78,19 @@ std::vector<ProbeSpec> doctor_probes() {
     };
 }
 
+std::vector<ProbeRun> Prober::all(const std::vector<ProbeSpec>& specs) const {
+    if (many && specs.size() > 1) return many(specs);
+    if (specs.size() == 1) return {one(specs.front())};
+    std::vector<ProbeRun> runs(specs.size());
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < specs.size(); ++i)
+        threads.emplace_back([&, i] { runs[i] = one(specs[i]); });
+    for (auto& t : threads) t.join();
+    return runs;
+}
+
 std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const RuntimePlan& plan,
-                                           const KnowledgeBase& kb,
-                                           const std::function<ProbeRun(const ProbeSpec&)>& run_one,
+                                           const KnowledgeBase& kb, const Prober& prober,
                                            EarlyProbes* early, ProbeMemo* memo) {
     std::map<std::string, ProbeRun> out;
     auto find = [&](const std::string& name) -> const ProbeRun* {
@@ -110,8 +121,8 @@ std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const R
         return true;
     };
     // Three waves: the python probes (the others look where torch looks), then every probe
-    // that needs only their results, at once (each is its own container), then gemm (it
-    // needs the GPU the cuda probe saw).
+    // that needs only their results, at once (in an image, one container for them all), then
+    // gemm (it needs the GPU the cuda probe saw).
     auto wave = [&](auto&& in_wave, bool parallel) {
         std::vector<ProbeSpec> now;
         for (auto& p : specs)
@@ -131,14 +142,11 @@ std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const R
             }
         }
         std::vector<ProbeRun> rest_runs(rest.size());
-        if (!parallel || rest.size() < 2) {
-            for (std::size_t i = 0; i < rest.size() && !interrupted(); ++i)
-                rest_runs[i] = run_one(rest[i]);
+        if (parallel && !interrupted()) {
+            rest_runs = prober.all(rest);
         } else {
-            std::vector<std::thread> threads;
-            for (std::size_t i = 0; i < rest.size(); ++i)
-                threads.emplace_back([&, i] { rest_runs[i] = run_one(rest[i]); });
-            for (auto& t : threads) t.join();
+            for (std::size_t i = 0; i < rest.size() && !interrupted(); ++i)
+                rest_runs[i] = prober.one(rest[i]);
         }
         for (std::size_t i = 0; i < rest.size(); ++i) runs[rest_at[i]] = std::move(rest_runs[i]);
         for (std::size_t i = 0; i < now.size(); ++i)
@@ -203,13 +211,53 @@ ProbeRun judge_run(const ProbeSpec& p, int exit_code, const std::string& out_tex
 
 }  // namespace
 
+namespace {
+
+// What every probe container shares: the probe directory read-only, the GPUs, the time limit
+// and the run's label; the environment and network of `p`.
+ContainerRunSpec probe_container(const std::string& image, const ProbeSpec& p,
+                                 const fs::path& probes_dir, int gpus, int timeout_s,
+                                 const std::string& run_label) {
+    ContainerRunSpec spec;
+    spec.image = image;
+    spec.env = p.env;
+    spec.keep_entrypoint = p.keep_entrypoint;
+    if (p.host_network) spec.network_mode = "host";
+    spec.binds = {fs::absolute(probes_dir).string() + ":" + k_probe_mount + ":ro"};
+    spec.gpus = gpus;
+    // The python probes carry the wait (torch's import is the longest run of a validate): on
+    // a busy host the other probes, started beside them, yield the CPU to them. A weight
+    // only orders the CPU between running probes; no probe's answer depends on it.
+    if (!p.python) spec.cpu_shares = k_helper_cpu_shares;
+    spec.timeout = std::chrono::seconds(timeout_s);
+    spec.run_label = run_label;
+    return spec;
+}
+
+std::string in_mount(const ProbeSpec& p) { return std::string(k_probe_mount) + "/" + p.file; }
+
+// A container that did not end on its own, or whose output could not be read: why, as the
+// run of `p`; nullopt when it ended and was read.
+std::optional<ProbeRun> container_problem(const ProbeSpec& p, const ContainerRunResult& r,
+                                          int timeout_s) {
+    if (r.timed_out || r.interrupted)
+        return no_result(p, ProbeRun::State::TimedOut,
+                         r.interrupted ? "was interrupted"
+                                       : "timed out after " + std::to_string(timeout_s) + " s");
+    if (!r.logs_error.empty())
+        return no_result(p, ProbeRun::State::Crashed,
+                         "its output could not be read: " + r.logs_error);
+    return std::nullopt;
+}
+
+}  // namespace
+
 ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, const ProbeSpec& p,
                             const fs::path& probes_dir, int gpus, int timeout_s,
                             const std::string& run_label) {
     if (!fs::exists(probes_dir / p.file)) return not_built(p, probes_dir);
-    std::string path = std::string(k_probe_mount) + "/" + p.file;
-    ContainerRunSpec spec;
-    spec.image = image;
+    const std::string path = in_mount(p);
+    ContainerRunSpec spec = probe_container(image, p, probes_dir, gpus, timeout_s, run_label);
     if (p.python && p.resolved) {
         // Read off the image: the first is the interpreter `docker run IMAGE python` runs; no
         // shell is needed (an image may have none).
@@ -241,27 +289,94 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
         spec.cmd = {path};
         spec.cmd.insert(spec.cmd.end(), p.args.begin(), p.args.end());
     }
-    spec.env = p.env;
-    spec.keep_entrypoint = p.keep_entrypoint;
-    if (p.host_network) spec.network_mode = "host";
-    spec.binds = {fs::absolute(probes_dir).string() + ":" + k_probe_mount + ":ro"};
-    spec.gpus = gpus;
-    // The python probes carry the wait (torch's import is the longest run of a validate): on
-    // a busy host the other probes, started beside them, yield the CPU to them. A weight
-    // only orders the CPU between running probes; no probe's answer depends on it.
-    if (!p.python) spec.cpu_shares = k_helper_cpu_shares;
-    spec.timeout = std::chrono::seconds(timeout_s);
-    spec.run_label = run_label;
     auto r = run_container(api, spec);
     if (!r) return no_result(p, ProbeRun::State::Crashed, r.error().message);
-    if (r->timed_out || r->interrupted)
-        return no_result(p, ProbeRun::State::TimedOut,
-                         r->interrupted ? "was interrupted"
-                                        : "timed out after " + std::to_string(timeout_s) + " s");
-    if (!r->logs_error.empty())
-        return no_result(p, ProbeRun::State::Crashed,
-                         "its output could not be read: " + r->logs_error);
+    if (auto problem = container_problem(p, r.value(), timeout_s)) return *problem;
     return judge_run(p, r->exit_code, r->out, r->err, r->seconds);
+}
+
+namespace {
+
+// Probes that can share one container: none of python's, one environment and network, no
+// ENTRYPOINT kept, distinct names.
+bool batchable(const std::vector<ProbeSpec>& specs) {
+    for (const auto& p : specs) {
+        if (p.python || p.keep_entrypoint || p.env != specs.front().env ||
+            p.host_network != specs.front().host_network)
+            return false;
+        if (std::count_if(specs.begin(), specs.end(),
+                          [&](const ProbeSpec& q) { return q.name == p.name; }) > 1)
+            return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::vector<ProbeRun> run_probes_in_image(const DockerApi& api, const std::string& image,
+                                          const std::vector<ProbeSpec>& specs,
+                                          const fs::path& probes_dir, int gpus, int timeout_s,
+                                          const std::string& run_label) {
+    std::vector<ProbeRun> runs(specs.size());
+    std::vector<std::size_t> batch;  // indexes of the probes that are built
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        if (fs::exists(probes_dir / specs[i].file))
+            batch.push_back(i);
+        else
+            runs[i] = not_built(specs[i], probes_dir);
+    }
+    if (batch.size() < 2 || !batchable(specs) || !fs::exists(probes_dir / k_batch_runner))
+        return Prober{[&](const ProbeSpec& p) {
+                          return run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s,
+                                                    run_label);
+                      },
+                      {}}
+            .all(specs);
+    std::vector<std::pair<std::string, std::vector<std::string>>> argv;
+    for (auto i : batch) {
+        std::vector<std::string> one = {in_mount(specs[i])};
+        one.insert(one.end(), specs[i].args.begin(), specs[i].args.end());
+        argv.emplace_back(specs[i].name, std::move(one));
+    }
+    // The runner kills a probe at the time limit and frames it; the container's own limit
+    // is a backstop for a runner that does not end.
+    ContainerRunSpec spec =
+        probe_container(image, specs[batch.front()], probes_dir, gpus, timeout_s + 15, run_label);
+    spec.cmd = {std::string(k_probe_mount) + "/" + k_batch_runner};
+    for (auto& a : batch_arguments(timeout_s, argv)) spec.cmd.push_back(std::move(a));
+    spec.whole_log = true;
+    auto r = run_container(api, spec);
+    // The frames written before a timeout or Ctrl-C are of probes that ended: kept.
+    BatchOutput framed;
+    if (r && r->logs_error.empty()) framed = parse_batch_output(r->out);
+    std::vector<std::size_t> alone;  // overflowed: run again in a container of its own
+    for (auto i : batch) {
+        const ProbeSpec& p = specs[i];
+        auto f = std::find_if(framed.frames.begin(), framed.frames.end(),
+                              [&](const BatchFrame& b) { return b.name == p.name; });
+        if (!r) {
+            runs[i] = no_result(p, ProbeRun::State::Crashed, r.error().message);
+        } else if (f != framed.frames.end() && f->overflow) {
+            alone.push_back(i);
+        } else if (f != framed.frames.end() && f->timed_out) {
+            runs[i] = no_result(p, ProbeRun::State::TimedOut,
+                                "timed out after " + std::to_string(timeout_s) + " s");
+        } else if (f != framed.frames.end()) {
+            runs[i] = judge_run(p, f->exit_code >= 0 ? f->exit_code : 128 + f->signal, f->out,
+                                f->err, f->seconds);
+        } else if (auto problem = container_problem(p, r.value(), timeout_s)) {
+            runs[i] = *problem;
+        } else {
+            runs[i] = no_result(p, ProbeRun::State::Crashed,
+                                std::string("gave no result through ") + k_batch_runner + " (" +
+                                    (framed.problem.empty() ? "no frame for it" : framed.problem) +
+                                    "; exit " + std::to_string(r->exit_code) + ": " +
+                                    trimmed(r->err, 300) + ")");
+        }
+    }
+    for (auto i : alone)
+        runs[i] = run_probe_in_image(api, image, specs[i], probes_dir, gpus, timeout_s, run_label);
+    return runs;
 }
 
 ProbeRun run_probe_on_host(const ProbeSpec& p, const fs::path& probes_dir, int timeout_s) {

@@ -15,6 +15,8 @@
 namespace td::engine {
 
 inline constexpr const char* k_probe_mount = "/opt/torchdock-probes";
+// The runner that starts several probes in one container (probes/batch).
+inline constexpr const char* k_batch_runner = "probe-batch";
 // The CPU weight of the probes that are not python's (the engine's default, torch's, is 1024).
 inline constexpr int k_helper_cpu_shares = 128;
 
@@ -73,24 +75,41 @@ std::vector<ProbeSpec> sbom_probes();
 using ProbeMemo = std::map<std::string, ProbeSpec>;
 class EarlyProbes;
 
-// Runs `specs` through `run_one`, each with the flags that depend on what the earlier ones
+// How probes are run. `one`: one probe (safe to call from several threads). `many`: several
+// probes that are not python's at once, a run each in order (in an image: one container for
+// them all); without it, `all` runs each through `one` on a thread of its own.
+struct Prober {
+    std::function<ProbeRun(const ProbeSpec&)> one;
+    std::function<std::vector<ProbeRun>(const std::vector<ProbeSpec>&)> many;
+
+    std::vector<ProbeRun> all(const std::vector<ProbeSpec>& specs) const;
+};
+
+// Runs `specs` through `prober`, each with the flags that depend on what the earlier ones
 // found (core/validate/probe_plan: site directories, the libraries torch loaded, the GPU's
 // peaks, LD_PRELOAD), in the environment `plan` says the image runs in, python probes with
-// its interpreters: first the python probes, then every other probe at once (one thread
-// and container each), then gemm. `run_one` must be safe to call from several threads.
-// Stops at Ctrl-C (the probes not run are absent from the result).
+// its interpreters: first the python probes, then every other probe at once
+// (`prober.all`), then gemm. Stops at Ctrl-C (the probes not run are absent from the result).
 //
 // `early`: probes already started with last run's specs; a probe whose spec now is exactly
 // one of them takes that run instead of running again. `memo`: gets the spec every probe but
 // gemm ran with (gemm's depends on the GPU and runs alone, last).
 std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const RuntimePlan& plan,
-                                           const KnowledgeBase& kb,
-                                           const std::function<ProbeRun(const ProbeSpec&)>& run_one,
+                                           const KnowledgeBase& kb, const Prober& prober,
                                            EarlyProbes* early = nullptr, ProbeMemo* memo = nullptr);
 
 ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, const ProbeSpec& p,
                             const std::filesystem::path& probes_dir, int gpus, int timeout_s,
                             const std::string& run_label);
+
+// Runs the probes that are not python's (one environment) together in one container through
+// probe-batch, each judged as if it had run alone; one container each when they cannot share
+// one (another environment, an ENTRYPOINT kept, no probe-batch built). A probe whose output
+// did not fit the batch runs again alone.
+std::vector<ProbeRun> run_probes_in_image(const DockerApi& api, const std::string& image,
+                                          const std::vector<ProbeSpec>& specs,
+                                          const std::filesystem::path& probes_dir, int gpus,
+                                          int timeout_s, const std::string& run_label);
 
 ProbeRun run_probe_on_host(const ProbeSpec& p, const std::filesystem::path& probes_dir,
                            int timeout_s);

@@ -124,22 +124,41 @@ RuntimeReading read_runtime(const DockerApi& api, const std::string& image, cons
 
 namespace {
 
-// Runs one probe in the image; the probes that only read files through their cache.
-std::function<ProbeRun(const ProbeSpec&)> image_prober(const DockerApi& api,
-                                                       const std::string& image,
-                                                       const ImageInfo& info,
-                                                       const std::filesystem::path& probes_dir,
-                                                       int gpus, int timeout_s,
-                                                       const std::string& run_label) {
-    return [&api, image, &info, probes_dir, gpus, timeout_s, run_label](const ProbeSpec& p) {
-        if (!reads_files_only(p.name))
-            return run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s, run_label);
-        std::string key = file_probe_cache_key(info, p, probes_dir);
-        if (auto hit = cached_probe_run(p.name, key)) return *hit;
-        ProbeRun run = run_probe_in_image(api, image, p, probes_dir, gpus, timeout_s, run_label);
-        store_probe_run(p.name, key, run);
-        return run;
+// Runs probes in the image, those that are not python's in one container; the probes that
+// only read files through their cache.
+Prober image_prober(const DockerApi& api, const std::string& image, const ImageInfo& info,
+                    const std::filesystem::path& probes_dir, int gpus, int timeout_s,
+                    const std::string& run_label) {
+    Prober out;
+    out.many = [&api, image, &info, probes_dir, gpus, timeout_s,
+                run_label](const std::vector<ProbeSpec>& specs) {
+        std::vector<ProbeRun> runs(specs.size());
+        std::vector<ProbeSpec> now;
+        std::vector<std::size_t> now_at;
+        std::vector<std::string> keys(specs.size());
+        for (std::size_t i = 0; i < specs.size(); ++i) {
+            if (reads_files_only(specs[i].name)) {
+                keys[i] = file_probe_cache_key(info, specs[i], probes_dir);
+                if (auto hit = cached_probe_run(specs[i].name, keys[i])) {
+                    runs[i] = std::move(*hit);
+                    continue;
+                }
+            }
+            now.push_back(specs[i]);
+            now_at.push_back(i);
+        }
+        auto ran = run_probes_in_image(api, image, now, probes_dir, gpus, timeout_s, run_label);
+        for (std::size_t k = 0; k < now.size(); ++k) {
+            const std::size_t i = now_at[k];
+            if (!keys[i].empty()) store_probe_run(specs[i].name, keys[i], ran[k]);
+            runs[i] = std::move(ran[k]);
+        }
+        return runs;
     };
+    out.one = [many = out.many](const ProbeSpec& p) {
+        return many(std::vector<ProbeSpec>{p}).front();
+    };
+    return out;
 }
 
 }  // namespace

@@ -38,6 +38,28 @@ struct Recorder {
     }
 };
 
+Prober prober(Recorder& rec) { return {std::ref(rec), {}}; }
+
+// A prober that also runs several at once (as one container would), recording each batch.
+struct Batches {
+    Recorder rec;
+    std::mutex m;
+    std::vector<std::vector<std::string>> batches;
+    Prober prober() {
+        return {std::ref(rec), [this](const std::vector<ProbeSpec>& specs) {
+                    std::vector<std::string> names;
+                    std::vector<ProbeRun> runs;
+                    for (const auto& p : specs) {
+                        names.push_back(p.name);
+                        runs.push_back(rec(p));
+                    }
+                    std::lock_guard<std::mutex> lock(m);
+                    batches.push_back(names);
+                    return runs;
+                }};
+    }
+};
+
 std::vector<ProbeSpec> probes() {
     return {probe_spec("torch", "torch_probe.py", {}, true), probe_spec("libs", "probe-libs")};
 }
@@ -53,7 +75,7 @@ RuntimePlan plan(const std::string& python = "/app/.venv/bin/python") {
 ProbeMemo first_run(const RuntimePlan& p) {
     Recorder rec;
     ProbeMemo memo;
-    run_probes(probes(), p, test::real_kb(), std::ref(rec), nullptr, &memo);
+    run_probes(probes(), p, test::real_kb(), prober(rec), nullptr, &memo);
     return memo;
 }
 
@@ -62,7 +84,7 @@ ProbeMemo first_run(const RuntimePlan& p) {
 TEST_CASE("without early runs the static probes wait for torch, and the memo learns each spec") {
     Recorder rec;
     ProbeMemo memo;
-    auto out = run_probes(probes(), plan(), test::real_kb(), std::ref(rec), nullptr, &memo);
+    auto out = run_probes(probes(), plan(), test::real_kb(), prober(rec), nullptr, &memo);
     CHECK(rec.count("torch") == 1);
     CHECK(rec.count("libs") == 1);
     REQUIRE(memo.count("libs") == 1);
@@ -78,9 +100,9 @@ TEST_CASE("early runs that this run's evidence confirms are used: every probe ru
     Recorder again;
     std::map<std::string, ProbeRun> out;
     {
-        EarlyProbes early(memo, std::ref(again));
+        EarlyProbes early(memo, prober(again));
         CHECK(early.started() == 2);  // torch and probe-libs, both at once
-        out = run_probes(probes(), plan(), test::real_kb(), std::ref(again), &early, nullptr);
+        out = run_probes(probes(), plan(), test::real_kb(), prober(again), &early, nullptr);
     }
     CHECK(again.count("torch") == 1);
     CHECK(again.count("libs") == 1);
@@ -94,8 +116,8 @@ TEST_CASE("an early static probe whose arguments torch's answer contradicts runs
     Recorder rec;
     std::map<std::string, ProbeRun> out;
     {
-        EarlyProbes early(memo, std::ref(rec));
-        out = run_probes(probes(), plan(), test::real_kb(), std::ref(rec), &early, nullptr);
+        EarlyProbes early(memo, prober(rec));
+        out = run_probes(probes(), plan(), test::real_kb(), prober(rec), &early, nullptr);
     }
     CHECK(rec.count("libs") == 2);  // the guess, then the real arguments
     CHECK(rec.count("torch") == 1);
@@ -109,12 +131,39 @@ TEST_CASE("an early torch run from another plan is not evidence: torch runs with
     std::map<std::string, ProbeRun> out;
     ProbeMemo now;
     {
-        EarlyProbes early(memo, std::ref(rec));
-        out = run_probes(probes(), plan(), test::real_kb(), std::ref(rec), &early, &now);
+        EarlyProbes early(memo, prober(rec));
+        out = run_probes(probes(), plan(), test::real_kb(), prober(rec), &early, &now);
     }
     CHECK(rec.count("torch") == 2);
     CHECK(out.at("torch").data["started_with"] == "/app/.venv/bin/python");
     CHECK(now["torch"].interpreters == std::vector<std::string>{"/app/.venv/bin/python"});
+}
+
+TEST_CASE("the probes that are not python's run together, early and after torch") {
+    auto specs = probes();
+    specs.push_back(probe_spec("cuda", "probe-cuda"));
+    Batches first;
+    ProbeMemo memo;
+    run_probes(specs, plan(), test::real_kb(), first.prober(), nullptr, &memo);
+    // torch alone (python), then libs and cuda in one batch
+    REQUIRE(first.batches.size() == 1);
+    CHECK(first.batches[0] == std::vector<std::string>{"libs", "cuda"});
+    CHECK(first.rec.count("torch") == 1);
+
+    Batches again;
+    std::map<std::string, ProbeRun> out;
+    {
+        EarlyProbes early(memo, again.prober());
+        CHECK(early.started() == 3);
+        out = run_probes(specs, plan(), test::real_kb(), again.prober(), &early, nullptr);
+    }
+    // started early as one batch (the memo's order: by name), each taken: nothing ran twice
+    REQUIRE(again.batches.size() == 1);
+    CHECK(again.batches[0] == std::vector<std::string>{"cuda", "libs"});
+    CHECK(again.rec.count("torch") == 1);
+    CHECK(again.rec.count("libs") == 1);
+    CHECK(again.rec.count("cuda") == 1);
+    CHECK(out.at("cuda").data["args"].get<std::string>().empty());
 }
 
 TEST_CASE("a probe memo reads back as written; one in another shape is no memo") {
