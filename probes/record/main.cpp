@@ -35,7 +35,8 @@ namespace {
 
 const char kUsage[] =
     "probe-record takes --site-dirs=A,B (required unless --inspect is given), --dists=PATTERNS, "
-    "--threads=N, --sha-impl=auto|portable, --text=DIST:PATH,..., --inspect=PATH,...";
+    "--threads=N, --sha-impl=auto|portable, --text=DIST:PATH,..., --inspect=PATH,..., "
+    "--imported=DIST@SITE_DIR,...";
 const char kDefaultDists[] = "torch,torchvision,torchaudio,triton,nvidia-*";
 constexpr std::size_t kMaxListedProblems = 50;
 constexpr std::size_t kMaxTextBytes = 8192;
@@ -47,7 +48,23 @@ struct Distribution {
     std::vector<std::string> tags;  // WHEEL Tag: lines
     ElfCensus elf;
     Json texts = Json::object();  // --text files of this distribution: path -> text | null
+    std::string shadowed_by;      // --imported: the site dir this python imports it from
 };
+
+// --imported=torch@/opt/pkgs,...: (normalised distribution name, the site dir the python
+// imports it from: what its process showed, e.g. torch.__file__).
+bool parse_imported(const std::string& flag, std::vector<std::pair<std::string, std::string>>* out,
+                    std::string* why) {
+    for (const std::string& item : probe::split(flag, ',', false)) {
+        const std::size_t at = item.find('@');
+        if (at == std::string::npos || at == 0 || at + 1 >= item.size() || item[at + 1] != '/') {
+            *why = "--imported=" + item.substr(0, 200) + ": DIST@SITE_DIR, an absolute directory";
+            return false;
+        }
+        out->push_back({normalize_name(item.substr(0, at)), item.substr(at + 1)});
+    }
+    return true;
+}
 
 // --text=torch:torch/version.py,...: (normalised distribution name, path below its site dir).
 bool parse_texts(const std::string& flag, std::vector<std::pair<std::string, std::string>>* out,
@@ -230,7 +247,8 @@ int run(int argc, char** argv) {
         return probe::finish("record", probe::kError, why, data);
     };
     const std::string unknown = probe::unknown_flag(
-        flags, {"site-dirs", "dists", "threads", "sha-impl", "text", "inspect"}, kUsage);
+        flags, {"site-dirs", "dists", "threads", "sha-impl", "text", "inspect", "imported"},
+        kUsage);
     if (!unknown.empty()) return error(unknown);
     const std::vector<std::string> site_dirs = probe::split(flags["site-dirs"], ',', false);
     const std::vector<std::string> inspect = probe::split(flags["inspect"], ',', false);
@@ -255,6 +273,11 @@ int run(int argc, char** argv) {
         return error("--sha-impl=" + impl_flag.substr(0, 40) + ": auto or portable");
     std::vector<std::pair<std::string, std::string>> texts;
     if (flags.count("text") && !parse_texts(flags["text"], &texts, &why)) return error(why);
+    std::vector<std::pair<std::string, std::string>> imported;
+    if (flags.count("imported") && !parse_imported(flags["imported"], &imported, &why))
+        return error(why);
+    for (auto& [dist, dir] : imported)
+        if (const std::string real = real_path(dir); !real.empty()) dir = real;
     const char* sha_impl = "portable";
     const Sha256BlockFn blocks = sha256_select(impl_flag == "portable", &sha_impl);
 
@@ -277,10 +300,14 @@ int run(int argc, char** argv) {
                 patterns.begin(), patterns.end(),
                 [&](const NamePattern& p) { return p.matches(name) || p.matches(info.dir_name); });
             if (!wanted || !seen.insert(real_path(info.dir)).second) continue;
-            Distribution d{info, 0, 0, 0, {}, wheel_tags(info.dir), {}, Json::object()};
+            Distribution d{info, 0, 0, 0, {}, wheel_tags(info.dir), {}, Json::object(), {}};
             for (const auto& [dist, rel] : texts)
                 if (dist == name || dist == info.dir_name)
                     d.texts.set(rel.c_str(), small_text(site_real, rel));
+            // Another copy of a distribution the python imports from elsewhere: never
+            // imported by it, so its files are not read (listed, with where the one it imports is).
+            for (const auto& [dist, dir] : imported)
+                if (dist == name && dir != site_real) d.shadowed_by = dir;
             dists.push_back(std::move(d));
             dist_sites.push_back(site_real);
         }
@@ -291,7 +318,8 @@ int run(int argc, char** argv) {
 
     // ---- sizes and modes first, then hashes of the files whose size matched ----
     std::vector<FileEntry> files, to_hash;
-    for (std::size_t i = 0; i < dists.size(); ++i) read_record(dist_sites[i], dists[i], i, files);
+    for (std::size_t i = 0; i < dists.size(); ++i)
+        if (dists[i].shadowed_by.empty()) read_record(dist_sites[i], dists[i], i, files);
     for (FileEntry& f : files) {
         Problem p;
         const bool ok = check_metadata(f, &p);
@@ -344,9 +372,13 @@ int run(int argc, char** argv) {
         total_files += d.files;
         total_problems += static_cast<long long>(d.problems.size());
         const std::size_t n = d.problems.size();
-        std::printf(
-            "%s: %lld files, %s, %s\n", label.c_str(), d.files, human_bytes(d.bytes).c_str(),
-            n == 0 ? "ok" : (std::to_string(n) + (n == 1 ? " problem" : " problems")).c_str());
+        if (!d.shadowed_by.empty())
+            std::printf("%s: not read, this python imports %s from %s\n", label.c_str(),
+                        d.info.name.c_str(), d.shadowed_by.c_str());
+        else
+            std::printf(
+                "%s: %lld files, %s, %s\n", label.c_str(), d.files, human_bytes(d.bytes).c_str(),
+                n == 0 ? "ok" : (std::to_string(n) + (n == 1 ? " problem" : " problems")).c_str());
         Json problems = Json::array();
         for (std::size_t k = 0; k < n && k < kMaxListedProblems; ++k) {
             problems.push(problem_json(d.problems[k]));
@@ -370,6 +402,7 @@ int run(int argc, char** argv) {
                     Json::object({{"count", Json(c.count)}, {"first", Json(c.first)}}));
         o.set("elf", elf);
         if (!texts.empty()) o.set("texts", d.texts);
+        if (!d.shadowed_by.empty()) o.set("shadowed_by", d.shadowed_by);
         dist_json.push(o);
     }
     data = Json::object({{"site_dirs", Json::array_of(site_dirs)}});

@@ -143,18 +143,25 @@ std::vector<std::string> dynamic_probe_flags(const std::string& probe, const Pro
             json inspect = json::array();
             for (const char* key : {"python_executable", "torch_file"})
                 if (t.contains(key) && t[key].is_string()) inspect.push_back(t[key]);
+            std::string torch_dir;  // the site dir the process imported torch from
             if (t.contains("torch_file") && t["torch_file"].is_string()) {
                 const std::string file = t["torch_file"].get<std::string>();
                 const auto at = file.rfind("/torch/");
-                if (at != std::string::npos && at > 0 &&
-                    std::find(dirs.begin(), dirs.end(), file.substr(0, at)) == dirs.end())
-                    dirs.push_back(file.substr(0, at));
+                if (at != std::string::npos && at > 0) torch_dir = file.substr(0, at);
+                if (!torch_dir.empty() &&
+                    std::find(dirs.begin(), dirs.end(), torch_dir) == dirs.end())
+                    dirs.push_back(torch_dir);
             }
             std::string flag = list_flag("site-dirs", dirs);
             if (!flag.empty()) out.push_back(flag);
             if (probe == "record") {
                 std::string inspected = list_flag("inspect", inspect);
                 if (!inspected.empty()) out.push_back(inspected);
+                // Another torch on these site dirs is not the one this python imports: it is
+                // listed, not hashed (a --target tree over a venv's torch, a venv over the
+                // system's).
+                std::string imported = list_flag("imported", json::array({"torch@" + torch_dir}));
+                if (!torch_dir.empty() && !imported.empty()) out.push_back(imported);
             }
         }
         if (probe == "record") out.push_back(std::string("--text=") + k_torch_version_text);

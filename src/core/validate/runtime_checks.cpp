@@ -128,11 +128,19 @@ void files_intact(CheckContext& ctx) {
     const json& d = ctx.data("record");
     if (!d.contains("distributions") || !d["distributions"].is_array())
         return ctx.skip("TD112", ctx.why_missing("record"));
-    std::vector<std::string> problems, fixes;
+    std::vector<std::string> problems, fixes, shadowed;
     long long files = d.value("files", 0LL), bytes = d.value("hashed_bytes", 0LL);
     for (const auto& dist : d["distributions"]) {
         if (!dist.is_object()) continue;
         std::string name = str(dist, "name"), version = str(dist, "version");
+        if (!str(dist, "shadowed_by").empty()) {
+            std::string info = str(dist, "dist_info");
+            shadowed.push_back(name + " " + version + " in " +
+                               info.substr(0, info.find_last_of('/')) +
+                               " (not read: this python imports " + name + " from " +
+                               str(dist, "shadowed_by") + ")");
+            continue;
+        }
         const json list = dist.value("problems", json::array());
         if (!list.is_array() || list.empty()) continue;
         std::vector<std::string> unreadable_dirs;
@@ -165,7 +173,8 @@ void files_intact(CheckContext& ctx) {
                             "'s files readable by the image's USER (chmod -R a+rX on its "
                             "directory, or install as that user)");
     }
-    std::string seen = std::to_string(files) + " files, " + std::to_string(bytes >> 20) + " MiB";
+    std::string seen = std::to_string(files) + " files, " + std::to_string(bytes >> 20) + " MiB" +
+                       (shadowed.empty() ? "" : "; " + join(shadowed, "; "));
     if (problems.empty() && files == 0)
         return ctx.skip("TD112", "no wheel RECORD to check torch's files against (" +
                                      ctx.why_missing("record") +

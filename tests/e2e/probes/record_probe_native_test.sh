@@ -265,4 +265,17 @@ probe target_gone --site-dirs="$TGT"
 check "pip --target tree without its script: fail, the row named as pip wrote it" js target_gone \
   "j['status'] == 'fail' and kinds('torch') == {'../../bin/torchrun': 'missing'}"
 
+# ---- --imported: another copy of what the python imports elsewhere is listed, not read ------
+# TGT's torch now lacks bin/torchrun; VTGT's is whole.
+probe shadow --site-dirs="$VTGT,$TGT" --imported="torch@$VTGT"
+check "--imported: the copy the python imports is checked, the other listed with shadowed_by, unread" js shadow \
+  "j['status'] == 'pass' and [(x['dist_info'].startswith('$VTGT'), x.get('shadowed_by'), x['files'], x['problems']) for x in d['distributions']] == [(True, None, 2, []), (False, '$VTGT', 0, [])] and d['files'] == 2"
+probe shadow_damaged --site-dirs="$TGT,$VTGT" --imported="torch@$TGT/"
+check "--imported: the imported copy's damage still fails (a trailing / is the same directory)" js shadow_damaged \
+  "j['status'] == 'fail' and [x.get('shadowed_by') for x in d['distributions']] == [None, '$TGT'] and kinds('torch') == {'../../bin/torchrun': 'missing'}"
+for bad in torch "torch@" "torch@relative/dir" "@/x"; do
+  probe imported_bad --site-dirs="$TGT" --imported="$bad"
+  check "--imported=$bad: error naming the form" js imported_bad "j['status'] == 'error' and 'DIST@SITE_DIR' in j['reason']"
+done
+
 finish

@@ -174,6 +174,32 @@ TEST_CASE("probe plan: probe-record inspects the interpreter and torch.__file__,
     for (const auto& f : flags) all += f + " ";
     CHECK_THAT(all, ContainsSubstring("--inspect=/usr/bin/python3," + k_file));
     CHECK_THAT(all, ContainsSubstring("/venv/lib/python3.11/site-packages"));
+    // the site dir torch was imported from: another torch elsewhere is listed, not hashed
+    CHECK_THAT(all, ContainsSubstring("--imported=torch@/venv/lib/python3.11/site-packages "));
+}
+
+TEST_CASE("TD112: a torch this python does not import is named, not counted as checked") {
+    ValidationInput in;
+    json dists = json::array(
+        {{{"name", "torch"},
+          {"version", "2.9.1"},
+          {"dist_info", "/opt/pkgs/torch-2.9.1.dist-info"},
+          {"problems", json::array()}},
+         {{"name", "torch"},
+          {"version", "2.9.1"},
+          {"dist_info", "/app/.venv/lib/python3.11/site-packages/torch-2.9.1.dist-info"},
+          {"shadowed_by", "/opt/pkgs"},
+          {"problems", json::array()}}});
+    json data = record_with(json::array(), dists);
+    data["files"] = 12000;
+    data["hashed_bytes"] = 1LL << 31;
+    in.probes["record"] = ran("record", data);
+    auto td112 = test::check_of(evaluate(in, test::real_kb()), "TD112");
+    CHECK(td112.status == "pass");
+    CHECK_THAT(td112.observed, ContainsSubstring("12000 files, 2048 MiB"));
+    CHECK_THAT(td112.observed,
+               ContainsSubstring("torch 2.9.1 in /app/.venv/lib/python3.11/site-packages (not "
+                                 "read: this python imports torch from /opt/pkgs)"));
 }
 
 TEST_CASE("files-only tier: no torch files fails TD119, labels or not; torch files skip it") {
