@@ -73,6 +73,14 @@ inline std::string ask_library(const std::string& family, const std::string& pat
         if (!fn || fn(0, &major) != 0 || fn(1, &minor) != 0 || fn(2, &patch) != 0)
             return "!cublasGetProperty failed";
         std::snprintf(buf, sizeof buf, "%d.%d.%d", major, minor, patch);
+    } else if (family == "nvJitLink") {
+        // nvJitLinkVersion(unsigned* major, unsigned* minor); older copies do not export it
+        // (PyPI nvidia-nvjitlink-cu12 12.1.105 does not, 12.8.93 does).
+        auto fn = reinterpret_cast<int (*)(unsigned*, unsigned*)>(::dlsym(h, "nvJitLinkVersion"));
+        unsigned major = 0, minor = 0;
+        if (!fn) return "!the library reports no version (no nvJitLinkVersion)";
+        if (fn(&major, &minor) != 0 || major == 0) return "!nvJitLinkVersion failed";
+        std::snprintf(buf, sizeof buf, "%u.%u", major, minor);
     } else {
         return "!no version function known for " + family;
     }
@@ -94,10 +102,10 @@ inline int answer_version_request(const std::string& request) {
     return 0;
 }
 
-// Asks `path` (a library of `family`: cudart, cublas, cublasLt, cudnn, nccl) for its version
-// in a child process that has at most `timeout_ms` milliseconds.
-// Set when the files belong to another machine (--machine): this machine cannot load them,
-// so no child is started and every version is unknown, with this reason.
+// Asks `path` (a library of `family`: cudart, cublas, cublasLt, cudnn, nccl, nvJitLink) for its
+// version in a child process that has at most `timeout_ms` milliseconds. Set when the files belong
+// to another machine (--machine): this machine cannot load them, so no child is started and every
+// version is unknown, with this reason.
 inline std::string& foreign_files_reason() {
     static std::string reason;
     return reason;

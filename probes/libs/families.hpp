@@ -1,6 +1,7 @@
 #pragma once
 // CUDA library families by file name: those whose versions probe-libs asks by content and
-// compares for duplicates, and any CUDA library LD_PRELOAD may put first.
+// compares for duplicates (nvJitLink: its copies on LD_LIBRARY_PATH are a classic trap), and
+// any CUDA library LD_PRELOAD may put first.
 #include <cctype>
 #include <string>
 
@@ -9,7 +10,8 @@ namespace libsprobe {
 // "cudnn" for libcudnn.so.9.1.0, "cudart" for libcudart-d0da41ae.so.11.0 (auditwheel
 // renames); "" for everything else (libcudnn_ops.so.9, libcudart_static.a, libnccl-net.so).
 inline std::string family_of(const std::string& name) {
-    static const char* const families[] = {"cublasLt", "cublas", "cudart", "cudnn", "nccl"};
+    static const char* const families[] = {"cublasLt", "cublas", "cudart",
+                                           "cudnn",    "nccl",   "nvJitLink"};
     for (const char* f : families) {
         std::string prefix = std::string("lib") + f;
         if (name.compare(0, prefix.size(), prefix) != 0) continue;

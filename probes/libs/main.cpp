@@ -1,6 +1,6 @@
 // probe-libs: resolves, the way ld.so would and without loading anything, the shared
 // libraries the image's CUDA stack and torch need (DT_NEEDED, transitively), and lists
-// library families (cudart, cublas, cublasLt, cudnn, nccl) present as several different
+// library families (cudart, cublas, cublasLt, cudnn, nccl, nvJitLink) present as several different
 // files. See README.md beside this file.
 #include <dirent.h>
 #include <fnmatch.h>

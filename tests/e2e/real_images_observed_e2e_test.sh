@@ -67,6 +67,8 @@ g=$(gt target 'import torch; print("GT", torch.__version__, torch.__file__)'); t
 check "target: ground truth: torch imports from /opt/pkgs ($g)" contains "$g" "ok 2.9.1" /opt/pkgs/torch
 check "target: validate passes (exit $(rc))" test "$(rc)" = 0
 check "target: TD112 passes: ../../bin/torchrun is read where pip --target put it ($(msg TD112))" test "$(status TD112)" = pass
+check "target: TD112 names the venv's torch it did not hash: python imports torch from /opt/pkgs" \
+  contains "$(msg TD112)" "torch 2.9.1 in /app/.venv/lib/python3.11/site-packages (not read: this python imports torch from /opt/pkgs)"
 check "target: TD110 passes on what the process mapped ($(msg TD110))" test "$(status TD110)" = pass
 check "target: TD119 names /opt/pkgs and the PYTHONPATH that puts it first ($(msg TD119))" contains "$(msg TD119)" /opt/pkgs "PYTHONPATH=/opt/pkgs"
 doctor tdob/torch:target
@@ -146,6 +148,8 @@ check "twice: ground truth: torch from /opt/venv, its cudart mapped from /app/.v
   contains "$g" "ok /opt/venv/lib/python3.11/site-packages/torch" "/app/.venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"
 check "twice: validate passes (exit $(rc)); TD119 judges /opt/venv ($(msg TD119))" \
   contains "$(rc) $(status TD119) $(msg TD119)" 0 pass "/opt/venv/lib/python3.11/site-packages"
+check "twice: TD112 hashes the torch /opt/venv imports, and names the one beneath it ($(status TD112))" \
+  contains "$(status TD112) $(msg TD112)" pass "(not read: this python imports torch from /opt/venv/lib/python3.11/site-packages)"
 check "twice: TD110 passes on what the process mapped and names the model's miss ($(msg TD110))" \
   contains "$(status TD110) $(msg TD110)" pass "mapped from /app/.venv"
 doctor tdob/torch:twice
@@ -173,6 +177,9 @@ check "ldlphuge: ground truth: the process maps the wheels' cudart and nvJitLink
   bash -c '[[ $1 == ok* && $1 == */nvidia/cuda_runtime/lib/libcudart.so.12* && $1 == */nvidia/nvjitlink/lib/libnvJitLink.so.12* && $1 != *cuda-12.1* ]]' _ "$g"
 check "ldlphuge: validate passes (exit $(rc)); TD111 warns of cudart 12.1 that torch does not load ($(msg TD111))" \
   contains "$(rc) $(status TD111) $(msg TD111)" 0 warn "/usr/local/cuda-12.1/lib64/libcudart.so.12 (12.1)" "torch loads only 12.8"
+check "ldlphuge: TD111 also names nvJitLink 12.1 by its file name (no nvJitLinkVersion) beside torch's 12.8" \
+  contains "$(field TD111 observed)" "libnvJitLink.so.12 (12 by its file name: the library reports no version (no nvJitLinkVersion))" \
+  "torch loads only 12.8 from /app/.venv/lib/python3.11/site-packages/nvidia/nvjitlink/lib"
 check "ldlphuge: TD110 names where the loader model and the process disagree ($(msg TD110))" \
   contains "$(msg TD110)" "libnvJitLink.so.12: the loader model finds /usr/local/cuda-12.1/lib64/libnvJitLink.so.12"
 doctor tdob/torch:ldlphuge

@@ -72,9 +72,9 @@ const std::vector<CheckInfo> k_checks = {
     {.id = "TD111",
      .name = "libs.duplicates",
      .tier = "static",
-     .meaning = "no two different versions (by content) of cudart, cuBLAS, cuDNN or NCCL are "
-                "mixed by torch; another version beside the one torch loads, or the same "
-                "version twice: warning",
+     .meaning = "no two different versions (by content) of cudart, cuBLAS, cuDNN, NCCL or "
+                "nvJitLink are mixed by torch; another version beside the one torch loads, "
+                "the same version twice, or copies whose versions cannot all be read: warning",
      .evidence = {"libs"},
      .why = "two copies of a CUDA library shadow each other depending on the search path, "
             "so the one that loads changes with LD_LIBRARY_PATH or import order",

@@ -366,17 +366,32 @@ void libs_duplicates(CheckContext& ctx) {
     // mixed: torch itself loads copies of different versions (broken for torch);
     // shadowed: torch loads one version, another is where the loader looks (a trap for other
     // programs and for the next change of LD_LIBRARY_PATH); same: one version twice.
-    std::vector<std::string> mixed, shadowed, same;
+    // untold: a copy known only by its name's version ("12") beside one whose file reports
+    // "12.8": whether they differ cannot be told.
+    std::vector<std::string> mixed, shadowed, same, untold;
     for (const auto& dup : d["duplicates"]) {
         std::string family = str(dup, "name");
         std::map<std::string, std::string> version_of_dir;
-        std::vector<std::string> versions, copies;
+        std::vector<std::string> versions, copies, by_name;
         for (const auto& c : dup.value("copies", json::array())) {
             std::string path = str(c, "path"), v = copy_version(c);
-            copies.push_back(path + " (" + (v.empty() ? "version unknown" : v) + ")");
+            const bool named = !v.empty() && str(c, "content_version").empty();
+            if (named) by_name.push_back(v);
+            copies.push_back(path + " (" +
+                             (v.empty() ? "version unknown"
+                              : named   ? v + " by its file name: " +
+                                            (str(c, "content_error").empty()
+                                                 ? std::string("the file was not asked")
+                                                 : str(c, "content_error"))
+                                      : v) +
+                             ")");
             versions.push_back(v);
             version_of_dir[path.substr(0, path.find_last_of('/'))] = v;
         }
+        const bool cannot_tell = std::any_of(by_name.begin(), by_name.end(), [&](const auto& n) {
+            return std::any_of(versions.begin(), versions.end(),
+                               [&](const auto& v) { return starts_with(v, n + "."); });
+        });
         std::sort(versions.begin(), versions.end());
         versions.erase(std::unique(versions.begin(), versions.end()), versions.end());
         std::string line = family + ": " + join(copies, ", ");
@@ -389,6 +404,10 @@ void libs_duplicates(CheckContext& ctx) {
         for (const auto& dir : dirs)
             if (auto it = version_of_dir.find(dir); it != version_of_dir.end())
                 loaded_versions.insert(it->second);
+        if (cannot_tell && (dirs.size() != 1 || loaded_versions.size() != 1)) {
+            untold.push_back(line);
+            continue;
+        }
         if (dirs.empty() || loaded_versions.size() != 1 || dirs.size() > 1)
             mixed.push_back(line + (dirs.size() > 1 ? "; torch loads " + family + " files from " +
                                                           join(dirs, " and ")
@@ -407,6 +426,11 @@ void libs_duplicates(CheckContext& ctx) {
             "another version is installed beside the one torch uses: " + shadowed.front() +
                 "; programs that load it by name get the other",
             "remove the copy torch does not use, or keep it off the loader's path", "warning");
+    if (!untold.empty())
+        return ctx.add("TD111", "warn", join(untold, "; "), "one version per library",
+                       "several copies whose versions cannot all be read: " + untold.front(),
+                       "remove the copies torch does not use, or keep them off the loader's path",
+                       "warning");
     if (!same.empty())
         return ctx.add("TD111", "warn", join(same, "; "), "one copy per library",
                        "several copies of the same version: " + same.front(),

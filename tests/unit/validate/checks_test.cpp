@@ -450,6 +450,34 @@ TEST_CASE("TD110/TD111: probe-libs finding nothing to resolve is a skip, not a p
     CHECK(test::check_of(r, "TD111").status == "skip");
 }
 
+TEST_CASE("TD111: an nvJitLink known only by its name beside one that reports 12.8") {
+    ValidationInput in = healthy_gpu_image();
+    const std::string libs = R"j({"probe":"libs","schema":1,"status":"pass","reason":"","data":
+        {"libraries":[],"unresolved":[],"duplicates":[{"name":"nvJitLink","copies":[
+          {"path":"/usr/local/cuda-12.1/lib64/libnvJitLink.so.12","version":"12",
+           "content_version":null,
+           "content_error":"the library reports no version (no nvJitLinkVersion)"},
+          {"path":"/w/nvidia/nvjitlink/lib/libnvJitLink.so.12","version":"12",
+           "content_version":"12.8"}]}]}})j";
+    in.probes["libs"] = probe("libs", libs, 0);
+    SECTION("torch maps the wheel's copy: the other is a copy beside it (warn)") {
+        in.probes["torch"].data["loaded_libraries"] =
+            nlohmann::json::array({"/w/nvidia/nvjitlink/lib/libnvJitLink.so.12"});
+        auto td111 = test::check_of(evaluate(in, test::real_kb()), "TD111");
+        CHECK(td111.status == "warn");
+        CHECK_THAT(td111.message,
+                   ContainsSubstring("torch loads only 12.8 from /w/nvidia/nvjitlink/lib"));
+        CHECK_THAT(td111.message, ContainsSubstring("libnvJitLink.so.12 (12 by its file name: the "
+                                                    "library reports no version"));
+    }
+    SECTION("nothing says which torch loads: not a conflict, but said") {
+        in.probes["torch"].data.erase("loaded_libraries");
+        auto td111 = test::check_of(evaluate(in, test::real_kb()), "TD111");
+        CHECK(td111.status == "warn");
+        CHECK_THAT(td111.message, ContainsSubstring("versions cannot all be read"));
+    }
+}
+
 TEST_CASE("expect flags: values are checked: versions, thresholds, one line", "[regression]") {
     CHECK(parse_expect_overrides({"cuda=12.4", "torch=2.4.1+cu124", "validate.shm-min-mb=1024"},
                                  validate_expect_keys()));
