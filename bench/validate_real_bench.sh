@@ -3,7 +3,8 @@
 # tier, no GPU), the whole process, median of N runs each:
 #   cold  the integrity check hashes every file of torch's wheels (an empty cache each run)
 #   warm  the integrity check's answer comes from the cache (same layers, same probe)
-#   floor `docker run --rm IMAGE python -c 'import torch'`: one container start and one
+#   floor `docker run --rm IMAGE python -c 'import torch'` (python3 where the image has no
+#         `python`, nothing before -c where its ENTRYPOINT is python): one container start and one
 #         torch import as the image runs it (its ENTRYPOINT kept: `uv run`, `poetry run`),
 #         timed in the same run; an image where that fails has no floor (exit 2)
 # with the time of each probe in the last warm run. The image is tdreal/torch:uv from
@@ -24,17 +25,26 @@ seconds() { local s; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; echo "$(dat
 median() { printf '%s\n' "$@" | sort -n | awk -v n="$#" 'NR==int((n+1)/2)'; }
 validate() { "$TD" validate "$IMAGE" --probes "$PROBES" --json="$OUT/v.json"; }
 
-/usr/bin/docker run --rm --network=none "$IMAGE" python -c 'import torch' >/dev/null 2>&1 || {
-  echo "validate_real_bench: \`docker run $IMAGE python -c 'import torch'\` fails: no floor to compare with" >&2; exit 2; }
+# How the image runs python: `python`, else `python3` (no `python` on its PATH), else nothing
+# before -c (an ENTRYPOINT that is python itself, as distroless images have).
+py=()
+for try in python python3 ""; do
+  if /usr/bin/docker run --rm --network=none "$IMAGE" $try -c 'import torch' >/dev/null 2>&1; then
+    py=($try) found=yes
+    break
+  fi
+done
+[ "${found:-}" = yes ] || {
+  echo "validate_real_bench: \`docker run $IMAGE python|python3|(ENTRYPOINT) -c 'import torch'\` fails: no floor to compare with" >&2; exit 2; }
 cold=() warm=() floor=()
 for i in $(seq 1 "$RUNS"); do
-  floor+=("$(seconds /usr/bin/docker run --rm --network=none "$IMAGE" python -c 'import torch')")
+  floor+=("$(seconds /usr/bin/docker run --rm --network=none "$IMAGE" "${py[@]}" -c 'import torch')")
   export TORCHDOCK_CACHE_DIR=$OUT/cache-$i
   cold+=("$(seconds validate)")
   warm+=("$(seconds validate)")
 done
 f=$(median "${floor[@]}") c=$(median "${cold[@]}") w=$(median "${warm[@]}")
-printf 'floor: docker run python -c "import torch" (%d runs): median %.2f s\n' "$RUNS" "$f"
+printf 'floor: docker run %s -c "import torch" (%d runs): median %.2f s\n' "${py[*]:-(ENTRYPOINT)}" "$RUNS" "$f"
 printf 'validate %s cold (hashing, empty cache): median %.2f s (%.2fx the floor)\n' "$IMAGE" "$c" "$(echo "$c / $f" | bc -l)"
 printf 'validate %s warm (integrity from cache):  median %.2f s (%.2fx the floor)\n' "$IMAGE" "$w" "$(echo "$w / $f" | bc -l)"
 python3 - "$OUT/v.json" <<'PY'
