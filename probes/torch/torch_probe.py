@@ -20,8 +20,9 @@ all-reduce, whose gloo ranks fork from the child). The child announces each stag
 what it found through a pipe, with faulthandler (all threads) on a second pipe; when it dies
 of a signal the parent reports data.crash (signal, stage, faulthandler's last lines, and the
 library being loaded, from one LD_DEBUG=files,libs re-run of the stage) with everything found
-before. Other interpreters of the image (--others) that find torch are asked, two at a time
-and while the child works, whether their torch imports.
+before. Other interpreters of the image (--others) that find torch are listed while the child
+works (torch's version from its version.py, not imported); when this python's torch does not
+import, they are asked, two at a time, whether theirs does.
 
 Output contract (probes/README.md): human lines, then one JSON object on the last line of
 stdout; exit 0 pass, 1 fail, 2 waived, 3 error. Flags are --name=value:
@@ -40,7 +41,12 @@ stdout; exit 0 pass, 1 fail, 2 waived, 3 error. Flags are --name=value:
   --candidates=A:B  the image's interpreters in the order it resolves them; the first that
                     finds a torch package runs the probe (re-executed under it)
   --others=A:B      the image's other interpreters: each that finds torch is listed in
-                    data.other_interpreters with its torch version and whether it imports
+                    data.other_interpreters with its torch version, and whether it imports
+                    when this python's does not ("imports": null: not tried)
+  --locate          only where torch would be imported from (the interpreter, data.site_dirs,
+                    data.torch_file from the import system's spec), torch not imported: the
+                    probes that need only these start while the full run imports torch
+                    (waived, "torch not imported")
 
 Python 3.7+, standard library and torch only.
 """
@@ -489,6 +495,8 @@ FLAGS = {
     # Other interpreters of the image, ':'-separated: each that finds torch is asked, in a
     # subprocess, whether it imports (data.other_interpreters).
     "others": (str, ""),
+    # Where torch would come from, without importing it (see the docstring).
+    "locate": (to_bool, False),
     # Hidden, for tests and for the ranks themselves.
     "inject-error": (to_bool, False),
     "inject-hang": (to_bool, False),
@@ -756,6 +764,55 @@ def interpreter_flags():
         return []
 
 
+# The loader's own account of the process that imports torch: the probe re-executes itself
+# once with LD_DEBUG=files,libs written into a temporary directory, then takes LD_DEBUG out of
+# its environment (the interpreters it starts are not traced; its own loader, and the child
+# it forks, keep tracing). A child that dies is then its own witness of what it was loading.
+TRACE_ENV = "TORCHDOCK_PROBE_LD_TRACE"
+TRACE = {"dir": None}
+
+
+def traced_exec(interpreter, argv):
+    """Replaces this process with `interpreter` running this probe under the loader's trace.
+    Returns only when it cannot (the image sets LD_DEBUG itself, no writable temporary
+    directory, exec fails): a crash is then re-run under LD_DEBUG instead."""
+    if "LD_DEBUG" in os.environ or not interpreter:
+        return
+    tmp = TRACE["dir"]
+    if tmp is None:
+        try:
+            tmp = tempfile.mkdtemp(prefix="torchdock-probe-torch-ld-")
+        except OSError:
+            return
+    env = dict(os.environ)
+    env.update({"LD_DEBUG": "files,libs", "LD_DEBUG_OUTPUT": os.path.join(tmp, "ld"), TRACE_ENV: tmp})
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execve(interpreter, [interpreter, os.path.abspath(__file__)] + list(argv), env)
+    except OSError:
+        if TRACE["dir"] is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def adopt_trace():
+    """In the re-executed probe: keeps the trace directory, and takes LD_DEBUG out of the
+    environment the probe's own subprocesses get."""
+    tmp = os.environ.pop(TRACE_ENV, None)
+    if tmp and os.environ.get("LD_DEBUG_OUTPUT") == os.path.join(tmp, "ld"):
+        os.environ.pop("LD_DEBUG", None)
+        os.environ.pop("LD_DEBUG_OUTPUT", None)
+        TRACE["dir"] = tmp
+
+
+def traced_loading(child):
+    """(what process `child` was loading, phase) from this process's loader trace, or
+    (None, None) when there is no trace."""
+    if TRACE["dir"] is None:
+        return None, None
+    return probe_env.ld_debug_loading(os.path.join(TRACE["dir"], "ld.%d" % os.getpid()), pid=child)
+
+
 def rerun_loading(stage):
     """Re-runs the stage that crashed once, under LD_DEBUG=files,libs: (what it was loading,
     phase, how the re-run ended)."""
@@ -791,25 +848,31 @@ def rerun_loading(stage):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def crash_report(signum, stage, fault_text):
-    """data.crash and the reason for a child that died of signal `signum` in `stage`."""
+def crash_report(signum, stage, fault_text, child):
+    """data.crash and the reason for a child (pid `child`) that died of signal `signum` in
+    `stage`."""
     name = probe_env.signal_name(signum)
     lines = [ln.rstrip() for ln in fault_text.splitlines()]
     while lines and not lines[-1]:
         lines.pop()
     crash = {"signal": name, "signal_number": signum, "exit_code": 128 + signum, "stage": stage,
              "traceback": lines[-TRACEBACK_LINES:], "loading": None, "loading_evidence": None,
-             "last_initialized": None, "rerun": None}
-    if stage:
+             "last_initialized": None, "rerun": None, "trace": None}
+    path, phase = traced_loading(child)
+    if path:
+        crash["trace"] = "the process that died (LD_DEBUG=files,libs)"
+    elif stage:
         log("%s died of %s; re-running it under LD_DEBUG to see what it was loading" % (stage, name))
         path, phase, ended = rerun_loading(stage)
         crash["rerun"] = ended
+        crash["trace"] = "a re-run of the stage (LD_DEBUG=files,libs)" if ended else None
+    if path:
         # Only a load that began and never completed is named as the one being loaded; the
         # last initializer the loader called may have nothing to do with the crash (a signal
         # raised later in ordinary code looks the same), so it is reported apart.
-        if path and phase == "mapping":
+        if phase == "mapping":
             crash.update(loading=path, loading_evidence="LD_DEBUG")
-        elif path:
+        else:
             crash["last_initialized"] = path
     what = "%s (signal %d)" % (name, signum)
     if stage and stage.startswith("import "):
@@ -838,6 +901,9 @@ def main(argv):
                 raise FlagError("unknown dtype %r in --dtypes (known: %s)" % (d, ",".join(ALL_DTYPES)))
     except FlagError as e:
         return finish("error", str(e), {})
+    adopt_trace()
+    if TRACE["dir"] is None and not flags["locate"]:
+        traced_exec(sys.executable, argv)
 
     # This process never imports torch: what it finds here survives a crash of the child.
     data = {"torch": None, "cuda": None, "cudnn": None, "nccl": None, "arch_list": [], "cuda_available": False,
@@ -863,6 +929,7 @@ def main(argv):
         if chosen != sys.executable:
             os.environ["TORCHDOCK_PROBE_TRIED"] = json.dumps(tried)
             os.environ["TORCHDOCK_PROBE_CHOSEN"] = json.dumps(interpreter)
+            traced_exec(chosen, list(argv) + ["--_chosen"])
             os.execv(chosen, [chosen, os.path.abspath(__file__)] + list(argv) + ["--_chosen"])
         data["interpreters_tried"] = tried
     elif flags["_chosen"]:
@@ -886,6 +953,12 @@ def main(argv):
     # import.
     data["site_dirs"] = probe_env.site_dirs(spec.origin if spec else None,
                                             os.path.dirname(os.path.abspath(__file__)))
+    if flags["locate"]:
+        # The file the import system would run: torch.__file__ of the full run, which is told
+        # apart from this answer by the caller (it compares, never assumes).
+        if spec is not None and spec.origin:
+            data["torch_file"] = spec.origin
+        return finish("waived", "--locate: where torch would be imported from; torch not imported", data)
     # What is installed, also when torch does not import (the import error's missing library
     # is then named with the wheel torch pins for it).
     data["distributions"] = probe_env.distributions(data["notes"])
@@ -904,9 +977,11 @@ def main(argv):
         return finish("fail", "import torch failed: " + data["import_error"], data)
 
     pid, msg_r, fault_r = start_child(flags, dtypes, data)
-    # Started after the fork (no threads are forked), checked while the child works.
+    # Started after the fork (no threads are forked), read while the child works: where the
+    # others' torch is, not imported. Whether theirs imports is asked only when this one's
+    # does not (then it is the evidence of where torch works); the image runs this one.
     others = probe_env.OtherInterpreters(flags["others"].split(":"), sys.executable,
-                                         OTHERS_TIMEOUT, OTHERS_PARALLEL)
+                                         OTHERS_TIMEOUT, OTHERS_PARALLEL, imports=False)
     status_word, messages, fault_text = wait_child(pid, msg_r, fault_r)
     stage, result = None, None
     for m in messages:
@@ -919,7 +994,7 @@ def main(argv):
     if result is not None and result.get("status") in EXIT:
         status, reason = result["status"], result.get("reason", "")
     elif os.WIFSIGNALED(status_word):
-        crash, reason = crash_report(os.WTERMSIG(status_word), stage, fault_text)
+        crash, reason = crash_report(os.WTERMSIG(status_word), stage, fault_text, pid)
         data["crash"] = crash
         # The fields the core already reads: an import that crashed is an import error, a
         # cuDNN check that crashed is torch's cuDNN failing.
@@ -935,10 +1010,16 @@ def main(argv):
         reason = "the torch probe's child process exited with code %s and no result%s" % (
             code, " (last stage: %s)" % stage if stage else "")
         log(reason)
-    data["other_interpreters"] = others.results()
-    for o in data["other_interpreters"]:
+    found = others.results()
+    if data.get("torch") is None and found:
+        found = probe_env.OtherInterpreters([o["path"] for o in found], sys.executable,
+                                            OTHERS_TIMEOUT, OTHERS_PARALLEL).results()
+    data["other_interpreters"] = found
+    for o in found:
         log("other interpreter %s (python %s): torch %s" % (
-            o["path"], o["python"], o["torch"] + " imports" if o["imports"] else "does not import: %s" % o["error"]))
+            o["path"], o["python"],
+            "%s (not imported: this python's torch imports)" % o["torch"] if o["imports"] is None
+            else o["torch"] + " imports" if o["imports"] else "does not import: %s" % o["error"]))
     return finish(status, reason, data)
 
 
@@ -959,6 +1040,9 @@ def run(argv):
         raise
     except BaseException as e:  # noqa: B902 - whatever stopped the probe is its result
         return died(e)
+    finally:
+        if TRACE["dir"]:
+            shutil.rmtree(TRACE["dir"], ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -347,7 +347,7 @@ _LD_OPEN = re.compile(r"^file=(.+?) \[\d+\];\s+(needed by|dynamically loaded by)
 _LD_NS = re.compile(r" \[\d+\]$")
 
 
-def ld_debug_loading(path, limit=4 << 20):
+def ld_debug_loading(path, limit=4 << 20, pid=None):
     """The shared object being loaded when the process that wrote LD_DEBUG=files,libs output
     to `path` died, as (path, phase), or (None, None).
 
@@ -358,7 +358,7 @@ def ld_debug_loading(path, limit=4 << 20):
     (phase "mapping": its mapping, relocation or a failed dlopen of it was the last thing the
     loader did), else the object of the last "calling init" when nothing follows it (phase
     "initializing": the crash came in its initializer, or later in code that loaded nothing
-    more)."""
+    more). `pid`: only that process's lines (a trace several processes wrote to)."""
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as f:
@@ -370,8 +370,8 @@ def ld_debug_loading(path, limit=4 << 20):
         return None, None
     pending, current, last = [], None, None
     for raw in text.splitlines():
-        pid, sep, line = raw.partition(":")
-        if not sep or not pid.strip().isdigit():
+        writer, sep, line = raw.partition(":")
+        if not sep or not writer.strip().isdigit() or (pid is not None and int(writer) != pid):
             continue
         line = line.strip()
         m = _LD_OPEN.match(line)
@@ -410,9 +410,27 @@ except BaseException as e:
 """
 
 
-def other_interpreter(path, timeout=90):
+def version_file_text(torch_origin):
+    """torch.__version__ as torch/version.py beside `torch_origin` sets it, without importing
+    torch; None when it cannot be read."""
+    if not torch_origin:
+        return None
+    try:
+        with open(os.path.join(os.path.dirname(torch_origin), "version.py")) as f:
+            for line in f:
+                m = re.match(r"""__version__\s*=\s*['"]([^'"]+)['"]""", line)
+                if m:
+                    return m.group(1)
+    except (OSError, UnicodeDecodeError):
+        pass
+    return None
+
+
+def other_interpreter(path, timeout=90, imports=True):
     """{"path","realpath","python","torch_origin","torch","cuda","imports","error"} for an
-    interpreter that finds a torch package; None when it finds none (or does not run)."""
+    interpreter that finds a torch package; None when it finds none (or does not run).
+    `imports` false: torch is not imported ("imports": None, "torch" read from its
+    version.py, "version_from": "torch/version.py")."""
     info = ask(path)
     if info is None or not info["version"].startswith("3.") or not (
             info["torch_origin"] or info["torch_error"]):
@@ -420,6 +438,10 @@ def other_interpreter(path, timeout=90):
     rec = {"path": path, "realpath": os.path.realpath(path), "python": info["version"],
            "torch_origin": info["torch_origin"], "torch": None, "cuda": None, "imports": False,
            "error": info["torch_error"]}
+    if not imports:
+        rec.update(imports=None, torch=version_file_text(info["torch_origin"]),
+                   version_from="torch/version.py")
+        return rec
     code, out, err = run_bounded([path, "-c", _OTHER], timeout)
     answer = None
     for line in reversed(out.strip().splitlines()):
@@ -456,10 +478,11 @@ def interpreter_key(path):
 
 
 class OtherInterpreters(object):
-    """Checks interpreters other than the chosen one in the background, `parallel` at a time;
-    results() waits for them and keeps the order they were given in."""
+    """Checks interpreters other than the chosen one in the background, `parallel` at a time
+    (`imports` false: where their torch is and its version, not imported); results() waits
+    for them and keeps the order they were given in."""
 
-    def __init__(self, paths, chosen, timeout=90, parallel=2):
+    def __init__(self, paths, chosen, timeout=90, parallel=2, imports=True):
         todo = []
         seen = set([interpreter_key(chosen)]) if chosen else set()
         for p in paths:
@@ -474,6 +497,7 @@ class OtherInterpreters(object):
         self._out = [None] * len(todo)
         self._lock = threading.Lock()
         self._timeout = timeout
+        self._imports = imports
         self._threads = [threading.Thread(target=self._run) for _ in range(min(parallel, len(todo)))]
         for t in self._threads:
             t.daemon = True
@@ -486,7 +510,7 @@ class OtherInterpreters(object):
                     return
                 i, path = self._todo.pop(0)
             try:
-                self._out[i] = other_interpreter(path, self._timeout)
+                self._out[i] = other_interpreter(path, self._timeout, self._imports)
             except Exception as e:  # noqa: BLE001 - one interpreter never sinks the probe
                 self._out[i] = {"path": path, "realpath": os.path.realpath(path), "python": None,
                                 "torch_origin": None, "torch": None, "cuda": None, "imports": False,

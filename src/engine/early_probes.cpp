@@ -1,5 +1,7 @@
 #include "engine/early_probes.hpp"
 
+#include <algorithm>
+
 namespace td::engine {
 
 namespace {
@@ -99,6 +101,16 @@ EarlyProbes::EarlyProbes(const ProbeMemo& memo, const Prober& prober) {
 EarlyProbes::~EarlyProbes() {
     for (auto& t : threads_)
         if (t.joinable()) t.join();
+}
+
+bool EarlyProbes::has(const ProbeSpec& spec) const {
+    return std::any_of(runs_.begin(), runs_.end(),
+                       [&](const auto& e) { return !e->taken && e->spec == spec; });
+}
+
+bool EarlyProbes::holds(const std::string& name) const {
+    return std::any_of(runs_.begin(), runs_.end(),
+                       [&](const auto& e) { return e->spec.name == name; });
 }
 
 std::optional<ProbeRun> EarlyProbes::take(const ProbeSpec& spec) {

@@ -34,6 +34,10 @@ class EarlyProbes {
     // The run started with exactly `spec` (waiting for it to end), once; nullopt when none was.
     std::optional<ProbeRun> take(const ProbeSpec& spec);
     std::size_t started() const { return runs_.size(); }
+    // Whether a run started with exactly `spec` is there to take (does not wait for it).
+    bool has(const ProbeSpec& spec) const;
+    // Whether a run of the probe `name` was started (taken or not).
+    bool holds(const std::string& name) const;
 
   private:
     struct Early {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <thread>
 
 #include "core/validate/probe_batch.hpp"
@@ -89,6 +90,13 @@ std::vector<ProbeRun> Prober::all(const std::vector<ProbeSpec>& specs) const {
     return runs;
 }
 
+namespace {
+
+// The probes whose flags need only where torch's python imports from, not what torch loaded.
+bool needs_only_site_dirs(const std::string& probe) { return probe == "libs" || probe == "record"; }
+
+}  // namespace
+
 std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const RuntimePlan& plan,
                                            const KnowledgeBase& kb, const Prober& prober,
                                            EarlyProbes* early, ProbeMemo* memo) {
@@ -97,12 +105,12 @@ std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const R
         auto it = out.find(name);
         return it == out.end() ? nullptr : &it->second;
     };
-    // The flags a probe gets from what ran before it, and the environment it runs in (the
-    // plan's, not what earlier probes found); false: it has nothing to run on.
-    auto prepare = [&](ProbeSpec& p) {
-        for (auto& flag : !plan.files_only ? dynamic_probe_flags(p.name, find("torch"),
-                                                                 find("cuda"), kb, plan.ld_preload)
-                                           : files_only_probe_flags(p.name, plan))
+    // The flags a probe gets from what ran before it (`torch`, `cuda`), and the environment
+    // it runs in (the plan's, not what earlier probes found); false: it has nothing to run on.
+    auto prepare = [&](ProbeSpec& p, const ProbeRun* torch, const ProbeRun* cuda) {
+        for (auto& flag : !plan.files_only
+                              ? dynamic_probe_flags(p.name, torch, cuda, kb, plan.ld_preload)
+                              : files_only_probe_flags(p.name, plan))
             p.args.push_back(std::move(flag));
         // probe-record checks the site directories torch's python imports from; without
         // any (no python), there is nothing to check and it is not run.
@@ -120,27 +128,61 @@ std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const R
         }
         return true;
     };
+    // Nothing of record's or libs' started early (a first run): a locate run of the torch
+    // probe (where torch would be imported from, not imported) gives their flags in a
+    // fraction of the import's time, and they start then, beside the import. Kept only when
+    // torch's own answer gives exactly the same spec (EarlyProbes' rule); otherwise (torch
+    // came from elsewhere, or died before saying) they run again with their own.
+    std::vector<ProbeSpec> after_locate;
+    for (const auto& p : specs)
+        if (needs_only_site_dirs(p.name) && !(early && early->holds(p.name)))
+            after_locate.push_back(p);
+    auto torch_spec = std::find_if(specs.begin(), specs.end(), [](const ProbeSpec& p) {
+        return p.python && p.name == "torch";
+    });
+    std::unique_ptr<EarlyProbes> located;
+    std::thread locating;
+    if (!plan.files_only && torch_spec != specs.end() && !after_locate.empty()) {
+        ProbeSpec locate = *torch_spec;
+        prepare(locate, nullptr, nullptr);
+        locate.args.push_back("--locate");
+        locating = std::thread([&, locate, after_locate]() mutable {
+            ProbeRun where = prober.one(locate);
+            if (interrupted() || where.state != ProbeRun::State::Ran) return;
+            ProbeMemo guess;
+            for (auto& p : after_locate)
+                if (prepare(p, &where, nullptr)) guess[p.name] = p;
+            if (!guess.empty()) located = std::make_unique<EarlyProbes>(guess, prober);
+        });
+    }
+    struct Join {
+        std::thread& t;
+        ~Join() {
+            if (t.joinable()) t.join();
+        }
+    } join_locating{locating};
     // Three waves: the python probes (the others look where torch looks), then every probe
     // that needs only their results, at once (in an image, one container for them all), then
     // gemm (it needs the GPU the cuda probe saw).
     auto wave = [&](auto&& in_wave, bool parallel) {
         std::vector<ProbeSpec> now;
         for (auto& p : specs)
-            if (in_wave(p) && !interrupted() && prepare(p)) now.push_back(p);
+            if (in_wave(p) && !interrupted() && prepare(p, find("torch"), find("cuda")))
+                now.push_back(p);
         std::vector<ProbeRun> runs(now.size());
+        std::vector<EarlyProbes*> started_in(now.size(), nullptr);  // started early with this spec
         std::vector<ProbeSpec> rest;  // not started early with this spec: run now
         std::vector<std::size_t> rest_at;
         for (std::size_t i = 0; i < now.size(); ++i) {
             if (memo && now[i].name != "gemm") (*memo)[now[i].name] = now[i];
-            std::optional<ProbeRun> taken;
-            if (early && !interrupted()) taken = early->take(now[i]);
-            if (taken) {
-                runs[i] = std::move(*taken);
-            } else {
+            for (EarlyProbes* from : {early, located.get()})
+                if (!started_in[i] && from && from->has(now[i])) started_in[i] = from;
+            if (!started_in[i]) {
                 rest.push_back(now[i]);
                 rest_at.push_back(i);
             }
         }
+        // The rest first: they run while the early runs still going end.
         std::vector<ProbeRun> rest_runs(rest.size());
         if (parallel && !interrupted()) {
             rest_runs = prober.all(rest);
@@ -150,10 +192,14 @@ std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const R
         }
         for (std::size_t i = 0; i < rest.size(); ++i) runs[rest_at[i]] = std::move(rest_runs[i]);
         for (std::size_t i = 0; i < now.size(); ++i)
+            if (started_in[i] && !interrupted())
+                if (auto taken = started_in[i]->take(now[i])) runs[i] = std::move(*taken);
+        for (std::size_t i = 0; i < now.size(); ++i)
             if (runs[i].state != ProbeRun::State::NotRun || !runs[i].program.empty())
                 out[now[i].name] = std::move(runs[i]);
     };
     wave([](const ProbeSpec& p) { return p.python; }, false);
+    if (locating.joinable()) locating.join();
     wave([](const ProbeSpec& p) { return !p.python && p.name != "gemm"; }, true);
     wave([](const ProbeSpec& p) { return p.name == "gemm"; }, false);
     return out;

@@ -92,8 +92,10 @@ struct Prober {
 // (`prober.all`), then gemm. Stops at Ctrl-C (the probes not run are absent from the result).
 //
 // `early`: probes already started with last run's specs; a probe whose spec now is exactly
-// one of them takes that run instead of running again. `memo`: gets the spec every probe but
-// gemm ran with (gemm's depends on the GPU and runs alone, last).
+// one of them takes that run instead of running again. Where `early` has no run of libs or
+// record, they start beside torch's import once a locate run of the torch probe (no import)
+// says where torch's python imports from, under the same rule. `memo`: gets the spec every probe
+// but gemm ran with (gemm's depends on the GPU and runs alone, last).
 std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const RuntimePlan& plan,
                                            const KnowledgeBase& kb, const Prober& prober,
                                            EarlyProbes* early = nullptr, ProbeMemo* memo = nullptr);

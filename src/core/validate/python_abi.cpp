@@ -61,7 +61,8 @@ TorchElsewhere torch_in_other_interpreter(const json& t) {
     if (!t.is_object() || !t.contains("other_interpreters") || !t["other_interpreters"].is_array())
         return {};
     for (const auto& o : t["other_interpreters"])
-        if (o.is_object() && o.value("imports", false) && !text(o, "torch").empty())
+        if (o.is_object() && o.contains("imports") && o["imports"] == true &&
+            !text(o, "torch").empty())
             return {text(o, "path"), text(o, "torch")};
     return {};
 }

@@ -30,11 +30,14 @@ void python_interpreter(CheckContext& ctx) {
     if (t.contains("other_interpreters") && t["other_interpreters"].is_array())
         for (const auto& o : t["other_interpreters"]) {
             if (!o.is_object()) continue;
+            // "imports": null: not tried (the judged python's torch imported).
+            const json imports = o.contains("imports") ? o["imports"] : json(false);
             std::string what =
                 str(o, "path") + " (torch " +
                 (str(o, "torch").empty() ? std::string("?") : str(o, "torch")) +
-                (o.value("imports", false) ? ", imports)"
-                                           : ", does not import: " + str(o, "error") + ")");
+                (imports.is_null() ? ", not imported: the judged python's torch imports)"
+                 : imports == true ? ", imports)"
+                                   : ", does not import: " + str(o, "error") + ")");
             others.push_back(what);
         }
     std::string message = judged.empty() ? "no python interpreter in the image (" + plan.why + ")"

@@ -166,6 +166,7 @@ dist_info(site_a, "torchaudio", "2.9.1+cu128", ["torch==2.9.1"])
 # The second interpreter: a torch that does not import.
 write(os.path.join(site_b, "torch", "__init__.py"),
       "raise ImportError('libtorch_cuda.so: cannot open shared object file: No such file or directory')\n")
+write(os.path.join(site_b, "torch", "version.py"), "__version__ = '2.8.0+cu126'\n")
 dist_info(site_b, "torch", "2.8.0")
 PY
 
@@ -241,9 +242,9 @@ fi
 check "healthy: no crash field" is '"crash" in d' false
 check "others: only venv B listed (A and its python3 are the chosen one; C has no torch)" \
   is "[o[\"path\"] for o in d[\"other_interpreters\"]] == [\"$PYB\"]" true
-check "others: B's torch does not import, with the first line of its error" \
-  is 'd["other_interpreters"][0]["imports"], d["other_interpreters"][0]["torch"], d["other_interpreters"][0]["error"]' \
-  '[false, null, "ImportError: libtorch_cuda.so: cannot open shared object file: No such file or directory"]'
+check "others: A's torch imports, so B's is listed from its version.py, not imported" \
+  is '[d["other_interpreters"][0][k] for k in ("imports", "torch", "version_from", "error")]' \
+  '[null, "2.8.0+cu126", "torch/version.py", null]'
 check "others: B's python version and torch origin" \
   is "[d[\"other_interpreters\"][0][\"python\"].count(\".\"), d[\"other_interpreters\"][0][\"torch_origin\"] == \"$SITE_B/torch/__init__.py\"]" '[2, true]'
 show_on_failure "$f0"
@@ -271,7 +272,14 @@ check "SIGBUS on import: import_error carries the reason (the core's TD119)" is 
 check "SIGBUS on import: parent fields" parent_fields
 check "SIGBUS on import: others still checked" is 'len(d["other_interpreters"])' 1
 check "SIGBUS on import: exactly one JSON line" test "$(json_lines)" = 1
-check "SIGBUS on import: the re-run died too" is 'd["crash"]["rerun"]' "died of SIGBUS"
+check "SIGBUS on import: B is asked to import (A's did not): does not, with the first line of its error" \
+  is '[d["other_interpreters"][0][k] for k in ("imports", "torch", "error")]' \
+  '[false, null, "ImportError: libtorch_cuda.so: cannot open shared object file: No such file or directory"]'
+# The fake torch raises SIGBUS from Python code: the child loaded nothing its trace could name,
+# so the stage is re-run under LD_DEBUG.
+check "SIGBUS on import: the re-run died too" is '[d["crash"]["rerun"], d["crash"]["trace"]]' \
+  '["died of SIGBUS", "a re-run of the stage (LD_DEBUG=files,libs)"]'
+
 # The signal came from Python code after every load had completed: nothing is blamed.
 check "SIGBUS on import: no library blamed (loads all completed), last initializer apart" \
   is '[d["crash"]["loading"], d["crash"]["loading_evidence"], isinstance(d["crash"]["last_initialized"], str)]' '[null, null, true]'
@@ -300,7 +308,19 @@ if [ -f "$WORK/libfake_trunc.so" ]; then
     is "[d[\"crash\"][\"loading\"] == \"$WORK/libfake_trunc.so\", d[\"crash\"][\"loading_evidence\"]]" '[true, "LD_DEBUG"]'
   check "truncated .so: the reason says what was being loaded" \
     is "j[\"reason\"].endswith(\"while loading $WORK/libfake_trunc.so\")" true
+  check "truncated .so: read from the trace of the process that died, no re-run" \
+    is '[d["crash"]["trace"], d["crash"]["rerun"]]' '["the process that died (LD_DEBUG=files,libs)", null]'
   cp "$WORK/last.json" "$WORK/example-crash.json"
+  # The environment sets LD_DEBUG itself (an image may): the probe does not trace over it, and
+  # a re-run of the stage names the library; the trace directory is gone either way.
+  mkdir -p "$WORK/tmp-user" "$WORK/tmp-traced"
+  probe LD_DEBUG=statistics LD_DEBUG_OUTPUT="$WORK/user-ld" TMPDIR="$WORK/tmp-user" FAKE_TORCH=trunc_so --
+  check "LD_DEBUG set by the environment: a re-run names the truncated .so" \
+    is "[d[\"crash\"][\"loading\"] == \"$WORK/libfake_trunc.so\", d[\"crash\"][\"trace\"], d[\"crash\"][\"rerun\"] is not None]" \
+    '[true, "a re-run of the stage (LD_DEBUG=files,libs)", true]'
+  probe TMPDIR="$WORK/tmp-traced" FAKE_TORCH=trunc_so --
+  left=$(find "$WORK/tmp-traced" "$WORK/tmp-user" -mindepth 1 | tr '\n' ' ')
+  check "the loader trace is removed when the probe ends (left: ${left:-nothing})" test -z "$left"
 else
   skipped "no libz.so.1 found to truncate"
 fi

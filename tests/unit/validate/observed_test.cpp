@@ -291,6 +291,33 @@ TEST_CASE("TD119 without torch names the other interpreter whose torch imports")
     }
 }
 
+TEST_CASE("an other interpreter not asked to import (the judged torch imports) is said so") {
+    ValidationInput in;
+    in.probes["env"] =
+        ran("env",
+            {{"nonce", "n"},
+             {"env", {{"PATH", "/opt/venv/bin:/usr/bin"}}},
+             {"python",
+              {{"python", {{"path", "/opt/venv/bin/python"}, {"realpath", "/usr/bin/python3.11"}}},
+               {"python3", nullptr}}},
+             {"interpreters", json::array()}},
+            "pass");
+    in.runtime = plan_runtime({"PATH=/opt/venv/bin:/usr/bin"}, {}, &in.probes["env"], nullptr, "n",
+                              std::nullopt);
+    in.probes["torch"] = ran(
+        "torch", {{"torch", "2.9.1+cu128"},
+                  {"other_interpreters", json::array({{{"path", "/usr/bin/python3"},
+                                                       {"torch", "2.9.1+cu128"},
+                                                       {"imports", nullptr},
+                                                       {"version_from", "torch/version.py"}}})}});
+    auto checks = evaluate(in, test::real_kb());
+    CHECK_THAT(check_of(checks, "TD127").message,
+               ContainsSubstring("/usr/bin/python3 (torch 2.9.1+cu128, not imported: the judged "
+                                 "python's torch imports)"));
+    // not evidence that torch imports there
+    CHECK(torch_in_other_interpreter(in.probes["torch"].data).path.empty());
+}
+
 TEST_CASE("TD128 says which way a pinned wheel moved: a newer NCCL, an older triton") {
     ValidationInput in;
     in.probes["torch"] =
