@@ -3,7 +3,8 @@
 # issue 34): runner ENTRYPOINTs kept (uv run, poetry run, Poetry's cache venv), torch finding
 # its nvidia-* wheels through sys.path (the objects its import mapped are the evidence, not the
 # loader model), a pip --target tree's RECORD, a USER without a temporary directory, torch for
-# another Python, cuSPARSELt told from cuSPARSE, a CMD through uv run, a .pth, torch twice
+# another Python (a 3.11 venv in a Python 3.13 stage included), cuSPARSELt told from
+# cuSPARSE, a CMD through uv run, a .pth, torch twice
 # (a --system-site-packages venv), missing nvidia-* wheels, a 50-entry LD_LIBRARY_PATH, torch's
 # pins moved both ways, numpy moved under pandas, an older torchvision first on PYTHONPATH, a
 # distroless layout. Every image derives from the genuine torch
@@ -112,6 +113,35 @@ check "venvabi: TD101 is skipped, not passed as a CPU image ($(status TD101))" t
 doctor tdob/torch:venvabi
 check "venvabi: doctor exits 1 with DR125, never 'no torch' ($(findings))" \
   bash -c 'test "$1" = 1 && [[ $2 == *"DR125 error"* && $2 != *DR113* ]]' _ "$(rc)" "$(findings)"
+
+# --- report cases 5 and 6: the Python 3.11 venv copied into Debian trixie (Python 3.13) -----
+gv=$(gt py313 'import sys; print("GT", sys.version.split()[0])')
+g=$(gt py313 'import torch')
+validate tdob/torch:py313
+check "py313: ground truth: the venv's python is 3.13 ($gv) and has no torch module ($g)" \
+  bash -c '[[ $1 == "ok 3.13."* && $2 == fail*"No module named '"'"'torch'"'"'"* ]]' _ "$gv" "$g"
+check "py313: TD119 names the venv built for Python 3.11 under 3.13, not 'no PyTorch' ($(msg TD119))" \
+  contains "$(rc) $(msg TD119)" 1 "built for Python 3.11 (lib/python3.11), but the image runs Python 3.13"
+check "py313: TD101 is skipped, not passed as a CPU image ($(status TD101))" test "$(status TD101)" = skip
+doctor tdob/torch:py313
+check "py313: doctor exits 1 with DR125, never 'no torch' ($(findings))" \
+  bash -c 'test "$1" = 1 && [[ $2 == *"DR125 error"* && $2 != *DR113* ]]' _ "$(rc)" "$(findings)"
+"$TD" preflight tdob/torch:py313 --probes "$PROBES" --driver 570.124.06 --gpu H100 >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
+check "py313: preflight says NO for H100 because of the Python, not UNKNOWN/yes ($(grep H100 "$WORK/out"))" \
+  contains "$(rc) $(grep H100 "$WORK/out")" 1 "no - torch in /app/.venv/lib/python3.11/site-packages is built for Python 3.11"
+
+g=$(gt py313pp); timed py313pp
+check "py313pp: ground truth: import torch fails under 3.13 ($g)" contains "$g" "fail"
+check "py313pp: validate fails (exit $(rc)); TD119 names Python 3.11 against 3.13 ($(msg TD119))" \
+  contains "$(rc) $(status TD119) $(msg TD119)" 1 fail "built for Python 3.11" "runs Python 3.13"
+doctor tdob/torch:py313pp
+check "py313pp: doctor exits 1 with DR125 ($(findings))" contains "$(rc) $(findings)" 1 "DR125 error"
+"$TD" preflight tdob/torch:py313pp --probes "$PROBES" --driver 570.124.06 --gpu H100 >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
+check "py313pp: preflight's NO names the Python, not a library torch never loads ($(grep H100 "$WORK/out"))" \
+  bash -c '[[ $1 == 1*"the cause: torch in"*"built for Python 3.11"* && $1 != *libcufftw* ]]' _ "$(rc) $(grep H100 "$WORK/out")"
+ob_error_log py313pp 'import torch' "$WORK/py313pp.log"
+check "py313pp: explain on torch's own text (Failed to load PyTorch C extensions): EX506" \
+  bash -c "grep -q 'Failed to load PyTorch C extensions' '$WORK/py313pp.log' && test $(first_explanation "$WORK/py313pp.log") = EX506"
 
 # --- cuSPARSELt, not cuSPARSE ----------------------------------------------------------------
 g=$(gt nocusparselt); timed nocusparselt

@@ -9,6 +9,7 @@
 #include "core/diagnose/container_requirement.hpp"
 #include "core/diagnose/explain_facts.hpp"
 #include "core/validate/kernel_coverage.hpp"
+#include "core/validate/python_abi.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 
@@ -464,12 +465,17 @@ PreflightResult preflight(const std::map<std::string, std::string>& expect,
                                 "runs nothing on a GPU");
     // A torch that does not import runs nothing on any GPU: that is the answer's reason, not
     // the GPU code of libraries it never reached (judge_kernels_for_torch then audits only
-    // torch's own objects).
+    // torch's own objects). Nor does a torch built for another Python than the image runs
+    // (a 3.11 venv in a 3.13 stage: "no torch module" there), named as the cause.
+    const std::string other_python = torch_python_mismatch(pt);
     if (pt.is_object() && pt.contains("import_error") && pt["import_error"].is_string())
         for (auto& t : r.targets)
             t.reasons.push_back("torch does not import in the image (" +
                                 pt["import_error"].get<std::string>().substr(0, 200) +
+                                (other_python.empty() ? "" : "; the cause: " + other_python) +
                                 "): it runs nothing on a GPU");
+    else if (!other_python.empty())
+        for (auto& t : r.targets) t.reasons.push_back(other_python + ": it runs nothing on a GPU");
     for (auto& t : r.targets) t.ok = t.reasons.empty();
     if (!probed.audit.is_object() && !probed.not_audited.empty())
         r.notes.push_back("the image's kernels were not audited: " + probed.not_audited);

@@ -18,6 +18,10 @@
 #               on PYTHONPATH under Python 3.11: "Failed to load PyTorch C extensions"
 #   venvabi     the same files as a venv made by Python 3.12 (lib/python3.12, pyvenv.cfg)
 #               whose python is the 3.11 of the stage it was copied into: no torch module
+#   py313       report case 5: the uv image's /app (a Python 3.11 venv whose python links to
+#               /usr/bin/python3) copied into Debian trixie (Python 3.13): no torch module
+#   py313pp     report case 6: py313 with PYTHONPATH=its lib/python3.11/site-packages: torch's
+#               cp311 _C under 3.13, "Failed to load PyTorch C extensions"
 #   nocusparselt nvidia-cusparselt-cu12 uninstalled: libcusparseLt.so.0 does not load
 #   uvruncmd    uvrun with no ENTRYPOINT and CMD ["uv", "run", ...]: `docker run IMAGE python`
 #               has no torch (/usr/bin/python3 only), the CMD runs it through uv
@@ -114,6 +118,18 @@ RUN mkdir -p /opt/venv/bin && ln -s /usr/bin/python3 /opt/venv/bin/python \\
  && ln -s python /opt/venv/bin/python3 \\
  && printf 'home = /usr/bin\\ninclude-system-site-packages = false\\nversion = 3.12.12\\n' > /opt/venv/pyvenv.cfg
 ENV PATH=/opt/venv/bin:$base VIRTUAL_ENV=/opt/venv" || return 1
+  # A debootstrapped trixie with its python3 (the base is a tdob/torch image: released with them).
+  if ! /usr/bin/docker image inspect tdob/torch:trixie-python3 >/dev/null 2>&1; then
+    local trixie
+    trixie=$(debian_rootfs_tarball trixie "" "" python3) &&
+      /usr/bin/docker import -c 'CMD ["bash"]' "$trixie" tdob/torch:trixie-python3 >/dev/null || return 1
+  fi
+  ob_build py313 "FROM tdreal/torch:uv AS built
+FROM tdob/torch:trixie-python3
+COPY --from=built /app /app
+ENV PATH=/app/.venv/bin:$base" || return 1
+  ob_build py313pp "FROM tdob/torch:py313
+ENV PYTHONPATH=/app/.venv/lib/python3.11/site-packages" || return 1
   ob_build nocusparselt "FROM tdreal/torch:uv
 RUN pip uninstall -y nvidia-cusparselt-cu12" || return 1
   ob_build uvruncmd "FROM tdob/torch:uvrun

@@ -125,22 +125,23 @@ YML
 
 start_registry() { registry_serve "$TD_REGISTRY" "$TD_SVC_DIR/registry"; }
 
-# debian_rootfs_tarball SUITE [MIRROR] [ARCH]: prints the path of a `debootstrap
-# --variant=minbase SUITE` root file system as a tarball in $TORCHDOCK_CACHE, made once (about
-# a minute) from MIRROR (a setting the caller takes from its user), else debootstrap's default
-# mirror. ARCH (arm64) is another architecture's complete root: debootstrap's second stage
+# debian_rootfs_tarball SUITE [MIRROR] [ARCH] [PACKAGES]: prints the path of a `debootstrap
+# --variant=minbase SUITE` root file system (with PACKAGES, comma-separated, where given) as a
+# tarball in $TORCHDOCK_CACHE, made once (about a minute) from MIRROR (a setting the caller
+# takes from its user), else debootstrap's default mirror. ARCH (arm64) is another architecture's complete root: debootstrap's second stage
 # runs its maintainer scripts under qemu-user, so the binfmt handler must be enabled
 # (lib/binfmt.sh; about two minutes here). Status 1, with debootstrap's last lines, when it
 # fails (a suite that mirror no longer carries, no network).
 debian_rootfs_tarball() {
-  local suite=$1 mirror=${2:-} arch=${3:-}
-  local tarball="$TORCHDOCK_CACHE/debian-$suite${arch:+-$arch}-minbase.tar" log="$TORCHDOCK_CACHE/debootstrap-$suite${arch:+-$arch-full}.log"
+  local suite=$1 mirror=${2:-} arch=${3:-} include=${4:-}
+  local name="$suite${arch:+-$arch}-minbase${include:+-${include//,/+}}"
+  local tarball="$TORCHDOCK_CACHE/debian-$name.tar" log="$TORCHDOCK_CACHE/debootstrap-$suite${arch:+-$arch-full}${include:+-${include//,/+}}.log"
   if [ ! -s "$tarball" ]; then
     svc_log "debootstrap ${arch:+--arch=$arch }$suite (about a minute${arch:+, more under qemu-user})"
     local root="$TORCHDOCK_CACHE/rootfs-$suite${arch:+-$arch}.$$"
     rm -rf "$root"
     mkdir -p "$TORCHDOCK_CACHE"
-    debootstrap ${arch:+--arch="$arch"} --variant=minbase "$suite" "$root" ${mirror:+"$mirror"} >"$log" 2>&1 \
+    debootstrap ${arch:+--arch="$arch"} --variant=minbase ${include:+--include="$include"} "$suite" "$root" ${mirror:+"$mirror"} >"$log" 2>&1 \
       || { svc_log "debootstrap $suite ${arch} failed:"; tail -5 "$log" >&2; rm -rf "$root"; return 1; }
     # What docker's debian images do: no apt cache kept, no recommends.
     rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin

@@ -555,6 +555,32 @@ TEST_CASE("a CPU build of torch behind CUDA labels is never a yes for a GPU", "[
     CHECK_THAT(join(h.notes, "\n"), ContainsSubstring("CUDA_VISIBLE_DEVICES="));
 }
 
+TEST_CASE("torch built for another Python than the image runs is the reason, not a yes",
+          "[regression]") {
+    // real-images-3 case 5: a Python 3.11 venv copied into a 3.13 stage (no torch module).
+    ImageProbes other;
+    other.torch = nlohmann::json::parse(R"({"torch":null,
+        "site_dirs":["/app/.venv/lib/python3.11/site-packages"],
+        "torch_for_other_python":[{"dir":"/app/.venv/lib/python3.11/site-packages",
+          "python":"3.11","evidence":"lib/python3.11","interpreter":"/app/.venv/bin/python",
+          "interpreter_python":"3.13.5"}]})");
+    other.not_audited = "probe-kernels found no GPU code";
+    auto r = preflight({}, "570.124.06", {"H100"}, test::real_kb(), real_fc(), {}, other);
+    CHECK(r.answer == "no");
+    REQUIRE(r.targets.size() == 1);
+    CHECK_THAT(join(r.targets[0].reasons, "\n"),
+               ContainsSubstring("built for Python 3.11 (lib/python3.11), but the image runs "
+                                 "Python 3.13.5"));
+    // case 6: the same torch on PYTHONPATH fails to import; the import error names the cause
+    other.torch["import_error"] = "ImportError: Failed to load PyTorch C extensions:";
+    auto r6 = preflight({}, "570.124.06", {"H100"}, test::real_kb(), real_fc(), {}, other);
+    CHECK(r6.answer == "no");
+    CHECK_THAT(join(r6.targets[0].reasons, "\n"),
+               ContainsSubstring("Failed to load PyTorch C extensions:; the cause: torch in "
+                                 "/app/.venv/lib/python3.11/site-packages is built for Python "
+                                 "3.11"));
+}
+
 TEST_CASE("preflight notes archs torch reports but its binary lacks") {
     ImageProbes p = probed_image();
     p.torch["arch_list"] = {"sm_80", "sm_90", "sm_120"};
