@@ -865,7 +865,7 @@ def crash_report(signum, stage, fault_text, child):
         log("%s died of %s; re-running it under LD_DEBUG to see what it was loading" % (stage, name))
         path, phase, ended = rerun_loading(stage)
         crash["rerun"] = ended
-        crash["trace"] = "a re-run of the stage (LD_DEBUG=files,libs)" if ended else None
+        crash["trace"] = "a re-run of the stage (LD_DEBUG=files,libs)" if path else None
     if path:
         # Only a load that began and never completed is named as the one being loaded; the
         # last initializer the loader called may have nothing to do with the crash (a signal
