@@ -64,6 +64,7 @@ import time
 # off sys.path, so it is added (last: nothing of the image's is shadowed).
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))
 import torch_matmul  # noqa: E402
+import torch_probe_crash as crashes  # noqa: E402
 import torch_probe_env as probe_env  # noqa: E402
 
 PROBE = "torch"
@@ -339,17 +340,6 @@ def worker(flags):
     return 0
 
 
-def kill_group(proc):
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        try:
-            proc.kill()
-        except ProcessLookupError:
-            pass
-    proc.wait()
-
-
 class ForkedRank(object):
     """One gloo rank as a fork of this process: torch is already imported, so a rank starts in
     milliseconds instead of paying a second `import torch`. Only for the CPU backend: CUDA
@@ -436,7 +426,7 @@ def distributed(flags, backend):
             res["timed_out"] = True
             for p, _ in procs:
                 if p.poll() is None:
-                    kill_group(p)
+                    crashes.kill_group(p)
         for p, f in procs:
             if f:
                 f.close()
@@ -470,7 +460,7 @@ def distributed(flags, backend):
     finally:
         for p, f in procs:
             if p.poll() is None:
-                kill_group(p)
+                crashes.kill_group(p)
             if f and not f.closed:
                 f.close()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -509,8 +499,6 @@ FLAGS = {
 
 OTHERS_TIMEOUT = 90      # seconds for each other interpreter's `import torch`
 OTHERS_PARALLEL = 2      # other interpreters checked at a time
-RERUN_TIMEOUT = 60       # seconds for the LD_DEBUG re-run of a stage that crashed
-TRACEBACK_LINES = 30     # faulthandler lines kept
 FAULT_BYTES = 256 * 1024     # faulthandler output kept (its tail)
 MESSAGE_BYTES = 64 << 20     # what the child may send before the rest is dropped
 
@@ -757,133 +745,6 @@ def wait_child(pid, msg_r, fault_r):
     return status, messages, bytes(bufs[fault_r][-FAULT_BYTES:]).decode("utf-8", "replace")
 
 
-def interpreter_flags():
-    try:
-        return list(subprocess._args_from_interpreter_flags())
-    except Exception:  # noqa: BLE001 - a private helper; without it, no flags
-        return []
-
-
-# The loader's own account of the process that imports torch: the probe re-executes itself
-# once with LD_DEBUG=files,libs written into a temporary directory, then takes LD_DEBUG out of
-# its environment (the interpreters it starts are not traced; its own loader, and the child
-# it forks, keep tracing). A child that dies is then its own witness of what it was loading.
-TRACE_ENV = "TORCHDOCK_PROBE_LD_TRACE"
-TRACE = {"dir": None}
-
-
-def traced_exec(interpreter, argv):
-    """Replaces this process with `interpreter` running this probe under the loader's trace.
-    Returns only when it cannot (the image sets LD_DEBUG itself, no writable temporary
-    directory, exec fails): a crash is then re-run under LD_DEBUG instead."""
-    if "LD_DEBUG" in os.environ or not interpreter:
-        return
-    tmp = TRACE["dir"]
-    if tmp is None:
-        try:
-            tmp = tempfile.mkdtemp(prefix="torchdock-probe-torch-ld-")
-        except OSError:
-            return
-    env = dict(os.environ)
-    env.update({"LD_DEBUG": "files,libs", "LD_DEBUG_OUTPUT": os.path.join(tmp, "ld"), TRACE_ENV: tmp})
-    sys.stdout.flush()
-    sys.stderr.flush()
-    try:
-        os.execve(interpreter, [interpreter, os.path.abspath(__file__)] + list(argv), env)
-    except OSError:
-        if TRACE["dir"] is None:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def adopt_trace():
-    """In the re-executed probe: keeps the trace directory, and takes LD_DEBUG out of the
-    environment the probe's own subprocesses get."""
-    tmp = os.environ.pop(TRACE_ENV, None)
-    if tmp and os.environ.get("LD_DEBUG_OUTPUT") == os.path.join(tmp, "ld"):
-        os.environ.pop("LD_DEBUG", None)
-        os.environ.pop("LD_DEBUG_OUTPUT", None)
-        TRACE["dir"] = tmp
-
-
-def traced_loading(child):
-    """(what process `child` was loading, phase) from this process's loader trace, or
-    (None, None) when there is no trace."""
-    if TRACE["dir"] is None:
-        return None, None
-    return probe_env.ld_debug_loading(os.path.join(TRACE["dir"], "ld.%d" % os.getpid()), pid=child)
-
-
-def rerun_loading(stage):
-    """Re-runs the stage that crashed once, under LD_DEBUG=files,libs: (what it was loading,
-    phase, how the re-run ended)."""
-    code = RERUN.get(stage)
-    if code is None:
-        return None, None, None
-    try:
-        tmp = tempfile.mkdtemp(prefix="torchdock-probe-torch-ld-")
-    except OSError as e:
-        return None, None, "not run: %s" % error_text(e)
-    try:
-        env = dict(os.environ)
-        env.update({"LD_DEBUG": "files,libs", "LD_DEBUG_OUTPUT": os.path.join(tmp, "ld")})
-        env.pop("TORCHDOCK_PROBE_TRIED", None)
-        env.pop("TORCHDOCK_PROBE_CHOSEN", None)
-        cmd = [sys.executable] + interpreter_flags() + ["-c", code]
-        try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, env=env, start_new_session=True)
-        except OSError as e:
-            return None, None, "not run: %s" % error_text(e)
-        try:
-            rc = proc.wait(timeout=RERUN_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            kill_group(proc)
-            return None, None, "timed out after %d s" % RERUN_TIMEOUT
-        if rc >= 0:
-            return None, None, "exited with code %d (the crash did not recur)" % rc
-        ended = "died of %s" % probe_env.signal_name(-rc)
-        path, phase = probe_env.ld_debug_loading(os.path.join(tmp, "ld.%d" % proc.pid))
-        return path, phase, ended
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def crash_report(signum, stage, fault_text, child):
-    """data.crash and the reason for a child (pid `child`) that died of signal `signum` in
-    `stage`."""
-    name = probe_env.signal_name(signum)
-    lines = [ln.rstrip() for ln in fault_text.splitlines()]
-    while lines and not lines[-1]:
-        lines.pop()
-    crash = {"signal": name, "signal_number": signum, "exit_code": 128 + signum, "stage": stage,
-             "traceback": lines[-TRACEBACK_LINES:], "loading": None, "loading_evidence": None,
-             "last_initialized": None, "rerun": None, "trace": None}
-    path, phase = traced_loading(child)
-    if path:
-        crash["trace"] = "the process that died (LD_DEBUG=files,libs)"
-    elif stage:
-        log("%s died of %s; re-running it under LD_DEBUG to see what it was loading" % (stage, name))
-        path, phase, ended = rerun_loading(stage)
-        crash["rerun"] = ended
-        crash["trace"] = "a re-run of the stage (LD_DEBUG=files,libs)" if path else None
-    if path:
-        # Only a load that began and never completed is named as the one being loaded; the
-        # last initializer the loader called may have nothing to do with the crash (a signal
-        # raised later in ordinary code looks the same), so it is reported apart.
-        if phase == "mapping":
-            crash.update(loading=path, loading_evidence="LD_DEBUG")
-        else:
-            crash["last_initialized"] = path
-    what = "%s (signal %d)" % (name, signum)
-    if stage and stage.startswith("import "):
-        reason = "%s died of %s" % (stage, what)
-    else:
-        reason = "torch died of %s in %s" % (what, stage or "its child process before any stage")
-    if crash["loading"]:
-        reason += " while loading " + crash["loading"]
-    return crash, reason
-
-
 def main(argv):
     try:
         flags = parse_flags(argv, FLAGS)
@@ -901,9 +762,9 @@ def main(argv):
                 raise FlagError("unknown dtype %r in --dtypes (known: %s)" % (d, ",".join(ALL_DTYPES)))
     except FlagError as e:
         return finish("error", str(e), {})
-    adopt_trace()
-    if TRACE["dir"] is None and not flags["locate"]:
-        traced_exec(sys.executable, argv)
+    crashes.adopt_trace()
+    if crashes.TRACE["dir"] is None and not flags["locate"]:
+        crashes.traced_exec(sys.executable, os.path.abspath(__file__), argv)
 
     # This process never imports torch: what it finds here survives a crash of the child.
     data = {"torch": None, "cuda": None, "cudnn": None, "nccl": None, "arch_list": [], "cuda_available": False,
@@ -929,7 +790,7 @@ def main(argv):
         if chosen != sys.executable:
             os.environ["TORCHDOCK_PROBE_TRIED"] = json.dumps(tried)
             os.environ["TORCHDOCK_PROBE_CHOSEN"] = json.dumps(interpreter)
-            traced_exec(chosen, list(argv) + ["--_chosen"])
+            crashes.traced_exec(chosen, os.path.abspath(__file__), list(argv) + ["--_chosen"])
             os.execv(chosen, [chosen, os.path.abspath(__file__)] + list(argv) + ["--_chosen"])
         data["interpreters_tried"] = tried
     elif flags["_chosen"]:
@@ -994,7 +855,8 @@ def main(argv):
     if result is not None and result.get("status") in EXIT:
         status, reason = result["status"], result.get("reason", "")
     elif os.WIFSIGNALED(status_word):
-        crash, reason = crash_report(os.WTERMSIG(status_word), stage, fault_text, pid)
+        crash, reason = crashes.crash_report(os.WTERMSIG(status_word), stage, fault_text, pid,
+                                             RERUN.get(stage), log)
         data["crash"] = crash
         # The fields the core already reads: an import that crashed is an import error, a
         # cuDNN check that crashed is torch's cuDNN failing.
@@ -1041,8 +903,8 @@ def run(argv):
     except BaseException as e:  # noqa: B902 - whatever stopped the probe is its result
         return died(e)
     finally:
-        if TRACE["dir"]:
-            shutil.rmtree(TRACE["dir"], ignore_errors=True)
+        if crashes.TRACE["dir"]:
+            shutil.rmtree(crashes.TRACE["dir"], ignore_errors=True)
 
 
 if __name__ == "__main__":

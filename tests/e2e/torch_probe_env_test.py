@@ -82,15 +82,15 @@ class DiedTest(unittest.TestCase):
             raise RuntimeError("boom\nsecond line")
         torch_probe.probe_env.distributions = broken
         # In this process, not re-executed under the loader's trace (the patch would be lost).
-        traced_exec = torch_probe.traced_exec
-        torch_probe.traced_exec = lambda interpreter, argv: None
+        traced_exec = torch_probe.crashes.traced_exec
+        torch_probe.crashes.traced_exec = lambda interpreter, script, argv: None
         out = io.StringIO()
         try:
             with contextlib.redirect_stdout(out):
                 code = torch_probe.run([])
         finally:
             torch_probe.probe_env.distributions = real
-            torch_probe.traced_exec = traced_exec
+            torch_probe.crashes.traced_exec = traced_exec
         self.assertEqual(code, torch_probe.EXIT["error"])
         result = json.loads([l for l in out.getvalue().splitlines() if l.startswith("{")][-1])
         self.assertEqual(result["status"], "error")

@@ -358,7 +358,7 @@ for p in sys.argv[1:]:
     if sys.version_info >= (3, 8):
         ast.parse(open(p).read(), filename=p, feature_version=(3, 7))
     else:
-        compile(open(p).read(), p, "exec")' "$PROBE" "$DIR/torch_probe_env.py" "$DIR/torch_matmul.py"
+        compile(open(p).read(), p, "exec")' "$PROBE" "$DIR/torch_probe_env.py" "$DIR/torch_probe_crash.py" "$DIR/torch_matmul.py"
 
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
