@@ -814,11 +814,12 @@ def main(argv):
     # import.
     data["site_dirs"] = probe_env.site_dirs(spec.origin if spec else None,
                                             os.path.dirname(os.path.abspath(__file__)))
+    # The file the import system would run, where this python imports torch from also when
+    # the import fails (the locate run and a failed import say the same); torch.__file__
+    # replaces it after an import.
+    if spec is not None and spec.origin:
+        data["torch_file"] = spec.origin
     if flags["locate"]:
-        # The file the import system would run: torch.__file__ of the full run, which is told
-        # apart from this answer by the caller (it compares, never assumes).
-        if spec is not None and spec.origin:
-            data["torch_file"] = spec.origin
         return finish("waived", "--locate: where torch would be imported from; torch not imported", data)
     # What is installed, also when torch does not import (the import error's missing library
     # is then named with the wheel torch pins for it).

@@ -269,6 +269,8 @@ check "SIGBUS on import: crash signal, number, exit code, stage" \
 check "SIGBUS on import: faulthandler traceback names the fake torch" \
   is 'any("torch/__init__.py" in ln for ln in d["crash"]["traceback"]) and 0 < len(d["crash"]["traceback"]) <= 30' true
 check "SIGBUS on import: import_error carries the reason (the core's TD119)" is 'd["import_error"] == j["reason"]' true
+check "SIGBUS on import: torch_file is where the import system found torch (what probe-record inspects)" \
+  is "d[\"torch_file\"] == \"$SITE_A/torch/__init__.py\"" true
 check "SIGBUS on import: parent fields" parent_fields
 check "SIGBUS on import: others still checked" is 'len(d["other_interpreters"])' 1
 check "SIGBUS on import: exactly one JSON line" test "$(json_lines)" = 1
