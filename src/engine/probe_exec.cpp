@@ -92,8 +92,78 @@ std::vector<ProbeRun> Prober::all(const std::vector<ProbeSpec>& specs) const {
 
 namespace {
 
+// The flags a probe gets from what ran before it (`torch`, `cuda`), and the environment it
+// runs in (the plan's, not what earlier probes found); false: it has nothing to run on.
+bool prepare(ProbeSpec& p, const RuntimePlan& plan, const KnowledgeBase& kb, const ProbeRun* torch,
+             const ProbeRun* cuda) {
+    for (auto& flag : !plan.files_only
+                          ? dynamic_probe_flags(p.name, torch, cuda, kb, plan.ld_preload)
+                          : files_only_probe_flags(p.name, plan))
+        p.args.push_back(std::move(flag));
+    // probe-record checks the site directories torch's python imports from; without any
+    // (no python), there is nothing to check and it is not run.
+    if (p.name == "record" && std::none_of(p.args.begin(), p.args.end(), [](const std::string& a) {
+            return starts_with(a, "--site-dirs=");
+        }))
+        return false;
+    p.env = plan.env;
+    if (p.python) {
+        p.interpreters = plan.candidates;
+        p.resolved = plan.resolved;
+        p.others = plan.others;
+    } else {
+        p.env.push_back("LD_PRELOAD=");  // judged on its own (probe-libs --preload)
+    }
+    return true;
+}
+
 // The probes whose flags need only where torch's python imports from, not what torch loaded.
 bool needs_only_site_dirs(const std::string& probe) { return probe == "libs" || probe == "record"; }
+
+// When nothing of record's or libs' started early (a first run): a locate run of the torch
+// probe (where torch would be imported from, not imported) gives their flags in a fraction of
+// the import's time, and they start then, beside the import. Their runs are kept only when
+// torch's own answer gives exactly the same spec (EarlyProbes' rule); otherwise (torch came
+// from elsewhere, or died before saying) they run again with their own.
+class LocatedProbes {
+  public:
+    LocatedProbes(const std::vector<ProbeSpec>& specs, const RuntimePlan& plan,
+                  const KnowledgeBase& kb, const Prober& prober, const EarlyProbes* early) {
+        std::vector<ProbeSpec> after;
+        for (const auto& p : specs)
+            if (needs_only_site_dirs(p.name) && !(early && early->holds(p.name)))
+                after.push_back(p);
+        auto torch = std::find_if(specs.begin(), specs.end(),
+                                  [](const ProbeSpec& p) { return p.python && p.name == "torch"; });
+        if (plan.files_only || torch == specs.end() || after.empty()) return;
+        ProbeSpec locate = *torch;
+        prepare(locate, plan, kb, nullptr, nullptr);
+        locate.args.push_back("--locate");
+        thread_ = std::thread([this, &plan, &kb, &prober, locate, after]() mutable {
+            ProbeRun where = prober.one(locate);
+            if (interrupted() || where.state != ProbeRun::State::Ran) return;
+            ProbeMemo guess;
+            for (auto& p : after)
+                if (prepare(p, plan, kb, &where, nullptr)) guess[p.name] = p;
+            if (!guess.empty()) runs_ = std::make_unique<EarlyProbes>(guess, prober);
+        });
+    }
+    LocatedProbes(const LocatedProbes&) = delete;
+    LocatedProbes& operator=(const LocatedProbes&) = delete;
+    ~LocatedProbes() { wait(); }
+    // Waits for the locate run's answer; the runs it started after (null: none).
+    EarlyProbes* runs() {
+        wait();
+        return runs_.get();
+    }
+
+  private:
+    void wait() {
+        if (thread_.joinable()) thread_.join();
+    }
+    std::unique_ptr<EarlyProbes> runs_;  // destroyed after the thread is joined
+    std::thread thread_;
+};
 
 }  // namespace
 
@@ -105,69 +175,15 @@ std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const R
         auto it = out.find(name);
         return it == out.end() ? nullptr : &it->second;
     };
-    // The flags a probe gets from what ran before it (`torch`, `cuda`), and the environment
-    // it runs in (the plan's, not what earlier probes found); false: it has nothing to run on.
-    auto prepare = [&](ProbeSpec& p, const ProbeRun* torch, const ProbeRun* cuda) {
-        for (auto& flag : !plan.files_only
-                              ? dynamic_probe_flags(p.name, torch, cuda, kb, plan.ld_preload)
-                              : files_only_probe_flags(p.name, plan))
-            p.args.push_back(std::move(flag));
-        // probe-record checks the site directories torch's python imports from; without
-        // any (no python), there is nothing to check and it is not run.
-        if (p.name == "record" &&
-            std::none_of(p.args.begin(), p.args.end(),
-                         [](const std::string& a) { return starts_with(a, "--site-dirs="); }))
-            return false;
-        p.env = plan.env;
-        if (p.python) {
-            p.interpreters = plan.candidates;
-            p.resolved = plan.resolved;
-            p.others = plan.others;
-        } else {
-            p.env.push_back("LD_PRELOAD=");  // judged on its own (probe-libs --preload)
-        }
-        return true;
-    };
-    // Nothing of record's or libs' started early (a first run): a locate run of the torch
-    // probe (where torch would be imported from, not imported) gives their flags in a
-    // fraction of the import's time, and they start then, beside the import. Kept only when
-    // torch's own answer gives exactly the same spec (EarlyProbes' rule); otherwise (torch
-    // came from elsewhere, or died before saying) they run again with their own.
-    std::vector<ProbeSpec> after_locate;
-    for (const auto& p : specs)
-        if (needs_only_site_dirs(p.name) && !(early && early->holds(p.name)))
-            after_locate.push_back(p);
-    auto torch_spec = std::find_if(specs.begin(), specs.end(), [](const ProbeSpec& p) {
-        return p.python && p.name == "torch";
-    });
-    std::unique_ptr<EarlyProbes> located;
-    std::thread locating;
-    if (!plan.files_only && torch_spec != specs.end() && !after_locate.empty()) {
-        ProbeSpec locate = *torch_spec;
-        prepare(locate, nullptr, nullptr);
-        locate.args.push_back("--locate");
-        locating = std::thread([&, locate, after_locate]() mutable {
-            ProbeRun where = prober.one(locate);
-            if (interrupted() || where.state != ProbeRun::State::Ran) return;
-            ProbeMemo guess;
-            for (auto& p : after_locate)
-                if (prepare(p, &where, nullptr)) guess[p.name] = p;
-            if (!guess.empty()) located = std::make_unique<EarlyProbes>(guess, prober);
-        });
-    }
-    struct Join {
-        std::thread& t;
-        ~Join() {
-            if (t.joinable()) t.join();
-        }
-    } join_locating{locating};
+    LocatedProbes located(specs, plan, kb, prober, early);
+    EarlyProbes* located_runs = nullptr;  // read after the python probes' wave
     // Three waves: the python probes (the others look where torch looks), then every probe
     // that needs only their results, at once (in an image, one container for them all), then
     // gemm (it needs the GPU the cuda probe saw).
     auto wave = [&](auto&& in_wave, bool parallel) {
         std::vector<ProbeSpec> now;
         for (auto& p : specs)
-            if (in_wave(p) && !interrupted() && prepare(p, find("torch"), find("cuda")))
+            if (in_wave(p) && !interrupted() && prepare(p, plan, kb, find("torch"), find("cuda")))
                 now.push_back(p);
         std::vector<ProbeRun> runs(now.size());
         std::vector<EarlyProbes*> started_in(now.size(), nullptr);  // started early with this spec
@@ -175,7 +191,7 @@ std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const R
         std::vector<std::size_t> rest_at;
         for (std::size_t i = 0; i < now.size(); ++i) {
             if (memo && now[i].name != "gemm") (*memo)[now[i].name] = now[i];
-            for (EarlyProbes* from : {early, located.get()})
+            for (EarlyProbes* from : {early, located_runs})
                 if (!started_in[i] && from && from->has(now[i])) started_in[i] = from;
             if (!started_in[i]) {
                 rest.push_back(now[i]);
@@ -199,7 +215,7 @@ std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const R
                 out[now[i].name] = std::move(runs[i]);
     };
     wave([](const ProbeSpec& p) { return p.python; }, false);
-    if (locating.joinable()) locating.join();
+    located_runs = located.runs();
     wave([](const ProbeSpec& p) { return !p.python && p.name != "gemm"; }, true);
     wave([](const ProbeSpec& p) { return p.name == "gemm"; }, false);
     return out;
