@@ -93,16 +93,19 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
                            {"evidence", e.evidence},
                            {"facts", e.facts},
                            {"verdict", e.verdict},
-                           {"vocabulary", e.vocabulary}});
+                           {"vocabulary", e.vocabulary},
+                           {"grade", e.grade()}});
         nlohmann::json failures = nlohmann::json::array();
         if (found.empty())
             for (const auto& f : scanner.failure_lines())
                 failures.push_back({{"line", f.line}, {"kind", f.kind}, {"text", f.text}});
-        auto st =
-            emit_report(opts.json, json_text(nlohmann::json{{"schema", 1},
-                                                            {"lines_read", scanner.lines()},
-                                                            {"explanations", out},
-                                                            {"unexplained_failures", failures}}));
+        auto st = emit_report(
+            opts.json,
+            json_text(nlohmann::json{{"schema", 1},
+                                     {"lines_read", scanner.lines()},
+                                     {"grade", found.empty() ? "unknown" : found.front().grade()},
+                                     {"explanations", out},
+                                     {"unexplained_failures", failures}}));
         if (!st) return fail(st.error());
     }
     if (!to_stdout(opts.json)) {
@@ -112,7 +115,10 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
         for (const auto& e : found) {
             // Evidence lines and facts come from the log: shown escaped, never acted on.
             std::cout << e.id << "  " << e.title
-                      << (e.vocabulary ? "  (meaning of the code; no signature matched)" : "")
+                      << (e.catalog ? "  (meaning: what " + e.family +
+                                          " says happened; no root-cause signature matched)"
+                          : e.vocabulary ? "  (meaning of the code; no signature matched)"
+                                         : std::string())
                       << "\n";
             for (const auto& line : e.evidence) std::cout << "  | " << terminal_text(line) << "\n";
             std::cout << "  cause: " << terminal_text(e.cause)
@@ -131,12 +137,14 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
                 std::cout << "  L" << f.line << " [" << f.kind << "] " << terminal_text(f.text)
                           << "\n";
         }
-        std::cerr << "torchdock: no known failure signature or error code in this log ("
+        std::cerr << "torchdock: no known failure signature, error code or tool message in this "
+                     "log ("
                   << scanner.lines()
                   << " lines read); torchdock does not know the cause and does not guess. "
                      "Known: "
                   << (data_dir / "error_signatures").string() << "/*.json, "
-                  << (data_dir / "vocabularies").string() << "/*.json\n";
+                  << (data_dir / "vocabularies").string() << "/*.json, "
+                  << (data_dir / "catalogs").string() << "/*.json\n";
         return k_exit_check_failed;
     }
     return k_exit_ok;

@@ -54,9 +54,10 @@ Result<ErrorSignatures> load_error_signatures(const fs::path& data_dir) {
         return Error{ErrorKind::Config,
                      "error signatures: " + dir.string() + " is not a directory" + k_data_fix};
     // The signatures, then the vocabularies (data/vocabularies/, optional): what codes and
-    // messages mean by their definitions, and what provides a missing file.
+    // messages mean by their definitions, and what provides a missing file; then the
+    // catalogs (data/catalogs/, optional): every error message of the pipeline's tools.
     std::vector<std::pair<std::string, std::string>> files;
-    for (const fs::path& d : {dir, data_dir / "vocabularies"}) {
+    for (const fs::path& d : {dir, data_dir / "vocabularies", data_dir / "catalogs"}) {
         if (d != dir && !fs::is_directory(d, ec)) continue;
         std::vector<fs::path> paths;
         for (const auto& entry : fs::directory_iterator(d, ec)) {

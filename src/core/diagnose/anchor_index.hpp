@@ -1,9 +1,11 @@
 #pragma once
 // A set of literal strings found in one pass over a line, for `explain`: each line template
 // is tried only when its longest literal (its anchor) occurs in the line, so a line costs
-// one pass however many signatures there are. An Aho-Corasick automaton with a dense
-// transition table over byte classes: linear in the line's length on any input (no
-// backtracking, no std::regex). Pure.
+// one pass however many signatures and catalog entries there are. An Aho-Corasick automaton
+// with sparse transitions (a dense table for the root only, each other state's edges sorted
+// in one flat array) and failure links: linear in the line's length on any input (no
+// backtracking, no std::regex), and memory linear in the literals' total length, so tens of
+// thousands of catalog messages stay a few MiB. Pure.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -23,22 +25,54 @@ class AnchorIndex {
     template <class F>
     void scan(std::string_view text, F&& on_hit) const {
         std::uint32_t state = 0;
-        for (char c : text) {
-            state = m_next[state * m_classes + m_class[static_cast<unsigned char>(c)]];
-            for (std::uint32_t k = m_out_begin[state]; k < m_out_begin[state + 1]; ++k)
-                on_hit(m_out[k]);
+        for (char ch : text) {
+            const auto c = static_cast<unsigned char>(ch);
+            for (;;) {
+                if (state == 0) {
+                    state = m_root[c];
+                    break;
+                }
+                if (std::uint32_t next = step(state, c); next != k_none) {
+                    state = next;
+                    break;
+                }
+                state = m_fail[state];
+            }
+            // this state's literals, then those of the states its failure chain ends in
+            for (std::uint32_t s = m_own_begin[state] < m_own_begin[state + 1] ? state
+                                                                               : m_dict[state];
+                 s != 0; s = m_dict[s])
+                for (std::uint32_t k = m_own_begin[s]; k < m_own_begin[s + 1]; ++k)
+                    on_hit(m_own[k]);
         }
     }
 
-    std::size_t states() const { return m_out_begin.empty() ? 0 : m_out_begin.size() - 1; }
+    std::size_t states() const { return m_fail.size(); }
 
   private:
+    static constexpr std::uint32_t k_none = 0xffffffffu;
+    // The state `state` (not the root) goes to on byte c, or k_none.
+    std::uint32_t step(std::uint32_t state, unsigned char c) const {
+        std::uint32_t lo = m_edge_begin[state], hi = m_edge_begin[state + 1];
+        while (lo < hi) {  // edges sorted by byte; most states have one or two
+            std::uint32_t mid = (lo + hi) / 2;
+            if (m_edge_byte[mid] < c)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo < m_edge_begin[state + 1] && m_edge_byte[lo] == c ? m_edge_to[lo] : k_none;
+    }
+
     std::vector<std::pair<std::string, std::uint32_t>> m_literals;
-    std::array<std::uint16_t, 256> m_class{};  // byte -> class; 0: a byte in no literal
-    std::uint32_t m_classes = 1;
-    std::vector<std::uint32_t> m_next;       // state * m_classes + class -> state
-    std::vector<std::uint32_t> m_out_begin;  // per state, its ids in m_out (states + 1)
-    std::vector<std::uint32_t> m_out;        // ids of the literals ending at each state
+    std::array<std::uint32_t, 256> m_root{};  // the root's transitions (0: stay at the root)
+    std::vector<std::uint32_t> m_edge_begin;  // per state, its edges (states + 1)
+    std::vector<unsigned char> m_edge_byte;   // edges sorted by byte within a state
+    std::vector<std::uint32_t> m_edge_to;
+    std::vector<std::uint32_t> m_fail;       // failure link of each state
+    std::vector<std::uint32_t> m_dict;       // nearest state on the failure chain with ids
+    std::vector<std::uint32_t> m_own_begin;  // per state, its ids in m_own (states + 1)
+    std::vector<std::uint32_t> m_own;        // ids of the literals ending at each state
 };
 
 }  // namespace td

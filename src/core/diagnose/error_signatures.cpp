@@ -3,6 +3,7 @@
 // or derived, ids unique across files. Matching the signatures against a log is explain.cpp.
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -83,8 +84,10 @@ bool valid_id(const std::string& id) {
     return true;
 }
 
-bool valid_source(const std::string& s, bool vocabulary) {
+bool valid_source(const std::string& s, bool vocabulary, bool catalog = false) {
     if (starts_with(s, "https://") || starts_with(s, "PyPI ")) return true;
+    // A catalog entry cites the tool's source it was generated from: "<tool> <version> <file>".
+    if (catalog) return std::count(s.begin(), s.end(), ' ') >= 2;
     if (!vocabulary) return false;
     for (const char* p : {"Debian ", "CUDA toolkit ", "glibc ", "GCC "})
         if (starts_with(s, p)) return true;
@@ -110,7 +113,9 @@ void parse_providers(const json& doc, ErrorSignatures& out) {
 
 // One signature object of a file whose family is `family`.
 ErrorSignature parse_signature(const json& s, const std::string& path, const std::string& family,
-                               bool vocabulary) {
+                               const std::string& tier) {
+    const bool catalog = tier == "catalog";
+    const bool vocabulary = catalog || tier == "vocabulary";
     if (!s.is_object()) fail(path, "expected an object");
     only_keys(s, path,
               {"id", "title", "rank", "patterns", "unless", "context", "requires", "supersedes",
@@ -118,6 +123,7 @@ ErrorSignature parse_signature(const json& s, const std::string& path, const std
     ErrorSignature sig;
     sig.family = family;
     sig.vocabulary = vocabulary;
+    sig.catalog = catalog;
     sig.id = need_string(s, path, "id");
     if (vocabulary && !valid_vocabulary_id(sig.id))
         fail(path + ".id", "expected \"<vocabulary>/<name>\", got " + quote_value(sig.id));
@@ -153,7 +159,7 @@ ErrorSignature parse_signature(const json& s, const std::string& path, const std
         // A source is a document (https://) or a package named by its index, never by the
         // index's host: "PyPI nvidia-cudnn-cu12"; vocabularies also cite the toolkit or C
         // library they were generated from.
-        if (!valid_source(sig.source[k], vocabulary))
+        if (!valid_source(sig.source[k], vocabulary, catalog))
             fail(path + ".source[" + std::to_string(k) + "]",
                  "expected an https:// URL or a package citation (\"PyPI <name>\")");
     if (auto note = s.find("note"); note != s.end() && !note->is_string())
@@ -233,6 +239,7 @@ Result<ErrorSignatures> ErrorSignatures::parse_files(
     const std::vector<std::pair<std::string, std::string>>& files) {
     ErrorSignatures out;
     std::vector<std::string> paths;  // "file: $.signatures[i]" of each signature, for errors
+    std::map<std::string, std::string> first_at;  // id -> its path, for duplicate errors
     std::string file;
     try {
         for (const auto& [name, text] : files) {
@@ -246,8 +253,10 @@ Result<ErrorSignatures> ErrorSignatures::parse_files(
             if (!schema.is_number_integer() || schema.get<int>() != 1)
                 fail("$.schema", "unsupported schema (expected 1)");
             std::string tier = doc.contains("tier") ? need_string(doc, "$", "tier") : "signatures";
-            if (tier != "signatures" && tier != "vocabulary" && tier != "providers")
-                fail("$.tier", "expected \"signatures\", \"vocabulary\" or \"providers\"");
+            if (tier != "signatures" && tier != "vocabulary" && tier != "catalog" &&
+                tier != "providers")
+                fail("$.tier",
+                     "expected \"signatures\", \"vocabulary\", \"catalog\" or \"providers\"");
             if (tier == "providers") {
                 parse_providers(doc, out);
                 continue;
@@ -261,12 +270,11 @@ Result<ErrorSignatures> ErrorSignatures::parse_files(
             if (!sigs->is_array()) fail("$.signatures", "expected an array");
             for (std::size_t i = 0; i < sigs->size(); ++i) {
                 std::string path = "$.signatures[" + std::to_string(i) + "]";
-                ErrorSignature sig =
-                    parse_signature((*sigs)[i], path, family, tier == "vocabulary");
-                for (std::size_t k = 0; k < out.signatures.size(); ++k)
-                    if (out.signatures[k].id == sig.id)
-                        fail(path + ".id",
-                             "duplicate id " + sig.id + " (first at " + paths[k] + ")");
+                ErrorSignature sig = parse_signature((*sigs)[i], path, family, tier);
+                auto [first, fresh] = first_at.emplace(sig.id, name + ": " + path);
+                if (!fresh)
+                    fail(path + ".id",
+                         "duplicate id " + sig.id + " (first at " + first->second + ")");
                 out.signatures.push_back(std::move(sig));
                 paths.push_back(name + ": " + path);
             }

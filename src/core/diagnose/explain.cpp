@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/diagnose/explain_facts.hpp"
 #include "core/diagnose/explain_verdict.hpp"
@@ -321,6 +322,7 @@ std::vector<Explanation> LogScanner::explanations(const nlohmann::json* fingerpr
         e.title = sig.title;
         e.family = sig.family;
         e.vocabulary = sig.vocabulary;
+        e.catalog = sig.catalog;
         e.facts = st.captures;
         for (const auto& [k, v] : st.context_captures) e.facts.emplace(k, v);
         for (const auto& [k, v] : st.merged_captures) e.facts.emplace(k, v);
@@ -377,9 +379,22 @@ std::vector<Explanation> LogScanner::explanations(const nlohmann::json* fingerpr
     // A signature names a cause; the meaning of a code answers only when none does.
     bool any_signature = false;
     for (const auto& f : found) any_signature = any_signature || !sigs[f.first].vocabulary;
+    // One meaning a line: where several entries read the same line (Go's "outer: inner"
+    // chains, a message in two catalogs), the highest-ranked one answers for it.
+    // A catalog entry ranked below k_generic_catalog_rank only restates its tool's words (no
+    // meaning rule) or wraps the error beneath it: listed only when nothing better answers.
+    bool any_meaning = false;
+    for (const auto& f : found)
+        any_meaning = any_meaning || !sigs[f.first].catalog ||
+                      sigs[f.first].rank >= ErrorSignature::k_generic_catalog_rank;
+    std::set<std::uint64_t> meant_lines;
     std::vector<Explanation> out;
-    for (auto& [s, e] : found)
-        if (!any_signature || !sigs[s].vocabulary) out.push_back(std::move(e));
+    for (auto& [s, e] : found) {
+        if (any_signature && sigs[s].vocabulary) continue;
+        if (any_meaning && sigs[s].generic()) continue;
+        if (sigs[s].vocabulary && !meant_lines.insert(state[s].first_line).second) continue;
+        out.push_back(std::move(e));
+    }
     return out;
 }
 

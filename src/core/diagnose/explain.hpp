@@ -100,6 +100,13 @@ struct ErrorSignature {
     // definition) rather than a signature of a root cause: it answers only when no signature
     // does, and its cause says it is the meaning of the code.
     bool vocabulary = false;
+    // A catalog entry (data/catalogs/*.json, generated from a tool's own sources by
+    // scripts/catalogs/): one message the tool prints and its meaning; a vocabulary entry too.
+    bool catalog = false;
+    // A catalog entry ranked below this restates its tool's words only (a message no meaning
+    // rule names) or wraps the error beneath it (Go's "failed to solve: ...").
+    static constexpr int k_generic_catalog_rank = 15;
+    bool generic() const { return catalog && rank < k_generic_catalog_rank; }
     std::string family;                   // the file's "family": import, driver, nccl, ...
     int rank = 0;                         // higher = more specific / more root-cause-like
     std::vector<LineTemplate> patterns;   // any of these lines triggers the signature
@@ -145,8 +152,12 @@ struct ErrorSignatures {
 
 struct Explanation {
     std::string id, title, family, cause, fix;
-    bool vocabulary = false;            // the meaning of a code or message, not a signature's cause
-    std::vector<std::string> evidence;  // the log lines that matched, "L12: ..."
+    bool vocabulary = false;  // the meaning of a code or message, not a signature's cause
+    bool catalog = false;     // ...from a tool's message catalog
+    // "root cause" (a signature with its evidence) or "meaning" (a vocabulary or catalog
+    // entry: what the tool says happened and what usually causes it).
+    const char* grade() const { return vocabulary ? "meaning" : "root cause"; }
+    std::vector<std::string> evidence;         // the log lines that matched, "L12: ..."
     std::map<std::string, std::string> facts;  // captured and derived values
     std::string verdict;                       // "" | "confirmed: ..." | "ruled out: ..."
 };

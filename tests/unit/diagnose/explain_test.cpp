@@ -521,6 +521,9 @@ TEST_CASE("error_signatures.json parses and every signature is sourced") {
             bool cited = src.rfind("https://", 0) == 0 || src.rfind("PyPI ", 0) == 0;
             for (const char* p : {"Debian ", "CUDA toolkit ", "glibc ", "GCC "})
                 cited = cited || (sig.vocabulary && src.rfind(p, 0) == 0);
+            // a catalog entry: "<tool> <version> <file>"
+            // (tests/unit/diagnose/explain_catalogs_test)
+            cited = cited || (sig.catalog && std::count(src.begin(), src.end(), ' ') >= 2);
             CHECK(cited);
         }
         CHECK_FALSE(sig.patterns.empty());

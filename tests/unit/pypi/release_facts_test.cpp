@@ -22,13 +22,13 @@ namespace {
 const std::string k_page = "https://index.test/simple/torch/";
 
 ProjectIndex torch_index() {
-    auto idx = parse_project_index(test::source_text("tests/data/pypi/torch.simple.json"), k_page);
+    auto idx = parse_project_index(td::test::source_text("tests/data/pypi/torch.simple.json"), k_page);
     REQUIRE(idx);
     return idx.value();
 }
 
 CoreMetadata metadata(const std::string& name) {
-    auto md = parse_core_metadata(test::source_text("tests/data/pypi/" + name));
+    auto md = parse_core_metadata(td::test::source_text("tests/data/pypi/" + name));
     REQUIRE(md);
     return md.value();
 }
@@ -136,7 +136,7 @@ TEST_CASE("torch 2.12.0 names cuBLAS as a range: not a fact, reported as not pin
 namespace {
 // torch 2.11.0's METADATA with its cuDNN requirement replaced.
 CoreMetadata torch_with_cudnn(const std::string& requirement) {
-    std::string text = test::source_text("tests/data/pypi/torch-2.11.0.METADATA");
+    std::string text = td::test::source_text("tests/data/pypi/torch-2.11.0.METADATA");
     auto at = text.find("nvidia-cudnn-cu13==9.19.0.56");
     REQUIRE(at != std::string::npos);
     text.replace(at, std::string("nvidia-cudnn-cu13==9.19.0.56").size(), requirement);
@@ -171,7 +171,7 @@ TEST_CASE("N5: only ==VERSION is a library fact; ===, ranges and prefixes are re
 
 TEST_CASE("N5: kb_update refuses a value the loader would refuse, naming path and value",
           "[pypi]") {
-    std::string data = test::source_text("tests/data/pypi/../../../data/torch.json");
+    std::string data = td::test::source_text("tests/data/pypi/../../../data/torch.json");
     ReleaseFacts rel;
     rel.version = "2.11.0";
     rel.facts.push_back(Fact{"variants.cu130.cudnn", {"9.19\nRUN id"}, false, "test"});
@@ -331,7 +331,7 @@ TEST_CASE("The data file keeps its layout through an update", "[pypi]") {
 }
 
 TEST_CASE("Zip: end record, central directory and one member of a real small wheel", "[pypi]") {
-    std::string whl = test::source_text("tests/data/pypi/tiny-1.0-py3-none-any.whl");
+    std::string whl = td::test::source_text("tests/data/pypi/tiny-1.0-py3-none-any.whl");
     auto loc = locate_central_directory(whl, whl.size());  // the comment is skipped
     REQUIRE(loc);
     CHECK(loc->entries == 3);
@@ -346,7 +346,7 @@ TEST_CASE("Zip: end record, central directory and one member of a real small whe
     auto text = td::engine::inflate_raw(whl.substr(at.value(), md->compressed_size),
                                         md->uncompressed_size, 1 << 20);
     REQUIRE(text);
-    CHECK(text.value() == test::source_text("tests/data/pypi/torchvision-0.26.0.METADATA"));
+    CHECK(text.value() == td::test::source_text("tests/data/pypi/torchvision-0.26.0.METADATA"));
 
     // Damage is an error, not a crash.
     CHECK_FALSE(locate_central_directory(whl.substr(0, 100), whl.size()));

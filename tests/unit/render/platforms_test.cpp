@@ -15,15 +15,15 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-// manifest(TORCH, CUDA, INDEX, PLATFORMS): an os-pip family on Debian 12.
-std::string manifest(const std::string& torch, const std::string& cuda, const std::string& index,
+// platform_manifest(TORCH, CUDA, INDEX, PLATFORMS): an os-pip family on Debian 12.
+std::string platform_manifest(const std::string& torch, const std::string& cuda, const std::string& index,
                      const std::string& platforms) {
     return R"({"schema": 1, "name": "gh", "image": "t/gh", "base": "os-pip", "wheel_index": ")" +
            index + R"(", "matrix": {"torch": [")" + torch + R"("], "cuda": [")" + cuda +
            R"("], "os": ["debian12"]}, "platforms": )" + platforms + "}";
 }
 const std::string k_both = R"(["linux/amd64", "linux/arm64"])";
-const std::string k_variant = "gh-2.11.0-cu130-debian12";
+const std::string k_platform_variant = "gh-2.11.0-cu130-debian12";
 
 // A lock of the variant's set for `platform`: its inputs, each pinned with a hash.
 PythonLock lock_for(const Variant& v, const std::string& platform) {
@@ -49,7 +49,7 @@ RenderPlan render_locked(const std::string& text, const std::map<std::string, Py
 
 TEST_CASE("platforms: only linux/amd64 and linux/arm64, each once, at least one") {
     auto problems = [](const std::string& platforms) {
-        return test::problems_text(test::plan_one(manifest("2.11.0", "cu130", "pypi", platforms)));
+        return test::problems_text(test::plan_one(platform_manifest("2.11.0", "cu130", "pypi", platforms)));
     };
     CHECK_THAT(problems(R"(["linux/amd64", "linux/riscv64"])"),
                ContainsSubstring("$.platforms[1]: platform \"linux/riscv64\" is not one torchdock "
@@ -64,7 +64,7 @@ TEST_CASE("platforms: only linux/amd64 and linux/arm64, each once, at least one"
 TEST_CASE(
     "platforms: a CPU-only linux/arm64 torch behind a CUDA variant is refused, naming the "
     "release that works") {
-    auto problems = test::problems_text(test::plan_one(manifest("2.9.1", "cu128", "pypi", k_both)));
+    auto problems = test::problems_text(test::plan_one(platform_manifest("2.9.1", "cu128", "pypi", k_both)));
     CHECK_THAT(problems, ContainsSubstring("$.platforms[1]: variant gh-2.9.1-cu128-debian12 for "
                                            "linux/arm64: torch 2.9.1's linux/arm64 wheel on PyPI "
                                            "is a CPU-only build, not cu128 like its linux/amd64 "
@@ -74,13 +74,13 @@ TEST_CASE(
                                            "2.11.0 (cu130)"));
     // A CPU variant there is what PyPI serves, but not on linux/amd64 (cu128): still refused.
     CHECK_THAT(test::problems_text(
-                   test::plan_one(manifest("2.9.1", "cu128", "pypi", R"(["linux/arm64"])"))),
+                   test::plan_one(platform_manifest("2.9.1", "cu128", "pypi", R"(["linux/arm64"])"))),
                ContainsSubstring("CPU-only build"));
 }
 
 TEST_CASE("platforms: the PyTorch wheel index's linux/arm64 builds are not in the knowledge base") {
     auto problems =
-        test::problems_text(test::plan_one(manifest("2.11.0", "cu130", "pytorch", k_both)));
+        test::problems_text(test::plan_one(platform_manifest("2.11.0", "cu130", "pytorch", k_both)));
     CHECK_THAT(problems, ContainsSubstring("not on the PyTorch wheel index; set \"wheel_index\": "
                                            "\"pypi\"; the first release whose linux/arm64 wheel "
                                            "on PyPI is built for CUDA 13 is torch 2.11.0"));
@@ -96,14 +96,14 @@ TEST_CASE("platforms: Debian's own torch builds for linux/arm64; nothing is refu
 }
 
 TEST_CASE("platforms: unlocked, the Dockerfile names its platforms; amd64 alone stays as it was") {
-    auto plan = test::plan_one(manifest("2.11.0", "cu130", "pypi", k_both));
+    auto plan = test::plan_one(platform_manifest("2.11.0", "cu130", "pypi", k_both));
     REQUIRE(test::problems_text(plan).empty());
-    const std::string& df = plan.files.at(k_variant + "/Dockerfile");
+    const std::string& df = plan.files.at(k_platform_variant + "/Dockerfile");
     CHECK_THAT(df, ContainsSubstring("# Platforms: linux/amd64, linux/arm64 (docker buildx build "
                                      "--platform linux/amd64,linux/arm64).\n"));
     CHECK_THAT(df, ContainsSubstring("io.torchdock.platforms=\"linux/amd64,linux/arm64\""));
-    auto plain = test::plan_one(manifest("2.11.0", "cu130", "pypi", R"(["linux/amd64"])"));
-    const std::string& one = plain.files.at(k_variant + "/Dockerfile");
+    auto plain = test::plan_one(platform_manifest("2.11.0", "cu130", "pypi", R"(["linux/amd64"])"));
+    const std::string& one = plain.files.at(k_platform_variant + "/Dockerfile");
     CHECK(one.find("Platforms") == std::string::npos);
     CHECK(one.find("io.torchdock.platforms") == std::string::npos);
 }
@@ -111,7 +111,7 @@ TEST_CASE("platforms: unlocked, the Dockerfile names its platforms; amd64 alone 
 TEST_CASE(
     "platforms: each platform's set is locked for its wheels; the Dockerfile installs the "
     "one BuildKit builds") {
-    const std::string text = manifest("2.11.0", "cu130", "pypi", k_both);
+    const std::string text = platform_manifest("2.11.0", "cu130", "pypi", k_both);
     auto plan = test::plan_one(text);
     const Variant& v = plan.variants.at(0);
     CHECK(python_lock_plan(v, test::real_kb(), "linux/arm64").inputs->platform ==
@@ -120,9 +120,9 @@ TEST_CASE(
     PythonLock amd = lock_for(v, "linux/amd64"), arm = lock_for(v, "linux/arm64");
     arm.packages[0].hashes = {"sha256:" + std::string(64, 'b')};  // another wheel, same pins
 
-    RenderPlan locked = render_locked(text, {{k_variant, amd}, {k_variant + "@linux/arm64", arm}});
+    RenderPlan locked = render_locked(text, {{k_platform_variant, amd}, {k_platform_variant + "@linux/arm64", arm}});
     REQUIRE(test::problems_text(locked).empty());
-    const std::string& df = locked.files.at(k_variant + "/Dockerfile");
+    const std::string& df = locked.files.at(k_platform_variant + "/Dockerfile");
     CHECK_THAT(df, ContainsSubstring("one per platform (linux/amd64: 3 packages, linux/arm64: 3 "
                                      "packages)"));
     CHECK_THAT(df, ContainsSubstring("ARG TARGETARCH\n"));
@@ -132,17 +132,17 @@ TEST_CASE(
     CHECK_THAT(df, ContainsSubstring("-r \"/tmp/torchdock/requirements.${TARGETARCH}.lock.txt\""));
     CHECK_THAT(df, ContainsSubstring("no Python set is locked for TARGETARCH=${TARGETARCH}"));
     CHECK_THAT(df, ContainsSubstring("io.torchdock.python-set=\"torch==2.11.0,"));
-    CHECK(locked.files.count(k_variant + "/requirements.lock.txt") == 0);
-    CHECK_THAT(locked.files.at(k_variant + "/requirements.arm64.lock.txt"),
-               ContainsSubstring("(variant " + k_variant + ", linux/arm64)"));
-    CHECK_THAT(locked.files.at(k_variant + "/requirements.arm64.lock.txt"),
+    CHECK(locked.files.count(k_platform_variant + "/requirements.lock.txt") == 0);
+    CHECK_THAT(locked.files.at(k_platform_variant + "/requirements.arm64.lock.txt"),
+               ContainsSubstring("(variant " + k_platform_variant + ", linux/arm64)"));
+    CHECK_THAT(locked.files.at(k_platform_variant + "/requirements.arm64.lock.txt"),
                ContainsSubstring("--hash=sha256:bbbb"));
 
     // Sets whose pins differ: no label could be true of both images.
     arm.packages.push_back({"nvidia-only-here", "1.0", {test::k_fake_hash}, {"torch"}});
-    RenderPlan differ = render_locked(text, {{k_variant, amd}, {k_variant + "@linux/arm64", arm}});
+    RenderPlan differ = render_locked(text, {{k_platform_variant, amd}, {k_platform_variant + "@linux/arm64", arm}});
     REQUIRE(test::problems_text(differ).empty());
-    const std::string& df2 = differ.files.at(k_variant + "/Dockerfile");
+    const std::string& df2 = differ.files.at(k_platform_variant + "/Dockerfile");
     CHECK(df2.find("io.torchdock.python-set=") == std::string::npos);
     CHECK_THAT(df2, ContainsSubstring("# No io.torchdock.python-set label"));
 }
@@ -150,15 +150,15 @@ TEST_CASE(
 TEST_CASE(
     "platforms: with one platform's set unlocked, none is used, and the Dockerfile says "
     "which") {
-    const std::string text = manifest("2.11.0", "cu130", "pypi", k_both);
+    const std::string text = platform_manifest("2.11.0", "cu130", "pypi", k_both);
     auto plan = test::plan_one(text);
     RenderPlan half =
-        render_locked(text, {{k_variant, lock_for(plan.variants.at(0), "linux/amd64")}});
+        render_locked(text, {{k_platform_variant, lock_for(plan.variants.at(0), "linux/amd64")}});
     REQUIRE(test::problems_text(half).empty());
     CHECK_THAT(half.variants.at(0).python_not_locked,
                ContainsSubstring("linux/arm64's set: manifests/gh.lock.json has no Python lock"));
     CHECK_FALSE(half.variants.at(0).python_lock);
-    CHECK(half.files.count(k_variant + "/requirements.amd64.lock.txt") == 0);
+    CHECK(half.files.count(k_platform_variant + "/requirements.amd64.lock.txt") == 0);
 }
 
 TEST_CASE("platforms: lock file keys name a variant and another platform; inputs match the key") {

@@ -1,0 +1,122 @@
+#pragma once
+// The held-out explain set (tests/data/explain_heldout/, see its README.md): real logs from
+// public issue threads in families that nothing in data/ was written from, collected before
+// the catalogs' meanings were written and never used to write them. Each file:
+//   # source: https://...     where the log was posted
+//   # tool: apt               the tool that printed the failing line
+//   # truth: one sentence     the root cause, from the thread's resolution
+//   # accept: a|b; c|d        how a scorer decides an answer is right: the first explanation's
+//                             title, cause and fix (lowercased) hold, for every ';' group, one
+//                             of its '|' alternatives
+//   # ----
+//   <the log as posted>
+// Shared by its test (tests/unit/diagnose/explain_heldout_test.cpp) and
+// bench/explain_heldout_bench.
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/diagnose/explain.hpp"
+
+namespace td::test {
+
+struct HeldoutCase {
+    std::string file, source, tool, truth, log;
+    std::vector<std::vector<std::string>> accept;  // every group needs one of its alternatives
+    std::string problem;                           // a malformed header, named
+};
+
+inline std::vector<std::string> split_trimmed(const std::string& text, char sep) {
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    for (std::string item; std::getline(ss, item, sep);) {
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        if (!item.empty()) out.push_back(item);
+    }
+    return out;
+}
+
+inline HeldoutCase parse_heldout_case(const std::string& file, const std::string& text) {
+    HeldoutCase c;
+    c.file = file;
+    std::size_t pos = 0;
+    bool ended = false;
+    std::string accept;
+    while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+        pos = nl == std::string::npos ? text.size() : nl + 1;
+        if (line == "# ----") {
+            ended = true;
+            break;
+        }
+        auto field = [&](const char* key, std::string& into) {
+            std::string prefix = std::string("# ") + key + ": ";
+            if (line.rfind(prefix, 0) != 0) return false;
+            into = line.substr(prefix.size());
+            return true;
+        };
+        if (field("source", c.source) || field("tool", c.tool) || field("truth", c.truth) ||
+            field("accept", accept))
+            continue;
+        c.problem = file + ": unexpected header line \"" + line + "\"";
+        return c;
+    }
+    for (const auto& group : split_trimmed(accept, ';')) {
+        auto alternatives = split_trimmed(group, '|');
+        if (!alternatives.empty()) c.accept.push_back(alternatives);
+    }
+    if (!ended)
+        c.problem = file + ": no \"# ----\" line ends the header";
+    else if (c.source.rfind("https://", 0) != 0)
+        c.problem = file + ": no https:// source";
+    else if (c.tool.empty() || c.truth.empty() || c.accept.empty())
+        c.problem = file + ": needs tool, truth and accept";
+    c.log = text.substr(pos);
+    if (c.problem.empty() && c.log.empty()) c.problem = file + ": no log after the header";
+    return c;
+}
+
+inline std::vector<HeldoutCase> load_heldout(const std::filesystem::path& dir) {
+    std::vector<std::filesystem::path> paths;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+        if (e.is_regular_file() && e.path().extension() == ".log") paths.push_back(e.path());
+    std::sort(paths.begin(), paths.end());
+    std::vector<HeldoutCase> out;
+    for (const auto& p : paths) {
+        std::ifstream in(p, std::ios::binary);
+        std::stringstream buf;
+        buf << in.rdbuf();
+        out.push_back(parse_heldout_case(p.filename().string(), buf.str()));
+    }
+    return out;
+}
+
+// How explain's answer to a case grades: right (the first explanation passes `accept`), a
+// wrong root cause (a signature's answer that does not), a meaning that does not, or unknown.
+enum class HeldoutGrade { Right, WrongRootCause, WrongMeaning, Unknown };
+
+inline HeldoutGrade grade_heldout(const HeldoutCase& c, const std::vector<Explanation>& found) {
+    if (found.empty()) return HeldoutGrade::Unknown;
+    const Explanation& e = found.front();
+    std::string text = e.title + "\n" + e.cause + "\n" + e.fix;
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    bool right = std::all_of(c.accept.begin(), c.accept.end(), [&](const auto& group) {
+        return std::any_of(group.begin(), group.end(), [&](std::string alt) {
+            std::transform(alt.begin(), alt.end(), alt.begin(),
+                           [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+            return text.find(alt) != std::string::npos;
+        });
+    });
+    if (right) return HeldoutGrade::Right;
+    return e.vocabulary ? HeldoutGrade::WrongMeaning : HeldoutGrade::WrongRootCause;
+}
+
+}  // namespace td::test
