@@ -8,6 +8,7 @@
 #include "core/diagnose/diff_selection.hpp"
 #include "core/diagnose/explain.hpp"
 #include "core/json/json_text.hpp"
+#include "engine/data_files.hpp"
 #include "engine/files.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/project_loader.hpp"
@@ -59,18 +60,16 @@ int run_diff(const DiffOptions& opts) {
 int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
     constexpr std::size_t k_block_bytes = 256 * 1024;  // read size: memory stays bounded
     if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
-    auto data_dir = engine::find_data_dir(common.data_dir);
-    auto kb = engine::load_knowledge_base(data_dir);
-    if (!kb) return fail(kb.error());
-    auto signatures = engine::load_error_signatures(data_dir);
-    if (!signatures) return fail(signatures.error());
+    auto data = engine::load_data_files(common.data_dir, {.signatures = true});
+    if (!data) return fail(data.error());
+    const fs::path& data_dir = data->dir;
     std::optional<nlohmann::json> fingerprint;
     if (opts.fingerprint) {
         auto fp = read_fingerprint(*opts.fingerprint);
         if (!fp) return fail(fp.error());
         fingerprint = fp.value();
     }
-    LogScanner scanner(signatures.value());
+    LogScanner scanner(*data->signatures);
     auto read = engine::read_blocks(opts.log, k_block_bytes,
                                     [&](std::string_view block) { scanner.feed(block); });
     if (!read) {
@@ -81,7 +80,7 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
         return fail({ErrorKind::Config, read.error().message});
     }
     scanner.finish();
-    auto found = scanner.explanations(fingerprint ? &*fingerprint : nullptr, kb.value());
+    auto found = scanner.explanations(fingerprint ? &*fingerprint : nullptr, data->kb);
     if (opts.json) {
         nlohmann::json out = nlohmann::json::array();
         for (const auto& e : found)

@@ -11,6 +11,7 @@
 #include "core/json/json_text.hpp"
 #include "core/validate/runtime_env.hpp"
 #include "engine/container_run.hpp"
+#include "engine/data_files.hpp"
 #include "engine/environment_facts.hpp"
 #include "engine/files.hpp"
 #include "engine/install_layout.hpp"
@@ -84,11 +85,9 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         return k_exit_config;
     }
     if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
-    auto data_dir = engine::find_data_dir(common.data_dir);
-    auto kb = engine::load_knowledge_base(data_dir);
-    if (!kb) return fail(kb.error());
-    auto signatures = engine::load_error_signatures(data_dir);
-    if (!signatures) return fail(signatures.error());
+    auto data = engine::load_data_files(common.data_dir, {.signatures = true});
+    if (!data) return fail(data.error());
+    const KnowledgeBase& kb = data->kb;
     // Without its probes doctor knows nothing of CUDA or torch: that is an error, not a
     // clean bill of health.
     auto probes_at = engine::locate_probes_dir(opts.probes_dir);
@@ -97,7 +96,7 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
     std::map<std::string, ProbeRun> probes;
     EnvironmentFacts facts;
     if (opts.host) {
-        auto host = engine::read_host(kb.value(), probes_dir, opts.python, 60);
+        auto host = engine::read_host(kb, probes_dir, opts.python, 60);
         facts = std::move(host.facts);
         probes = std::move(host.probes);
     } else {
@@ -135,10 +134,9 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         facts = f.value();
         // The image as `docker run IMAGE python` runs it (engine/runtime_env), by its ID.
         progress("doctor " + *opts.image + ": running the probes");
-        auto reading =
-            engine::probe_image(api.value(), id, *info.value(), engine::doctor_probes(),
-                                probe_set.probes_dir, opts.python, 0, probe_set.timeout_s(60),
-                                kb.value(), label, std::nullopt, &platform.env);
+        auto reading = engine::probe_image(
+            api.value(), id, *info.value(), engine::doctor_probes(), probe_set.probes_dir,
+            opts.python, 0, probe_set.timeout_s(60), kb, label, std::nullopt, &platform.env);
         probes = std::move(reading.probes);
         facts.interpreter_why = reading.plan.why;
         // /dev/shm as probe-env read it, as validate reads it: an image without a shell too.
@@ -150,7 +148,7 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         return k_exit_interrupted;
     }
     nlohmann::json fp = build_fingerprint(facts, probes);
-    auto findings = doctor_findings(fp, kb.value(), &signatures.value());
+    auto findings = doctor_findings(fp, kb, &*data->signatures);
     // With the fingerprint on stdout, the description goes to stderr.
     std::ostream& out = to_stdout(opts.json) ? std::cerr : std::cout;
     out << describe(fp) << "\n";

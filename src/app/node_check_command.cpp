@@ -22,6 +22,7 @@
 #include "core/validate/expectations.hpp"
 #include "core/validate/waivers.hpp"
 #include "engine/container_run.hpp"
+#include "engine/data_files.hpp"
 #include "engine/environment_facts.hpp"
 #include "engine/install_layout.hpp"
 #include "engine/interrupt.hpp"
@@ -98,13 +99,10 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
     facts.node = name;
     // One node: a host list ("gpu[1-500]") or ALL would make --drain drain all of them.
     if (auto st = check_node_name(facts.node, source); !st) return fail(st.error());
-    auto data_dir = engine::find_data_dir(common.data_dir);
-    auto kb = engine::load_knowledge_base(data_dir);
-    if (!kb) return fail(kb.error());
-    auto signatures = engine::load_error_signatures(data_dir);
-    if (!signatures) return fail(signatures.error());
-    auto fc = engine::load_forward_compat(data_dir);
-    if (!fc) return fail(fc.error());
+    auto data =
+        engine::load_data_files(common.data_dir, {.signatures = true, .forward_compat = true});
+    if (!data) return fail(data.error());
+    const KnowledgeBase& kb = data->kb;
     auto probes_at = engine::locate_probes_dir(opts.probes_dir);
     if (auto st = engine::check_probes_dir(probes_at); !st) return fail(st.error());
 
@@ -112,11 +110,10 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
     facts.deadline_s = static_cast<int>(opts.deadline_s);
     progress("node-check " + facts.node + ": reading the host");
     // The host's probes get at most a third of the time; the image's the rest.
-    auto host =
-        engine::read_host(kb.value(), probes_at.path, std::nullopt, std::max(1, left_s() / 3));
+    auto host = engine::read_host(kb, probes_at.path, std::nullopt, std::max(1, left_s() / 3));
     facts.fingerprint = build_fingerprint(host.facts, host.probes);
     facts.fingerprint["findings"] =
-        findings_json(doctor_findings(facts.fingerprint, kb.value(), &signatures.value()));
+        findings_json(doctor_findings(facts.fingerprint, kb, &*data->signatures));
     // A host probe cut by the deadline's share is out of time, not a finding against the node:
     // its findings (DR121 "torch could not be probed: ... timed out") are left out.
     std::vector<std::string> timed_out;
@@ -184,8 +181,8 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
         std::string gpu_reason;
         std::map<std::string, std::string> no_overrides;
         ValidationRun run{vopts,
-                          kb.value(),
-                          signatures.value(),
+                          kb,
+                          *data->signatures,
                           *api,
                           no_overrides,
                           probes_at.path,
@@ -208,7 +205,7 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
         facts.checks = v.checks;
         facts.image.tier = v.tier;
         facts.image.shm_bytes = v.shm_bytes;
-        preflight_here(host.probes, *info, v, kb.value(), fc.value(), facts);
+        preflight_here(host.probes, *info, v, kb, *data->forward_compat, facts);
     } else {
         facts.preflight_skipped = "the image could not be read on this node";
     }

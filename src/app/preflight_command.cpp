@@ -14,6 +14,7 @@
 #include "core/json/json_text.hpp"
 #include "core/validate/checks.hpp"
 #include "engine/container_run.hpp"
+#include "engine/data_files.hpp"
 #include "engine/docker_api.hpp"
 #include "engine/files.hpp"
 #include "engine/install_layout.hpp"
@@ -77,11 +78,9 @@ std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOp
 int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
     engine::install_interrupt_handlers();
     if (auto st = check_report_flags({{"--json", &opts.json}}); !st) return fail(st.error());
-    auto data_dir = engine::find_data_dir(common.data_dir);
-    auto kb = engine::load_knowledge_base(data_dir);
-    if (!kb) return fail(kb.error());
-    auto fc = engine::load_forward_compat(data_dir);
-    if (!fc) return fail(fc.error());
+    auto data = engine::load_data_files(common.data_dir, {.forward_compat = true});
+    if (!data) return fail(data.error());
+    const KnowledgeBase& kb = data->kb;
 
     std::string driver = opts.driver.value_or("");
     std::vector<std::string> gpus;
@@ -124,7 +123,7 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
         return fail(
             {ErrorKind::Config, "no such image: " + opts.image + " (build or pull it first)"});
     Expectations expect = gather_expectations(opts.image, info.value()->labels, info.value()->env,
-                                              kb.value(), overrides.value());
+                                              kb, overrides.value());
 
     ContainerRequirements requirements = container_requirements(info.value()->env);
     ImageProbes kernels;
@@ -132,12 +131,11 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
     if (opts.no_kernel_audit) {
         kernels.not_audited = "--no-kernel-audit";
     } else {
-        if (auto code =
-                audit_kernels(api.value(), opts, *info.value(), kb.value(), kernels, emulated))
+        if (auto code = audit_kernels(api.value(), opts, *info.value(), kb, kernels, emulated))
             return *code;
     }
     PreflightResult r =
-        preflight(expect, driver, gpus, kb.value(), fc.value(), requirements, kernels);
+        preflight(expect, driver, gpus, kb, *data->forward_compat, requirements, kernels);
     if (!emulated.empty()) r.notes.insert(r.notes.begin(), emulated);
     if (opts.json) {
         nlohmann::json targets = nlohmann::json::array();

@@ -18,6 +18,7 @@
 #include "core/validate/probe_plan.hpp"
 #include "core/validate/waivers.hpp"
 #include "engine/container_run.hpp"
+#include "engine/data_files.hpp"
 #include "engine/docker_api.hpp"
 #include "engine/environment_facts.hpp"
 #include "engine/files.hpp"
@@ -131,11 +132,9 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
         if (!found) return code;
         from_manifests = std::move(found.value());
     }
-    auto data_dir = engine::find_data_dir(common.data_dir);
-    auto kb = engine::load_knowledge_base(data_dir);
-    if (!kb) return fail(kb.error());
-    auto signatures = engine::load_error_signatures(data_dir);
-    if (!signatures) return fail(signatures.error());
+    auto data = engine::load_data_files(common.data_dir, {.signatures = true});
+    if (!data) return fail(data.error());
+    const KnowledgeBase& kb = data->kb;
     auto probes_at = engine::locate_probes_dir(opts.probes_dir);
     if (auto st = engine::check_probes_dir(probes_at); !st) return fail(st.error());
     fs::path probes_dir = probes_at.path;
@@ -149,8 +148,8 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     bool gpu_tier =
         gpu_tier_available(engine_info, api->is_podman(), opts.gpus, gpu_count, gpu_reason);
     ValidationRun run{opts,
-                      kb.value(),
-                      signatures.value(),
+                      kb,
+                      *data->signatures,
                       api.value(),
                       overrides.value(),
                       probes_dir,

@@ -42,8 +42,17 @@ std::set<std::string> guaranteed_names(const std::vector<LineTemplate>& patterns
     return out;
 }
 
-void check_template(const std::string& tmpl, const std::string& path,
-                    const std::set<std::string>& known, const std::set<std::string>& guaranteed) {
+// The facts a signature may name: those of the whole log (`global`) and its own (`local`).
+struct KnownFacts {
+    const std::set<std::string>& global;
+    std::set<std::string> local;
+    bool count(const std::string& n) const { return global.count(n) || local.count(n); }
+    void insert(const std::string& n) { local.insert(n); }
+};
+
+template <class Known, class Guaranteed>
+void check_template(const std::string& tmpl, const std::string& path, const Known& known,
+                    const Guaranteed& guaranteed) {
     std::string problem;
     std::string err = scan_template(tmpl, [&](std::string_view name, int depth) {
         if (!problem.empty()) return;
@@ -59,7 +68,7 @@ void check_template(const std::string& tmpl, const std::string& path,
 }
 
 void check_fact_refs(const std::vector<std::string>& names, const std::string& path,
-                     const std::set<std::string>& known) {
+                     const KnownFacts& known) {
     for (std::size_t i = 0; i < names.size(); ++i)
         if (!starts_with(names[i], "fp:") && !known.count(names[i]))
             fail(path + "[" + std::to_string(i) + "]", "unknown fact " + quote_value(names[i]));
@@ -171,7 +180,7 @@ ErrorSignature parse_signature(const json& s, const std::string& path, const std
 void check_references(const ErrorSignatures& all, std::size_t i,
                       const std::set<std::string>& fact_names, const std::string& path) {
     const ErrorSignature& sig = all.signatures[i];
-    std::set<std::string> known = fact_names;
+    KnownFacts known{fact_names, {}};
     for (const auto& n : captured_names(sig.patterns)) known.insert(n);
     for (const auto& n : captured_names(sig.context)) known.insert(n);
     for (const auto& n : captured_names(sig.required)) known.insert(n);

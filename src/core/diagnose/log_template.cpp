@@ -34,23 +34,24 @@ std::string scan_template(std::string_view t,
                           const std::function<void(std::string_view, int)>& on_name) {
     int depth = 0;
     for (std::size_t i = 0; i < t.size();) {
-        if (t.compare(i, 2, "{{") == 0 || t.compare(i, 2, "}}") == 0) {
+        const char c = t[i], next = i + 1 < t.size() ? t[i + 1] : '\0';
+        if ((c == '{' && next == '{') || (c == '}' && next == '}')) {
             i += 2;
-        } else if (t.compare(i, 2, "[[") == 0) {
+        } else if (c == '[' && next == '[') {
             ++depth;
             i += 2;
-        } else if (t.compare(i, 2, "]]") == 0) {
+        } else if (c == ']' && next == ']') {
             if (depth == 0) return "']]' without '[['";
             --depth;
             i += 2;
-        } else if (t[i] == '{') {
+        } else if (c == '{') {
             auto end = t.find('}', i);
             if (end == std::string_view::npos) return "unclosed '{'";
             auto name = t.substr(i + 1, end - i - 1);
             if (!valid_name(name)) return "bad fact name " + quote_value(name);
             on_name(name, depth);
             i = end + 1;
-        } else if (t[i] == '}') {
+        } else if (c == '}') {
             return "'}' without '{' (write '}}' for a brace)";
         } else {
             ++i;
