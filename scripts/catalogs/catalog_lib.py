@@ -23,10 +23,13 @@ The meanings file:
   {"tool": "apt", "about": ..., "default": {"cause": ..., "fix": ..., "rank": 10},
    "rules": [{"match": REGEX (searched in the format string), "title": ..., "cause": ...,
               "fix": ..., "rank": 30, "names": ["version", "package"]}],
-   "skip": [REGEX, ...]}
+   "skip": [REGEX, ...], "keep_unruled": true}
+("keep_unruled": false keeps only the messages a rule names: for a library whose other
+errors are its API's, not an installation's, e.g. numpy.)
 The first rule whose regex is found in the format string gives the entry its meaning;
 `names` renames the captures in order (a1 -> version, ...), so cause and fix can use them.
-{message} in a default's texts is the format string itself. Every rule must match at least
+The default's cause and fix are written once, as the file's "default" (a quoted {message}
+dropped), and an entry without a rule has neither. Every rule must match at least
 one message (a rule that matches none is an error: the source changed under it)."""
 import json, os, re, sys
 
@@ -149,8 +152,14 @@ def load_meanings(path):
     return m
 
 
-def _render_default(text, message):
-    return text.replace("{message}", message.replace("{", "{{").replace("}", "}}"))
+DEFAULTS = {}  # tool -> the file-level default meaning build_entries found (write_catalog)
+
+
+def without_message(text):
+    """A default text once per file: the quoted {message} dropped (the evidence line shows it)."""
+    text = re.sub(r"\s*\([^()]*\{message\}[^()]*\)", "", text)
+    text = re.sub(r":?\s*[\"\u201c']\{message\}[\"\u201d']", "", text)
+    return text.replace("{message}", "this message")
 
 
 def build_entries(tool, messages, meanings, style):
@@ -172,7 +181,8 @@ def build_entries(tool, messages, meanings, style):
                 rule = r
                 meanings["_used"].add(k)
                 break
-        if rule is None and len(msg) > 2 and msg[2] == "candidate":
+        if rule is None and (not meanings.get("keep_unruled", True) or
+                             (len(msg) > 2 and msg[2] == "candidate")):
             stats["skipped"] += 1
             continue
         conv = to_template(fmt, style, rule.get("names") if rule else None)
@@ -200,13 +210,16 @@ def build_entries(tool, messages, meanings, style):
             stats["default"] += 1
             d = meanings["default"]
             title = f"{tool}: " + re.sub(r"\s+", " ", literal_text(message, style)).strip()[:100]
-            cause = _render_default(d["cause"], message)
-            fix = _render_default(d["fix"], message)
+            cause = fix = None  # the file's "default" (write_catalog)
             rank = d.get("warning_rank", 5) if warning else d.get("rank", 10)
-        e = {"id": eid, "title": title, "rank": rank, "patterns": [tmpl], "cause": cause,
-             "fix": fix, "source": [source]}
+        e = {"id": eid, "title": title, "rank": rank, "patterns": [tmpl]}
+        if cause is not None:
+            e["cause"], e["fix"] = cause, fix
+        e["source"] = [source]
         seen_tmpl[tmpl] = e
         entries.append(e)
+    DEFAULTS[tool] = {"cause": without_message(meanings["default"]["cause"]),
+                      "fix": without_message(meanings["default"]["fix"])}
     unused = [meanings["rules"][k]["match"] for k in range(len(meanings["_rules"]))
               if k not in meanings["_used"]]
     if unused:
@@ -217,7 +230,10 @@ def build_entries(tool, messages, meanings, style):
 def write_catalog(out_dir, tool, about, generated_from, entries, stats):
     os.makedirs(out_dir, exist_ok=True)
     doc = {"schema": 1, "tier": "catalog", "family": tool, "about": about,
-           "generated_from": generated_from, "signatures": entries}
+           "generated_from": generated_from}
+    if tool in DEFAULTS:
+        doc["default"] = DEFAULTS[tool]
+    doc["signatures"] = entries
     path = os.path.join(out_dir, f"{tool}.json")
     tmp = path + ".tmp"
     with open(tmp, "w") as f:

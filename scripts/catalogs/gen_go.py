@@ -543,6 +543,7 @@ def main():
                     e["patterns"][0].startswith(code.lower().replace("_", " ") + ": "):
                 e["cause"] = (f"The registry answered {code}: {desc} (the OCI distribution "
                               "API's description of the code.)")
+                e["fix"] = catalog_lib.DEFAULTS[a.tool]["fix"]
     entries.sort(key=lambda e: e["id"])
     for e in entries:
         e["source"].sort()

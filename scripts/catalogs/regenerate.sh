@@ -7,6 +7,7 @@
 #   $SRC/go/NVIDIA+nvidia-container-toolkit                   (exported at the commits below)
 #   $SRC/pip-25.1.1 $SRC/pip-24.0 $SRC/uv-0.12.5 $SRC/Python-3.11.2 (PyPI sdists, Debian source)
 #   $SRC/nccl $SRC/slurm $SRC/triton-3.9.0                    (commits below; triton's wheel)
+#   $SRC/qemu $SRC/numpy-2.5.2                                 (qemu's 10.0.2 release tarball; PyPI sdist)
 # Usage: SRC=/path/to/sources scripts/catalogs/regenerate.sh [OUT_DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,3 +41,6 @@ py gen_python.py --src "$SRC/Python-3.11.2"
 py gen_nccl.py --src "$SRC/nccl" --commit 5067397c2676d5aed50042fc39e5c8ee96eb0027
 py gen_slurm.py --src "$SRC/slurm" --commit 284c3b95f08a2dc2478499837b03355e1b9c5c75
 py gen_triton.py --src "$SRC/triton-3.9.0" --commit "PyPI triton 3.9.0 cp311 manylinux_2_28_x86_64 wheel"
+py gen_qemu.py --src "$SRC/qemu" --version 10.0.2 --commit "tag v10.0.2"
+py gen_numpy.py --src "$SRC/numpy-2.5.2" --version 2.5.2 \
+  --commit 48fecee5453aa1d31e6b79dcb3969dc1a6d1a891

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "core/diagnose/explain.hpp"
@@ -121,8 +122,14 @@ void parse_providers(const json& doc, ErrorSignatures& out) {
 }
 
 // One signature object of a file whose family is `family`.
+// A catalog's "default": the cause and fix of its entries that have none of their own (the
+// messages no meaning rule names), written once per file.
+struct DefaultMeaning {
+    std::string cause, fix;
+};
+
 ErrorSignature parse_signature(const json& s, const std::string& path, const std::string& family,
-                               const std::string& tier) {
+                               const std::string& tier, const DefaultMeaning* fallback) {
     const bool catalog = tier == "catalog";
     const bool vocabulary = catalog || tier == "vocabulary";
     if (!s.is_object()) fail(path, "expected an object");
@@ -155,8 +162,9 @@ ErrorSignature parse_signature(const json& s, const std::string& path, const std
             sig.derive.push_back(
                 parse_derivation((*d)[k], path + ".derive[" + std::to_string(k) + "]"));
     }
-    sig.cause = need_string(s, path, "cause");
-    sig.fix = need_string(s, path, "fix");
+    const bool inherits = fallback && !s.contains("cause") && !s.contains("fix");
+    sig.cause = inherits ? fallback->cause : need_string(s, path, "cause");
+    sig.fix = inherits ? fallback->fix : need_string(s, path, "fix");
     // Vocabulary entries have no fingerprint checks: the meaning of a code is not a cause.
     const json& checks =
         vocabulary && !s.contains("checks") ? json::array() : need(s, path, "checks");
@@ -257,7 +265,7 @@ Result<ErrorSignatures> ErrorSignatures::parse_files(
             if (!doc.is_object()) fail("$", "expected an object");
             only_keys(doc, "$",
                       {"schema", "about", "family", "facts", "signatures", "tier", "generated_from",
-                       "generator", "providers"});
+                       "generator", "providers", "default"});
             const json& schema = need(doc, "$", "schema");
             if (!schema.is_number_integer() || schema.get<int>() != 1)
                 fail("$.schema", "unsupported schema (expected 1)");
@@ -274,12 +282,21 @@ Result<ErrorSignatures> ErrorSignatures::parse_files(
             if (doc.contains("family")) family = need_string(doc, "$", "family");
             for (auto& t : template_list(doc, "$", "facts", false))
                 out.facts.push_back(std::move(t));
+            std::optional<DefaultMeaning> fallback;
+            if (auto d = doc.find("default"); d != doc.end()) {
+                if (tier != "catalog") fail("$.default", "only a catalog has a default meaning");
+                if (!d->is_object()) fail("$.default", "expected an object");
+                only_keys(*d, "$.default", {"cause", "fix"});
+                fallback = DefaultMeaning{need_string(*d, "$.default", "cause"),
+                                          need_string(*d, "$.default", "fix")};
+            }
             auto sigs = doc.find("signatures");
             if (sigs == doc.end()) continue;
             if (!sigs->is_array()) fail("$.signatures", "expected an array");
             for (std::size_t i = 0; i < sigs->size(); ++i) {
                 std::string path = "$.signatures[" + std::to_string(i) + "]";
-                ErrorSignature sig = parse_signature((*sigs)[i], path, family, tier);
+                ErrorSignature sig = parse_signature((*sigs)[i], path, family, tier,
+                                                     fallback ? &*fallback : nullptr);
                 auto [first, fresh] = first_at.emplace(sig.id, name + ": " + path);
                 if (!fresh)
                     fail(path + ".id",
