@@ -44,3 +44,5 @@ py gen_triton.py --src "$SRC/triton-3.9.0" --commit "PyPI triton 3.9.0 cp311 man
 py gen_qemu.py --src "$SRC/qemu" --version 10.0.2 --commit "tag v10.0.2"
 py gen_numpy.py --src "$SRC/numpy-2.5.2" --version 2.5.2 \
   --commit 48fecee5453aa1d31e6b79dcb3969dc1a6d1a891
+# torchdock's own verdicts, from the built binary's `checks --json` (TORCHDOCK: the binary)
+py gen_torchdock.py --binary "${TORCHDOCK:-$here/../../build/dev/bin/torchdock}"

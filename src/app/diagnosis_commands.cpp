@@ -93,7 +93,8 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
                            {"facts", e.facts},
                            {"verdict", e.verdict},
                            {"vocabulary", e.vocabulary},
-                           {"grade", e.grade()}});
+                           {"grade", e.grade()},
+                           {"generic", e.generic}});
         nlohmann::json failures = nlohmann::json::array();
         if (found.empty())
             for (const auto& f : scanner.failure_lines())

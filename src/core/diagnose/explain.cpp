@@ -323,6 +323,7 @@ std::vector<Explanation> LogScanner::explanations(const nlohmann::json* fingerpr
         e.family = sig.family;
         e.vocabulary = sig.vocabulary;
         e.catalog = sig.catalog;
+        e.generic = sig.generic();
         e.facts = st.captures;
         for (const auto& [k, v] : st.context_captures) e.facts.emplace(k, v);
         for (const auto& [k, v] : st.merged_captures) e.facts.emplace(k, v);

@@ -154,6 +154,7 @@ struct Explanation {
     std::string id, title, family, cause, fix;
     bool vocabulary = false;  // the meaning of a code or message, not a signature's cause
     bool catalog = false;     // ...from a tool's message catalog
+    bool generic = false;     // ...that only restates the tool's words (ErrorSignature::generic)
     // "root cause" (a signature with its evidence) or "meaning" (a vocabulary or catalog
     // entry: what the tool says happened and what usually causes it).
     const char* grade() const { return vocabulary ? "meaning" : "root cause"; }
