@@ -27,7 +27,9 @@ The meanings file:
 ("keep_unruled": false keeps only the messages a rule names: for a library whose other
 errors are its API's, not an installation's, e.g. numpy.)
 The first rule whose regex is found in the format string gives the entry its meaning;
-`names` renames the captures in order (a1 -> version, ...), so cause and fix can use them.
+`names` renames the captures in order (a1 -> version, ...), so cause and fix can use them;
+`"short": true` keeps a message shorter than 16 characters or 3 words (a prefix the tool
+prints every error with, such as "torchdock: error: %s").
 The default's cause and fix are written once, as the file's "default" (a quoted {message}
 dropped), and an entry without a rule has neither. Every rule must match at least
 one message (a rule that matches none is an error: the source changed under it)."""
@@ -79,7 +81,7 @@ def best_line(fmt, style):
     return max(lines, key=lambda l: len(literal_text(l, style).strip()))
 
 
-def to_template(fmt, style, names=None):
+def to_template(fmt, style, names=None, short_ok=False):
     """(template, capture names in order) or None when the message is too generic."""
     line = best_line(fmt, style)
     parts = _split(line, style)
@@ -100,7 +102,8 @@ def to_template(fmt, style, names=None):
         merged.pop()
     lit = "".join(t for k, t in merged if k == "lit")
     words = re.findall(r"[A-Za-z]{2,}", lit)
-    if len(lit.strip()) < MIN_LITERAL or len(words) < MIN_WORDS or generic(words):
+    too_short = len(lit.strip()) < MIN_LITERAL or len(words) < MIN_WORDS
+    if (too_short and not short_ok) or generic(words):
         return None
     out, captured, n = [], [], 0
     for kind, text in merged:
@@ -185,7 +188,8 @@ def build_entries(tool, messages, meanings, style):
                              (len(msg) > 2 and msg[2] == "candidate")):
             stats["skipped"] += 1
             continue
-        conv = to_template(fmt, style, rule.get("names") if rule else None)
+        conv = to_template(fmt, style, rule.get("names") if rule else None,
+                           bool(rule and rule.get("short")))
         if conv is None:
             stats["too_generic"] += 1
             continue

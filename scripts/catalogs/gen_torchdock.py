@@ -1,19 +1,150 @@
 #!/usr/bin/env python3
-"""Generates data/catalogs/torchdock.json: torchdock's own verdicts as its build, validate and
-doctor output print them, from the code that defines each ID (src/core/validate/
-check_catalog.cpp, src/core/diagnose/finding_catalog.cpp) as `torchdock checks --json` reads
-it out. A failing check's table row ("TD119  torch.imports  FAIL  ...") and a doctor finding's
-("DR125  error  torch is built for another Python  ...") get the check's or finding's own
-what, why and fix, so explain answers every failure in torchdock's own output.
+"""Generates data/catalogs/torchdock.json: torchdock's own verdicts and errors as its build,
+validate and doctor output print them, so explain answers every failure in torchdock's own
+output.
+* The verdicts, from the code that defines each ID (src/core/validate/check_catalog.cpp,
+  src/core/diagnose/finding_catalog.cpp) as `torchdock checks --json` reads it out: a failing
+  check's table row ("TD119  torch.imports  FAIL  ...") and a doctor finding's ("DR125  error
+  torch is built for another Python  ...") get the check's or finding's what, why and fix.
+* The errors ("torchdock: error: ..."), from torchdock's sources (src/**/*.cpp): every
+  `Error{ErrorKind::K, "text" + value + "text"}`, its string literals kept and each other
+  term a capture; their meanings from scripts/catalogs/meanings/torchdock.json.
 
-Usage: gen_torchdock.py --binary build/dev/bin/torchdock [--out data/catalogs]"""
-import argparse, json, os, subprocess, sys
+Usage: gen_torchdock.py --binary build/dev/bin/torchdock [--src .] [--out data/catalogs]"""
+import argparse, json, os, re, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import catalog_lib  # noqa: E402
 
 SOURCES = {"check": "src/core/validate/check_catalog.cpp",
            "finding": "src/core/diagnose/finding_catalog.cpp"}
+
+
+def error_expressions(text):
+    """The message expression of every Error{ErrorKind::K, EXPR} in a C++ file."""
+    for m in re.finditer(r"Error\{ErrorKind::\w+,\s*", text):
+        i, depth, start = m.end(), 0, m.end()
+        while i < len(text):
+            c = text[i]
+            if c == '"':
+                i += 1
+                while i < len(text) and text[i] != '"':
+                    i += 2 if text[i] == "\\" else 1
+            elif c in "({[":
+                depth += 1
+            elif c in ")]":
+                depth -= 1
+            elif c == "}":
+                if depth == 0:
+                    yield text[start:i]
+                    break
+                depth -= 1
+            i += 1
+
+
+def call_arguments(text, start):
+    """The arguments of the call whose '(' is at text[start-1], split at top-level commas."""
+    return top_level_terms(text[start:closing(text, start)], sep=",")
+
+
+def closing(text, i):
+    """The index of the ')' that closes the '(' before text[i]."""
+    depth = 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < len(text) and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                return i
+            depth -= 1
+        i += 1
+    return i
+
+
+def returned_strings(text, function):
+    """The string literals `function` (a std::string function in this file) returns."""
+    m = re.search(r"std::string " + function + r"\([^)]*\) \{", text)
+    if not m:
+        return []
+    body = text[m.end():closing(text, m.end())]
+    return ['"' + r + '"' for r in re.findall(r'return "((?:[^"\\]|\\.)*)";', body)]
+
+
+def io_errors(text):
+    """io_error("write", path, REASON) (src/engine/files.cpp) prints "cannot write PATH: REASON";
+    a REASON of kind_of(mode) is each of the refusals kind_of returns."""
+    for m in re.finditer(r"\bio_error\(", text):
+        args = call_arguments(text, m.end())
+        if len(args) == 3 and re.fullmatch(r'"\w+"', args[0]):
+            head = f'"cannot {args[0][1:-1]} " + path + ": " + '
+            reasons = (returned_strings(text, "kind_of") if args[2].startswith("kind_of(")
+                       else [args[2]])
+            for reason in reasons:
+                yield head + reason
+
+
+def top_level_terms(expr, sep="+"):
+    """EXPR split at the `sep` signs outside parentheses and strings."""
+    terms, depth, i, start = [], 0, 0, 0
+    while i < len(expr):
+        c = expr[i]
+        if c == '"':
+            i += 1
+            while i < len(expr) and expr[i] != '"':
+                i += 2 if expr[i] == "\\" else 1
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == sep and depth == 0:
+            terms.append(expr[start:i])
+            start = i + 1
+        i += 1
+    terms.append(expr[start:])
+    return [t.strip() for t in terms if t.strip()]
+
+
+LITERALS = re.compile(r'^(?:std::string\(\s*)?((?:"(?:[^"\\]|\\.)*"\s*)+)\)?$')
+
+
+def message_format(expr):
+    """A printf-style format of one message expression: literals kept, other terms %s."""
+    out = []
+    for term in top_level_terms(expr):
+        m = LITERALS.match(term)
+        if m:
+            parts = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))
+            text = "".join(bytes(p, "utf-8").decode("unicode_escape") for p in parts)
+            out.append(text.replace("%", "%%"))
+        else:
+            out.append("%s")
+    return "".join(out)
+
+
+def source_messages(src, version):
+    found = []
+    for root, dirs, files in os.walk(os.path.join(src, "src")):
+        dirs.sort()
+        for name in sorted(files):
+            if not name.endswith(".cpp"):
+                continue
+            path = os.path.join(root, name)
+            with open(path) as fh:
+                text = fh.read()
+            rel = os.path.relpath(path, src)
+            # every error is printed as one "torchdock: error: MESSAGE" line (app/output.cpp)
+            if '"torchdock: error:"' in text:
+                found.append(("torchdock: error: %s", f"torchdock {version} {rel}"))
+            for expr in list(error_expressions(text)) + list(io_errors(text)):
+                fmt = message_format(expr)
+                if fmt.replace("%s", "").strip():
+                    found.append((fmt, f"torchdock {version} {rel}"))
+    return sorted(set(found))
 
 
 def literal(text):
@@ -58,6 +189,7 @@ def entries_of(reference, version):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--binary", required=True)
+    ap.add_argument("--src", default=os.path.join(os.path.dirname(__file__), "..", ".."))
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "..", "data",
                                                   "catalogs"))
     a = ap.parse_args()
@@ -68,11 +200,18 @@ def main():
                            text=True).stdout.split()
     version = words[1] if len(words) > 1 else "unknown"
     entries = entries_of(reference, version)
-    about = ("torchdock's own verdicts as build, validate and doctor print them: each check's "
-             "and finding's what, why and fix, from the code that defines the ID")
-    gen = [f"torchdock {version}: `torchdock checks --json` by scripts/catalogs/gen_torchdock.py"]
-    catalog_lib.write_catalog(a.out, "torchdock", about, gen, entries,
-                              {"entries": len(entries)})
+    here = os.path.dirname(os.path.abspath(__file__))
+    meanings = catalog_lib.load_meanings(os.path.join(here, "meanings", "torchdock.json"))
+    errors, stats = catalog_lib.build_entries("torchdock", source_messages(a.src, version),
+                                              meanings, "printf")
+    entries += errors
+    about = ("torchdock's own verdicts as build, validate and doctor print them (each check's "
+             "and finding's what, why and fix, from the code that defines the ID) and its "
+             "errors (from its sources)")
+    gen = [f"torchdock {version}: `torchdock checks --json` and Error{{ErrorKind::...}} in src/ "
+           "by scripts/catalogs/gen_torchdock.py"]
+    stats["verdicts"] = len(entries) - len(errors)
+    catalog_lib.write_catalog(a.out, "torchdock", about, gen, entries, stats)
 
 
 if __name__ == "__main__":

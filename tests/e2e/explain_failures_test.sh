@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # explain answers every failure torchdock's own build, validate, doctor and node-check printed
 # in the image suites (kept by tests/e2e/lib/check.sh in DIR): a root cause, or a meaning that
-# is more than the tool's words (a catalog entry ranked 15 or more). The logs are removed once
-# read. Exit 77 (skipped) when DIR holds none.
+# is more than the tool's words (a catalog entry ranked 15 or more). The logs are removed when
+# every one is answered (kept to be read otherwise). Exit 77 (skipped) when DIR holds none.
 # Usage: explain_failures_test.sh TORCHDOCK DIR
 set -uo pipefail
 TD=$(realpath "$1")
@@ -28,5 +28,5 @@ print("unknown" if e is None else ("generic" if e["generic"] else e["grade"]) + 
   check "$(basename "$log") ($(head -1 "$log" | cut -c3-80)): $verdict" \
     test "$verdict" != unknown -a "${verdict%%:*}" != generic
 done
-rm -f "${logs[@]}"
+((fail == 0)) && rm -f "${logs[@]}"
 finish

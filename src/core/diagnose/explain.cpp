@@ -421,7 +421,7 @@ std::optional<Explanation> explain_error_text(std::string_view text,
                                               const ErrorSignatures& signatures,
                                               const KnowledgeBase& kb) {
     auto found = explain_log(text, signatures, nullptr, kb);
-    if (found.empty()) return std::nullopt;
+    if (found.empty() || found.front().generic) return std::nullopt;
     return std::move(found.front());
 }
 

@@ -211,7 +211,8 @@ std::vector<Explanation> explain_log(std::string_view log, const ErrorSignatures
 
 // The best explanation of one error text, for other commands that hold an error message
 // rather than a log: a Python exception line from an import, a probe's failure reason. The
-// same signatures, cause and fix as `explain`; nullopt when no signature knows the text.
+// same signatures, cause and fix as `explain`; nullopt when nothing knows the text, or only
+// a generic catalog entry (the tool's words, which the text already is).
 std::optional<Explanation> explain_error_text(std::string_view text,
                                               const ErrorSignatures& signatures,
                                               const KnowledgeBase& kb);

@@ -22,7 +22,8 @@ namespace {
 const std::string k_page = "https://index.test/simple/torch/";
 
 ProjectIndex torch_index() {
-    auto idx = parse_project_index(td::test::source_text("tests/data/pypi/torch.simple.json"), k_page);
+    auto idx =
+        parse_project_index(td::test::source_text("tests/data/pypi/torch.simple.json"), k_page);
     REQUIRE(idx);
     return idx.value();
 }

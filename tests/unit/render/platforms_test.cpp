@@ -16,8 +16,8 @@ using Catch::Matchers::ContainsSubstring;
 namespace {
 
 // platform_manifest(TORCH, CUDA, INDEX, PLATFORMS): an os-pip family on Debian 12.
-std::string platform_manifest(const std::string& torch, const std::string& cuda, const std::string& index,
-                     const std::string& platforms) {
+std::string platform_manifest(const std::string& torch, const std::string& cuda,
+                              const std::string& index, const std::string& platforms) {
     return R"({"schema": 1, "name": "gh", "image": "t/gh", "base": "os-pip", "wheel_index": ")" +
            index + R"(", "matrix": {"torch": [")" + torch + R"("], "cuda": [")" + cuda +
            R"("], "os": ["debian12"]}, "platforms": )" + platforms + "}";
@@ -49,7 +49,8 @@ RenderPlan render_locked(const std::string& text, const std::map<std::string, Py
 
 TEST_CASE("platforms: only linux/amd64 and linux/arm64, each once, at least one") {
     auto problems = [](const std::string& platforms) {
-        return test::problems_text(test::plan_one(platform_manifest("2.11.0", "cu130", "pypi", platforms)));
+        return test::problems_text(
+            test::plan_one(platform_manifest("2.11.0", "cu130", "pypi", platforms)));
     };
     CHECK_THAT(problems(R"(["linux/amd64", "linux/riscv64"])"),
                ContainsSubstring("$.platforms[1]: platform \"linux/riscv64\" is not one torchdock "
@@ -64,7 +65,8 @@ TEST_CASE("platforms: only linux/amd64 and linux/arm64, each once, at least one"
 TEST_CASE(
     "platforms: a CPU-only linux/arm64 torch behind a CUDA variant is refused, naming the "
     "release that works") {
-    auto problems = test::problems_text(test::plan_one(platform_manifest("2.9.1", "cu128", "pypi", k_both)));
+    auto problems =
+        test::problems_text(test::plan_one(platform_manifest("2.9.1", "cu128", "pypi", k_both)));
     CHECK_THAT(problems, ContainsSubstring("$.platforms[1]: variant gh-2.9.1-cu128-debian12 for "
                                            "linux/arm64: torch 2.9.1's linux/arm64 wheel on PyPI "
                                            "is a CPU-only build, not cu128 like its linux/amd64 "
@@ -73,14 +75,14 @@ TEST_CASE(
                                            "CUDA 12, the first built for CUDA at all is torch "
                                            "2.11.0 (cu130)"));
     // A CPU variant there is what PyPI serves, but not on linux/amd64 (cu128): still refused.
-    CHECK_THAT(test::problems_text(
-                   test::plan_one(platform_manifest("2.9.1", "cu128", "pypi", R"(["linux/arm64"])"))),
+    CHECK_THAT(test::problems_text(test::plan_one(
+                   platform_manifest("2.9.1", "cu128", "pypi", R"(["linux/arm64"])"))),
                ContainsSubstring("CPU-only build"));
 }
 
 TEST_CASE("platforms: the PyTorch wheel index's linux/arm64 builds are not in the knowledge base") {
-    auto problems =
-        test::problems_text(test::plan_one(platform_manifest("2.11.0", "cu130", "pytorch", k_both)));
+    auto problems = test::problems_text(
+        test::plan_one(platform_manifest("2.11.0", "cu130", "pytorch", k_both)));
     CHECK_THAT(problems, ContainsSubstring("not on the PyTorch wheel index; set \"wheel_index\": "
                                            "\"pypi\"; the first release whose linux/arm64 wheel "
                                            "on PyPI is built for CUDA 13 is torch 2.11.0"));
@@ -120,7 +122,8 @@ TEST_CASE(
     PythonLock amd = lock_for(v, "linux/amd64"), arm = lock_for(v, "linux/arm64");
     arm.packages[0].hashes = {"sha256:" + std::string(64, 'b')};  // another wheel, same pins
 
-    RenderPlan locked = render_locked(text, {{k_platform_variant, amd}, {k_platform_variant + "@linux/arm64", arm}});
+    RenderPlan locked = render_locked(
+        text, {{k_platform_variant, amd}, {k_platform_variant + "@linux/arm64", arm}});
     REQUIRE(test::problems_text(locked).empty());
     const std::string& df = locked.files.at(k_platform_variant + "/Dockerfile");
     CHECK_THAT(df, ContainsSubstring("one per platform (linux/amd64: 3 packages, linux/arm64: 3 "
@@ -140,7 +143,8 @@ TEST_CASE(
 
     // Sets whose pins differ: no label could be true of both images.
     arm.packages.push_back({"nvidia-only-here", "1.0", {test::k_fake_hash}, {"torch"}});
-    RenderPlan differ = render_locked(text, {{k_platform_variant, amd}, {k_platform_variant + "@linux/arm64", arm}});
+    RenderPlan differ = render_locked(
+        text, {{k_platform_variant, amd}, {k_platform_variant + "@linux/arm64", arm}});
     REQUIRE(test::problems_text(differ).empty());
     const std::string& df2 = differ.files.at(k_platform_variant + "/Dockerfile");
     CHECK(df2.find("io.torchdock.python-set=") == std::string::npos);
