@@ -33,7 +33,7 @@ prints every error with, such as "torchdock: error: %s").
 The default's cause and fix are written once, as the file's "default" (a quoted {message}
 dropped), and an entry without a rule has neither. Every rule must match at least
 one message (a rule that matches none is an error: the source changed under it)."""
-import json, os, re, sys
+import argparse, json, os, re, sys
 
 PRINTF = re.compile(r"%(?:\d+\$)?[-+ #0']*(?:\*|\d+)?(?:\.(?:\*|\d+))?"
                     r"(?:hh|h|ll|l|L|q|j|z|Z|t)?[diouxXeEfgGcsSpamnvqwTtbU%]")
@@ -245,3 +245,29 @@ def write_catalog(out_dir, tool, about, generated_from, entries, stats):
         f.write("\n")
     os.replace(tmp, path)
     print(f"{path}: {len(entries)} entries ({stats})", file=sys.stderr)
+
+
+def emit(tool, messages, style, generated_from, out, meanings_path, list_only=False):
+    """The end every generator shares: with --list, print the messages (source, format) and
+    write nothing; else give them their meanings and write data/catalogs/<tool>.json."""
+    if list_only:
+        for message in messages:
+            print(f"{message[1]}\t{message[0]!r}")
+        return
+    meanings = load_meanings(meanings_path)
+    entries, stats = build_entries(tool, messages, meanings, style)
+    write_catalog(out, tool, meanings.get("about"), generated_from, entries, stats)
+
+
+def generator_args(doc, tool, src_help="the tool's source tree at the pinned version"):
+    """The options every one-source generator takes: --src, --version, --commit, --out,
+    --meanings (meanings/<tool>.json) and --list."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--src", required=True, help=src_help)
+    ap.add_argument("--version", default=None)
+    ap.add_argument("--commit", default="", help="the upstream commit, or the package file")
+    ap.add_argument("--out", default=os.path.join(here, "..", "..", "data", "catalogs"))
+    ap.add_argument("--meanings", default=os.path.join(here, "meanings", f"{tool}.json"))
+    ap.add_argument("--list", action="store_true", help="print the messages, write nothing")
+    return ap

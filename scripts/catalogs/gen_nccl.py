@@ -12,7 +12,7 @@ nccl.json has them): this catalog holds the WARN lines NCCL prints before return
 Also the small C helper used by gen_slurm.py: c_call_formats() finds calls of the named
 functions/macros whose first argument is a string literal (adjacent literals joined, a
 macro parameter or constant between literals read as %s, PRIu64 & co. as %lu)."""
-import argparse, os, re, subprocess, sys
+import os, re, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import catalog_lib  # noqa: E402
@@ -144,21 +144,13 @@ def collect(src, version):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--src", required=True)
-    ap.add_argument("--version")
-    ap.add_argument("--commit")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--meanings", default=os.path.join(HERE, "meanings", "nccl.json"))
-    a = ap.parse_args()
+    a = catalog_lib.generator_args(__doc__, "nccl").parse_args()
     version = a.version or nccl_version(a.src)
     commit = a.commit or git_commit(a.src)
     msgs = collect(a.src, version)
-    meanings = catalog_lib.load_meanings(a.meanings)
-    entries, stats = catalog_lib.build_entries("nccl", msgs, meanings, "printf")
     gen = [f"NVIDIA/nccl v{version}" + (f" (commit {commit})" if commit else "")
            + ": WARN(...) call sites in src/**"]
-    catalog_lib.write_catalog(a.out, "nccl", meanings["about"], gen, entries, stats)
+    catalog_lib.emit("nccl", msgs, "printf", gen, a.out, a.meanings, a.list)
 
 
 if __name__ == "__main__":

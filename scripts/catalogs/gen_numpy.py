@@ -24,7 +24,7 @@ Read from the tree:
 "numpy.dtype size changed, may indicate binary incompatibility" is Cython's text (its
 generated module init), not numpy's: it is not in this catalog.
 """
-import argparse, os, re, sys
+import os, re, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import catalog_lib  # noqa: E402
@@ -115,26 +115,13 @@ def messages(src, version):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--src", required=True, help="an unpacked numpy sdist")
-    ap.add_argument("--version", default=None)
-    ap.add_argument("--commit", default="")
-    ap.add_argument("--out", default="data/catalogs")
-    ap.add_argument("--meanings", default=os.path.join(HERE, "meanings", "numpy.json"))
-    ap.add_argument("--list", action="store_true", help="print the messages, write nothing")
-    a = ap.parse_args()
+    a = catalog_lib.generator_args(__doc__, "numpy", "an unpacked numpy sdist").parse_args()
     version = a.version or numpy_version(a.src)
     msgs = messages(a.src, version)
-    if a.list:
-        for fmt, source in msgs:
-            print(f"{source}\t{fmt!r}")
-        return
-    meanings = catalog_lib.load_meanings(a.meanings)
-    entries, stats = catalog_lib.build_entries("numpy", msgs, meanings, "python")
     gen = [f"PyPI numpy {version} (sdist" + (f", commit {a.commit}" if a.commit else "") +
            "): numpy/**/*.py, numpy/_core/src, " + ", ".join(API_GENERATORS) +
            " by scripts/catalogs/gen_numpy.py"]
-    catalog_lib.write_catalog(a.out, "numpy", meanings.get("about"), gen, entries, stats)
+    catalog_lib.emit("numpy", msgs, "python", gen, a.out, a.meanings, a.list)
 
 
 if __name__ == "__main__":

@@ -350,13 +350,7 @@ def main():
         version = a.version[k] if k < len(a.version) else pip_version(src)
         messages += pip_messages(src, version)
         generated_from.append(f"PyPI pip {version} (sdist, src/pip)")
-    if a.list:
-        for fmt, source in messages:
-            print(f"{source}\t{fmt!r}")
-        return
-    meanings = catalog_lib.load_meanings(a.meanings)
-    entries, stats = catalog_lib.build_entries("pip", messages, meanings, "python")
-    catalog_lib.write_catalog(a.out, "pip", meanings.get("about"), generated_from, entries, stats)
+    catalog_lib.emit("pip", messages, "python", generated_from, a.out, a.meanings, a.list)
 
 
 if __name__ == "__main__":

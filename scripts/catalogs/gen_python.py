@@ -111,15 +111,8 @@ def main():
     extracted = [(rel, ["ModuleNotFoundError: " + m if m.startswith("No module named") else m
                         for m in msgs]) for rel, msgs in extracted]
     messages = gen_pip.messages_of("CPython", version, extracted)
-    if a.list:
-        for fmt, source in messages:
-            print(f"{source}\t{fmt!r}")
-        return
-    meanings = catalog_lib.load_meanings(a.meanings)
-    entries, stats = catalog_lib.build_entries("python", messages, meanings, "python")
     generated_from = [f"CPython {version} ({a.origin}): " + ", ".join(PY_FILES + C_FILES)]
-    catalog_lib.write_catalog(a.out, "python", meanings.get("about"), generated_from, entries,
-                              stats)
+    catalog_lib.emit("python", messages, "python", generated_from, a.out, a.meanings, a.list)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ Read from DIR (a SchedMD/slurm tree; the version defaults to META's Version-Rele
     option parsing and step-launch code the commands share).
 Slurm's own %pJ/%pS/%ps/... (a job/step printed as "JobId=N", "StepId=N.M") and %m read as
 text. Warnings, info and debug prints are not read."""
-import argparse, os, re, sys
+import os, re, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import catalog_lib  # noqa: E402
@@ -79,22 +79,14 @@ def collect(src, version):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--src", required=True)
-    ap.add_argument("--version")
-    ap.add_argument("--commit")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--meanings", default=os.path.join(HERE, "meanings", "slurm.json"))
-    a = ap.parse_args()
+    a = catalog_lib.generator_args(__doc__, "slurm").parse_args()
     version = a.version or slurm_version(a.src)
     commit = a.commit or git_commit(a.src)
     msgs = collect(a.src, version)
-    meanings = catalog_lib.load_meanings(a.meanings)
-    entries, stats = catalog_lib.build_entries("slurm", msgs, meanings, "printf")
     gen = [f"SchedMD/slurm {version}" + (f" (commit {commit})" if commit else "")
            + ": " + ERRNO + " (slurm_strerror table); error()/fatal() call sites in "
            + ", ".join(DIRS + FILES)]
-    catalog_lib.write_catalog(a.out, "slurm", meanings["about"], gen, entries, stats)
+    catalog_lib.emit("slurm", msgs, "printf", gen, a.out, a.meanings, a.list)
 
 
 if __name__ == "__main__":

@@ -20,50 +20,42 @@ SOURCES = {"check": "src/core/validate/check_catalog.cpp",
            "finding": "src/core/diagnose/finding_catalog.cpp"}
 
 
-def error_expressions(text):
-    """The message expression of every Error{ErrorKind::K, EXPR} in a C++ file."""
-    for m in re.finditer(r"Error\{ErrorKind::\w+,\s*", text):
-        i, depth, start = m.end(), 0, m.end()
-        while i < len(text):
-            c = text[i]
-            if c == '"':
-                i += 1
-                while i < len(text) and text[i] != '"':
-                    i += 2 if text[i] == "\\" else 1
-            elif c in "({[":
-                depth += 1
-            elif c in ")]":
-                depth -= 1
-            elif c == "}":
-                if depth == 0:
-                    yield text[start:i]
-                    break
-                depth -= 1
-            i += 1
-
-
-def call_arguments(text, start):
-    """The arguments of the call whose '(' is at text[start-1], split at top-level commas."""
-    return top_level_terms(text[start:closing(text, start)], sep=",")
-
-
-def closing(text, i):
-    """The index of the ')' that closes the '(' before text[i]."""
-    depth = 0
+def code_chars(text, start=0):
+    """(index, char, depth) of each character of C++ code from `start`, string literals
+    skipped; depth counts the brackets open before it (a closer has its opener's depth)."""
+    depth, i = 0, start
     while i < len(text):
         c = text[i]
         if c == '"':
             i += 1
             while i < len(text) and text[i] != '"':
                 i += 2 if text[i] == "\\" else 1
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            if depth == 0:
-                return i
-            depth -= 1
+        else:
+            if c in ")]}":
+                depth -= 1
+            yield i, c, depth
+            if c in "([{":
+                depth += 1
         i += 1
-    return i
+
+
+def closing(text, start):
+    """The index of the bracket that closes the one open just before text[start]."""
+    return next((i for i, c, d in code_chars(text, start) if d < 0), len(text))
+
+
+def top_level_terms(expr, sep="+"):
+    """EXPR split at the `sep` signs outside brackets and strings."""
+    cuts = [i for i, c, d in code_chars(expr) if c == sep and d == 0]
+    bounds = [-1] + cuts + [len(expr)]
+    terms = [expr[a + 1:b].strip() for a, b in zip(bounds, bounds[1:])]
+    return [t for t in terms if t]
+
+
+def error_expressions(text):
+    """The message expression of every Error{ErrorKind::K, EXPR} in a C++ file."""
+    for m in re.finditer(r"Error\{ErrorKind::\w+,\s*", text):
+        yield text[m.end():closing(text, m.end())]
 
 
 def returned_strings(text, function):
@@ -79,34 +71,13 @@ def io_errors(text):
     """io_error("write", path, REASON) (src/engine/files.cpp) prints "cannot write PATH: REASON";
     a REASON of kind_of(mode) is each of the refusals kind_of returns."""
     for m in re.finditer(r"\bio_error\(", text):
-        args = call_arguments(text, m.end())
+        args = top_level_terms(text[m.end():closing(text, m.end())], sep=",")
         if len(args) == 3 and re.fullmatch(r'"\w+"', args[0]):
             head = f'"cannot {args[0][1:-1]} " + path + ": " + '
             reasons = (returned_strings(text, "kind_of") if args[2].startswith("kind_of(")
                        else [args[2]])
             for reason in reasons:
                 yield head + reason
-
-
-def top_level_terms(expr, sep="+"):
-    """EXPR split at the `sep` signs outside parentheses and strings."""
-    terms, depth, i, start = [], 0, 0, 0
-    while i < len(expr):
-        c = expr[i]
-        if c == '"':
-            i += 1
-            while i < len(expr) and expr[i] != '"':
-                i += 2 if expr[i] == "\\" else 1
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == sep and depth == 0:
-            terms.append(expr[start:i])
-            start = i + 1
-        i += 1
-    terms.append(expr[start:])
-    return [t.strip() for t in terms if t.strip()]
 
 
 LITERALS = re.compile(r'^(?:std::string\(\s*)?((?:"(?:[^"\\]|\\.)*"\s*)+)\)?$')

@@ -13,7 +13,7 @@ the PyPI wheel ships (`pip download --no-deps triton==V`, unzipped). Read:
   * PyErr_SetString/PyErr_Format in the backends' driver.c (printf; read as Python %s/%d).
 Not read: the C++ of libtriton (the wheel ships it compiled; emitError/report_fatal_error
 strings are not in the Python package)."""
-import argparse, ast, os, re, subprocess, sys
+import ast, os, re, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import catalog_lib  # noqa: E402
@@ -122,22 +122,14 @@ def collect(pkg, version):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--src", required=True)
-    ap.add_argument("--version")
-    ap.add_argument("--commit", help="the upstream commit or the package file it came from")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--meanings", default=os.path.join(HERE, "meanings", "triton.json"))
-    a = ap.parse_args()
+    a = catalog_lib.generator_args(__doc__, "triton").parse_args()
     pkg = find_pkg(a.src)
     version = a.version or triton_version(pkg)
     msgs = collect(pkg, version)
-    meanings = catalog_lib.load_meanings(a.meanings)
-    entries, stats = catalog_lib.build_entries("triton", msgs, meanings, "python")
     gen = [f"triton {version}" + (f" ({a.commit})" if a.commit else "")
            + ": raise sites and exception __str__ f-strings in python/triton/**.py, "
            "PyErr_SetString/PyErr_Format in backends/*/driver.c"]
-    catalog_lib.write_catalog(a.out, "triton", meanings["about"], gen, entries, stats)
+    catalog_lib.emit("triton", msgs, "python", gen, a.out, a.meanings, a.list)
 
 
 if __name__ == "__main__":

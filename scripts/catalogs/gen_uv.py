@@ -155,14 +155,8 @@ def main():
             continue
         seen.add((s, rel))
         messages.append((s, f"uv {version} {rel}"))
-    if a.list:
-        for fmt, source in messages:
-            print(f"{source}\t{fmt!r}")
-        return
-    meanings = catalog_lib.load_meanings(a.meanings)
-    entries, stats = catalog_lib.build_entries("uv", messages, meanings, "rust")
     generated_from = [f"astral-sh/uv {version}" + (f" (commit {commit})" if commit else "")]
-    catalog_lib.write_catalog(a.out, "uv", meanings.get("about"), generated_from, entries, stats)
+    catalog_lib.emit("uv", messages, "rust", generated_from, a.out, a.meanings, a.list)
 
 
 if __name__ == "__main__":

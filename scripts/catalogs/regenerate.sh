@@ -46,3 +46,4 @@ py gen_numpy.py --src "$SRC/numpy-2.5.2" --version 2.5.2 \
   --commit 48fecee5453aa1d31e6b79dcb3969dc1a6d1a891
 # torchdock's own verdicts, from the built binary's `checks --json` (TORCHDOCK: the binary)
 py gen_torchdock.py --binary "${TORCHDOCK:-$here/../../build/dev/bin/torchdock}"
+py gen_torch.py --src "$SRC/torch-2.9.1" --version 2.9.1

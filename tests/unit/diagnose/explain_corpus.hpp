@@ -83,20 +83,28 @@ inline CorpusCase parse_corpus_case(const std::string& file, const std::string& 
     return c;
 }
 
-// Every *.log in `dir`, sorted by file name.
-inline std::vector<CorpusCase> load_corpus(const std::filesystem::path& dir) {
+// Every *.log in `dir` as (file name, text), sorted by file name (the held-out set's too).
+inline std::vector<std::pair<std::string, std::string>> read_log_files(
+    const std::filesystem::path& dir) {
     std::vector<std::filesystem::path> paths;
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(dir, ec))
         if (e.is_regular_file() && e.path().extension() == ".log") paths.push_back(e.path());
     std::sort(paths.begin(), paths.end());
-    std::vector<CorpusCase> out;
+    std::vector<std::pair<std::string, std::string>> out;
     for (const auto& p : paths) {
         std::ifstream in(p, std::ios::binary);
         std::stringstream buf;
         buf << in.rdbuf();
-        out.push_back(parse_corpus_case(p.filename().string(), buf.str()));
+        out.emplace_back(p.filename().string(), buf.str());
     }
+    return out;
+}
+
+inline std::vector<CorpusCase> load_corpus(const std::filesystem::path& dir) {
+    std::vector<CorpusCase> out;
+    for (const auto& [name, text] : read_log_files(dir))
+        out.push_back(parse_corpus_case(name, text));
     return out;
 }
 

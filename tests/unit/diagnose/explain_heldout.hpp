@@ -15,12 +15,12 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/diagnose/explain.hpp"
+#include "diagnose/explain_corpus.hpp"
 
 namespace td::test {
 
@@ -83,18 +83,9 @@ inline HeldoutCase parse_heldout_case(const std::string& file, const std::string
 }
 
 inline std::vector<HeldoutCase> load_heldout(const std::filesystem::path& dir) {
-    std::vector<std::filesystem::path> paths;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-        if (e.is_regular_file() && e.path().extension() == ".log") paths.push_back(e.path());
-    std::sort(paths.begin(), paths.end());
     std::vector<HeldoutCase> out;
-    for (const auto& p : paths) {
-        std::ifstream in(p, std::ios::binary);
-        std::stringstream buf;
-        buf << in.rdbuf();
-        out.push_back(parse_heldout_case(p.filename().string(), buf.str()));
-    }
+    for (const auto& [name, text] : read_log_files(dir))
+        out.push_back(parse_heldout_case(name, text));
     return out;
 }
 
