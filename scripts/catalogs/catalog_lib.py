@@ -81,9 +81,28 @@ def best_line(fmt, style):
     return max(lines, key=lambda l: len(literal_text(l, style).strip()))
 
 
+def first_sentence(line, style):
+    """The line cut after its first sentence when that sentence can stand alone: tools add
+    hints after it from one version to the next ("Failed to find C compiler. Please specify
+    via CC environment variable[ or set ...]."), so the first sentence matches more of the
+    versions in the field. A sentence ends at '. ' followed by a capital letter; the rest is
+    dropped only when it is text alone (no value a meaning could quote)."""
+    m = re.search(r"\.\s+(?=[A-Z])", line)
+    if not m:
+        return line
+    head, tail = line[:m.start() + 1], line[m.end():]
+    if any(kind != "lit" for kind, _ in _split(tail, style)):
+        return line  # the rest names values the meaning may use
+    lit = literal_text(head, style)
+    words = re.findall(r"[A-Za-z]{2,}", lit)
+    if len(lit.strip()) < MIN_LITERAL or len(words) < MIN_WORDS or generic(words):
+        return line
+    return head
+
+
 def to_template(fmt, style, names=None, short_ok=False):
     """(template, capture names in order) or None when the message is too generic."""
-    line = best_line(fmt, style)
+    line = first_sentence(best_line(fmt, style), style)
     parts = _split(line, style)
     # merge neighbouring placeholders; drop leading ones (and the blanks/punctuation after)
     merged = []

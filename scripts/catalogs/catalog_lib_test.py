@@ -53,6 +53,17 @@ class Templates(unittest.TestCase):
         self.assertEqual(c.to_template("error processing package %s (--%s):\n %s", "printf")[0],
                          "error processing package {a1*} (--{a2*}):")
 
+    def test_first_sentence_when_the_rest_is_a_hint(self):
+        self.assertEqual(c.to_template("Failed to find C compiler. Please specify via CC "
+                                       "environment variable or set the knob.", "python")[0],
+                         "Failed to find C compiler.")
+        # the rest names a value: kept whole
+        self.assertEqual(c.to_template("Failed to find C compiler. Tried the path {}.", "python")[0],
+                         "Failed to find C compiler. Tried the path {a1*}.")
+        # a first sentence too short to stand alone: kept whole
+        self.assertEqual(c.to_template("Build failed. Run the steps again with the flag.", "python")[0],
+                         "Build failed. Run the steps again with the flag.")
+
     def test_too_short_or_generic(self):
         for fmt in ["E: %s", "no such file or directory", "container %s not found",
                     "has no attribute %r", "context deadline exceeded", "invalid argument: %s"]:
