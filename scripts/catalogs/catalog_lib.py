@@ -232,7 +232,8 @@ def build_entries(tool, messages, meanings, style):
         else:
             stats["default"] += 1
             d = meanings["default"]
-            title = f"{tool}: " + re.sub(r"\s+", " ", literal_text(message, style)).strip()[:100]
+            shown = "".join(t if k == "lit" else "…" for k, t in _split(message, style))
+            title = f"{tool}: " + re.sub(r"\s+", " ", shown).strip()[:100]
             cause = fix = None  # the file's "default" (write_catalog)
             rank = d.get("warning_rank", 5) if warning else d.get("rank", 10)
         e = {"id": eid, "title": title, "rank": rank, "patterns": [tmpl]}

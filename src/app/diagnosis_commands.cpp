@@ -115,8 +115,10 @@ int run_explain(const CommonOptions& common, const ExplainOptions& opts) {
         for (const auto& e : found) {
             // Evidence lines and facts come from the log: shown escaped, never acted on.
             std::cout << e.id << "  " << e.title
-                      << (e.catalog ? "  (meaning: what " + e.family +
-                                          " says happened; no root-cause signature matched)"
+                      << (e.generic ? "  (what " + e.family +
+                                          " printed; no meaning or signature known for it)"
+                          : e.catalog ? "  (meaning: what " + e.family +
+                                            " says happened; no root-cause signature matched)"
                           : e.vocabulary ? "  (meaning of the code; no signature matched)"
                                          : std::string())
                       << "\n";

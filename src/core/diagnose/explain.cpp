@@ -380,14 +380,12 @@ std::vector<Explanation> LogScanner::explanations(const nlohmann::json* fingerpr
     // A signature names a cause; the meaning of a code answers only when none does.
     bool any_signature = false;
     for (const auto& f : found) any_signature = any_signature || !sigs[f.first].vocabulary;
+    // A generic catalog entry only restates its tool's words (no meaning rule) or wraps the
+    // error beneath it: listed only when nothing better answers.
+    bool any_meaning = false;
+    for (const auto& f : found) any_meaning = any_meaning || !sigs[f.first].generic();
     // One meaning a line: where several entries read the same line (Go's "outer: inner"
     // chains, a message in two catalogs), the highest-ranked one answers for it.
-    // A catalog entry ranked below k_generic_catalog_rank only restates its tool's words (no
-    // meaning rule) or wraps the error beneath it: listed only when nothing better answers.
-    bool any_meaning = false;
-    for (const auto& f : found)
-        any_meaning = any_meaning || !sigs[f.first].catalog ||
-                      sigs[f.first].rank >= ErrorSignature::k_generic_catalog_rank;
     std::set<std::uint64_t> meant_lines;
     std::vector<Explanation> out;
     for (auto& [s, e] : found) {
