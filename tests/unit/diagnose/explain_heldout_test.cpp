@@ -27,6 +27,10 @@ TEST_CASE("explain held-out set: well formed, one thread a file, none from the c
         CHECK(c.problem.empty());
         CHECK(seen.insert(c.source).second);
         CHECK(corpus_sources.count(c.source) == 0);
+        // a package registry's host is never written into the project (replaced by <...>)
+        for (const char* host : {"pypi.org", "pythonhosted", "debian.org", "ubuntu.com",
+                                 "download.pytorch.org", "download.nvidia.com"})
+            CHECK((c.log + c.truth + c.source).find(host) == std::string::npos);
     }
 }
 
