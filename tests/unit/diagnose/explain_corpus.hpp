@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,61 +26,78 @@ struct CorpusCase {
     std::string problem;                                     // a malformed header, named
 };
 
-inline CorpusCase parse_corpus_case(const std::string& file, const std::string& text) {
-    CorpusCase c;
-    c.file = file;
+// A case file's header: its "# key: value" lines up to "# ----", and the log after it; the
+// problem names an unexpected header line, a key twice, or a missing "# ----".
+struct CaseHeader {
+    std::map<std::string, std::string> fields;
+    std::string log, problem;
+};
+
+inline CaseHeader read_case_header(const std::string& file, const std::string& text) {
+    CaseHeader h;
     std::size_t pos = 0;
-    bool ended = false;
     while (pos < text.size()) {
         std::size_t nl = text.find('\n', pos);
         std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
         pos = nl == std::string::npos ? text.size() : nl + 1;
         if (line == "# ----") {
-            ended = true;
-            break;
+            h.log = text.substr(pos);
+            return h;
         }
-        auto field = [&](const char* key, std::string& into) {
-            std::string prefix = std::string("# ") + key + ": ";
-            if (line.rfind(prefix, 0) != 0) return false;
-            into = line.substr(prefix.size());
-            return true;
-        };
-        std::string also, facts;
-        if (field("facts", facts)) {
-            std::stringstream ss(facts);
-            for (std::string item; std::getline(ss, item, ',');) {
-                item.erase(0, item.find_first_not_of(' '));
-                item.erase(item.find_last_not_of(' ') + 1);
-                auto eq = item.find('=');
-                if (!item.empty())
-                    c.facts.emplace_back(item.substr(0, eq),
-                                         eq == std::string::npos ? "" : item.substr(eq + 1));
-            }
-            continue;
+        auto colon = line.find(": ");
+        if (line.rfind("# ", 0) != 0 || colon == std::string::npos ||
+            !h.fields.emplace(line.substr(2, colon - 2), line.substr(colon + 2)).second) {
+            h.problem = file + ": unexpected header line \"" + line + "\"";
+            return h;
         }
-        if (field("source", c.source) || field("expect", c.expect) || field("why", c.why)) continue;
-        if (field("also", also)) {
-            std::stringstream ss(also);
-            for (std::string id; std::getline(ss, id, ',');) {
-                id.erase(0, id.find_first_not_of(' '));
-                id.erase(id.find_last_not_of(' ') + 1);
-                if (!id.empty()) c.also.push_back(id);
-            }
-            continue;
-        }
-        c.problem = file + ": unexpected header line \"" + line + "\"";
-        return c;
     }
-    if (!ended)
-        c.problem = file + ": no \"# ----\" line ends the header";
+    h.problem = file + ": no \"# ----\" line ends the header";
+    return h;
+}
+
+// The value of `key` taken out of the header (so what is left are unknown keys), or "".
+inline std::string take_field(CaseHeader& h, const std::string& key) {
+    auto it = h.fields.find(key);
+    if (it == h.fields.end()) return {};
+    std::string value = it->second;
+    h.fields.erase(it);
+    return value;
+}
+
+inline CorpusCase parse_corpus_case(const std::string& file, const std::string& text) {
+    CorpusCase c;
+    c.file = file;
+    CaseHeader h = read_case_header(file, text);
+    c.source = take_field(h, "source");
+    c.expect = take_field(h, "expect");
+    c.why = take_field(h, "why");
+    std::stringstream also(take_field(h, "also")), facts(take_field(h, "facts"));
+    for (std::string id; std::getline(also, id, ',');) {
+        id.erase(0, id.find_first_not_of(' '));
+        id.erase(id.find_last_not_of(' ') + 1);
+        if (!id.empty()) c.also.push_back(id);
+    }
+    for (std::string item; std::getline(facts, item, ',');) {
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        auto eq = item.find('=');
+        if (!item.empty())
+            c.facts.emplace_back(item.substr(0, eq),
+                                 eq == std::string::npos ? "" : item.substr(eq + 1));
+    }
+    c.log = h.log;
+    if (!h.problem.empty())
+        c.problem = h.problem;
+    else if (!h.fields.empty())
+        c.problem = file + ": unexpected header line \"# " + h.fields.begin()->first + ": ...\"";
     else if (c.source.rfind("https://", 0) != 0)
         c.problem = file + ": no https:// source";
     else if (c.expect.empty())
         c.problem = file + ": no expect";
     else if (c.why.empty())
         c.problem = file + ": no why";
-    c.log = text.substr(pos);
-    if (c.problem.empty() && c.log.empty()) c.problem = file + ": no log after the header";
+    else if (c.log.empty())
+        c.problem = file + ": no log after the header";
     return c;
 }
 

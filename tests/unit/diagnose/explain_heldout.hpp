@@ -44,41 +44,25 @@ inline std::vector<std::string> split_trimmed(const std::string& text, char sep)
 inline HeldoutCase parse_heldout_case(const std::string& file, const std::string& text) {
     HeldoutCase c;
     c.file = file;
-    std::size_t pos = 0;
-    bool ended = false;
-    std::string accept;
-    while (pos < text.size()) {
-        std::size_t nl = text.find('\n', pos);
-        std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-        pos = nl == std::string::npos ? text.size() : nl + 1;
-        if (line == "# ----") {
-            ended = true;
-            break;
-        }
-        auto field = [&](const char* key, std::string& into) {
-            std::string prefix = std::string("# ") + key + ": ";
-            if (line.rfind(prefix, 0) != 0) return false;
-            into = line.substr(prefix.size());
-            return true;
-        };
-        if (field("source", c.source) || field("tool", c.tool) || field("truth", c.truth) ||
-            field("accept", accept))
-            continue;
-        c.problem = file + ": unexpected header line \"" + line + "\"";
-        return c;
-    }
-    for (const auto& group : split_trimmed(accept, ';')) {
+    CaseHeader h = read_case_header(file, text);
+    c.source = take_field(h, "source");
+    c.tool = take_field(h, "tool");
+    c.truth = take_field(h, "truth");
+    for (const auto& group : split_trimmed(take_field(h, "accept"), ';')) {
         auto alternatives = split_trimmed(group, '|');
         if (!alternatives.empty()) c.accept.push_back(alternatives);
     }
-    if (!ended)
-        c.problem = file + ": no \"# ----\" line ends the header";
+    c.log = h.log;
+    if (!h.problem.empty())
+        c.problem = h.problem;
+    else if (!h.fields.empty())
+        c.problem = file + ": unexpected header line \"# " + h.fields.begin()->first + ": ...\"";
     else if (c.source.rfind("https://", 0) != 0)
         c.problem = file + ": no https:// source";
     else if (c.tool.empty() || c.truth.empty() || c.accept.empty())
         c.problem = file + ": needs tool, truth and accept";
-    c.log = text.substr(pos);
-    if (c.problem.empty() && c.log.empty()) c.problem = file + ": no log after the header";
+    else if (c.log.empty())
+        c.problem = file + ": no log after the header";
     return c;
 }
 
