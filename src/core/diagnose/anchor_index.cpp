@@ -81,18 +81,7 @@ void AnchorIndex::build() {
         for (std::uint32_t e = m_edge_begin[u]; e < m_edge_begin[u + 1]; ++e) {
             unsigned char c = m_edge_byte[e];
             std::uint32_t v = m_edge_to[e];
-            std::uint32_t f = m_fail[u], target = 0;
-            for (;;) {
-                if (f == 0) {
-                    target = m_root[c];
-                    break;
-                }
-                if (std::uint32_t next = step(f, c); next != k_none) {
-                    target = next;
-                    break;
-                }
-                f = m_fail[f];
-            }
+            std::uint32_t target = advance(m_fail[u], c);
             m_fail[v] = target;
             m_dict[v] = m_own_begin[target] < m_own_begin[target + 1] ? target : m_dict[target];
             queue.push_back(v);

@@ -26,18 +26,7 @@ class AnchorIndex {
     void scan(std::string_view text, F&& on_hit) const {
         std::uint32_t state = 0;
         for (char ch : text) {
-            const auto c = static_cast<unsigned char>(ch);
-            for (;;) {
-                if (state == 0) {
-                    state = m_root[c];
-                    break;
-                }
-                if (std::uint32_t next = step(state, c); next != k_none) {
-                    state = next;
-                    break;
-                }
-                state = m_fail[state];
-            }
+            state = advance(state, static_cast<unsigned char>(ch));
             // this state's literals, then those of the states its failure chain ends in
             for (std::uint32_t s = m_own_begin[state] < m_own_begin[state + 1] ? state
                                                                                : m_dict[state];
@@ -51,6 +40,15 @@ class AnchorIndex {
 
   private:
     static constexpr std::uint32_t k_none = 0xffffffffu;
+    // The state after byte c from `state`: its own edge, else its failure chain's, else the
+    // root's (0 when the root has none either).
+    std::uint32_t advance(std::uint32_t state, unsigned char c) const {
+        for (;;) {
+            if (state == 0) return m_root[c];
+            if (std::uint32_t next = step(state, c); next != k_none) return next;
+            state = m_fail[state];
+        }
+    }
     // The state `state` (not the root) goes to on byte c, or k_none.
     std::uint32_t step(std::uint32_t state, unsigned char c) const {
         std::uint32_t lo = m_edge_begin[state], hi = m_edge_begin[state + 1];

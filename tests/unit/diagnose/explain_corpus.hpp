@@ -55,6 +55,14 @@ inline CaseHeader read_case_header(const std::string& file, const std::string& t
     return h;
 }
 
+// The header's own problem, or a key the case format does not have ("" when neither).
+inline std::string header_problem(const std::string& file, const CaseHeader& h) {
+    if (!h.problem.empty()) return h.problem;
+    if (!h.fields.empty())
+        return file + ": unexpected header line \"# " + h.fields.begin()->first + ": ...\"";
+    return {};
+}
+
 // The value of `key` taken out of the header (so what is left are unknown keys), or "".
 inline std::string take_field(CaseHeader& h, const std::string& key) {
     auto it = h.fields.find(key);
@@ -86,11 +94,9 @@ inline CorpusCase parse_corpus_case(const std::string& file, const std::string& 
                                  eq == std::string::npos ? "" : item.substr(eq + 1));
     }
     c.log = h.log;
-    if (!h.problem.empty())
-        c.problem = h.problem;
-    else if (!h.fields.empty())
-        c.problem = file + ": unexpected header line \"# " + h.fields.begin()->first + ": ...\"";
-    else if (c.source.rfind("https://", 0) != 0)
+    c.problem = header_problem(file, h);
+    if (!c.problem.empty()) return c;
+    if (c.source.rfind("https://", 0) != 0)
         c.problem = file + ": no https:// source";
     else if (c.expect.empty())
         c.problem = file + ": no expect";

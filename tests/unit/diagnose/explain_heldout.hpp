@@ -53,11 +53,9 @@ inline HeldoutCase parse_heldout_case(const std::string& file, const std::string
         if (!alternatives.empty()) c.accept.push_back(alternatives);
     }
     c.log = h.log;
-    if (!h.problem.empty())
-        c.problem = h.problem;
-    else if (!h.fields.empty())
-        c.problem = file + ": unexpected header line \"# " + h.fields.begin()->first + ": ...\"";
-    else if (c.source.rfind("https://", 0) != 0)
+    c.problem = header_problem(file, h);
+    if (!c.problem.empty()) return c;
+    if (c.source.rfind("https://", 0) != 0)
         c.problem = file + ": no https:// source";
     else if (c.tool.empty() || c.truth.empty() || c.accept.empty())
         c.problem = file + ": needs tool, truth and accept";
