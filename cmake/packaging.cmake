@@ -35,6 +35,9 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # build needs a Docker client with BuildKit; render, explain, diff and kb refresh need none.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "docker.io")
+# The sandbox tier (images read without an engine) runs probes under bubblewrap; squashfs:
+# images are read with unsquashfs.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "bubblewrap, squashfs-tools")
 # CPackDeb puts the summary first and indents the rest.
 set(CPACK_PACKAGE_DESCRIPTION "torchdock renders deterministic, fully pinned Dockerfiles from version
 manifests, builds them with BuildKit and validates images with probe programs

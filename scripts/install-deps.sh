@@ -14,14 +14,19 @@ on_error() { say "error: line $1: '$2' exited with status $3 (no step-specific m
 trap 'on_error "$LINENO" "$BASH_COMMAND" "$?"' ERR
 
 APT_PACKAGES=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libcli11-dev
-              libcurl4-openssl-dev zlib1g-dev clang-format
+              libcurl4-openssl-dev zlib1g-dev libarchive-dev clang-format
               docker.io docker-registry debootstrap curl bc procps util-linux
-              dpkg-dev qemu-user-static slurm-wlm munge podman)
+              dpkg-dev qemu-user-static slurm-wlm munge podman
+              bubblewrap squashfs-tools skopeo openssh-server openssh-client openssl apache2-utils)
 # dpkg-dev: dpkg-shlibdeps, for the .deb's Depends (cpack). qemu-user-static: its binfmt
 # handler runs arm64 images here (the emulated tier, tests/e2e/lib/binfmt.sh registers it).
 # slurm-wlm and munge: a real Slurm (slurmctld and one slurmd per test node, started by
 # tests/e2e/lib/slurm.sh) for node-check and fleet. podman: its Docker-compatible API on a
 # private socket (tests/e2e/lib/services.sh podman_serve), the second container engine.
+# libarchive-dev: layers and archives for the sandbox tier; bubblewrap and squashfs-tools: the
+# sandbox itself and squashfs: images (run time). skopeo, openssh-server, openssl and
+# apache2-utils (htpasswd): e2e_sandbox's OCI layouts, ssh:// engine, TLS engine and a
+# registry with a login.
 # Python with pip only where the python3 on PATH cannot run pip (a fresh minimal Debian).
 python3 -m pip --version >/dev/null 2>&1 || APT_PACKAGES+=(python3 python3-pip)
 

@@ -8,6 +8,7 @@
 #include "app/commands.hpp"
 #include "app/console.hpp"
 #include "app/exit_codes.hpp"
+#include "app/image_hosts.hpp"
 #include "app/image_validation.hpp"
 #include "app/output.hpp"
 #include "app/probe_containers.hpp"
@@ -92,22 +93,17 @@ int run_allreduce_rank(const CommonOptions& common, const AllreduceOptions& opts
     if (!kb) return fail(kb.error());
     auto probes_at = engine::locate_probes_dir(opts.probes_dir);
     if (auto st = engine::check_probes_dir(probes_at); !st) return fail(st.error());
-    auto api = engine::DockerApi::from_environment();
-    if (!api)
-        return answer("error", "the container engine: " + api.error().message, nullptr,
-                      k_exit_environment);
-    if (auto alive = api->ping(); !alive)
-        return answer("error", "the container engine does not answer: " + alive.error().message,
-                      nullptr, k_exit_environment);
-    auto info = api->inspect_image(opts.image);
-    if (!info) return answer("error", info.error().message, nullptr, k_exit_environment);
-    if (!info.value())
+    auto image = open_image(opts.image);
+    if (!image)
         return answer("error",
-                      "image " + opts.image + " is not on this node's engine (pull it first)",
+                      image.error().kind == ErrorKind::Config && is_engine_image(opts.image)
+                          ? "image " + opts.image + " is not on this node's engine (pull it first)"
+                          : (is_engine_image(opts.image) ? "the container engine: " : "") +
+                                image.error().message,
                       nullptr, k_exit_environment);
-    remove_leftovers_of_killed_runs(api.value());
-    std::string no_gpu_reason;
-    bool gpus = gpu_tier_available(api->info(), api->is_podman(), "auto", -1, no_gpu_reason);
+    std::string no_gpu_reason = "the sandbox tier binds no GPU yet (CDI devices are not read)";
+    bool gpus = image->api && gpu_tier_available(image->api->info(), image->api->is_podman(),
+                                                 "auto", -1, no_gpu_reason);
 
     auto spec = engine::probe_spec("allreduce", "allreduce_probe.py", probe_flags(opts), true);
     spec.host_network = true;
@@ -118,13 +114,13 @@ int run_allreduce_rank(const CommonOptions& common, const AllreduceOptions& opts
           "--master=" + address.value() + ":" + std::to_string(me->port), "--node=" + me->node})
         spec.args.push_back(f);
     std::string label = engine::new_run_label();
-    const std::string& id = info.value()->id.empty() ? opts.image : info.value()->id;
+    const std::string& id = image->id;
     // The probe's own timeouts end a rendezvous or collective that waits for a lost rank; the
     // container's ends a rank that hangs itself (stopped, or stuck in the driver).
     auto reading = engine::probe_image(
-        api.value(), id, *info.value(), {spec}, probes_at.path, opts.python, gpus ? -1 : 0,
+        *image->host, id, image->info, {spec}, probes_at.path, opts.python, gpus ? -1 : 0,
         static_cast<int>(opts.timeout_s) * 2 + 30, kb.value(), label);
-    if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
+    if (engine::interrupted()) return image->stop_interrupted(label);
     const ProbeRun& run = reading.probes["allreduce"];
     if (run.state == ProbeRun::State::TimedOut)
         return answer("timeout", "the rank's container " + run.reason, nullptr,

@@ -363,6 +363,19 @@ std::unique_ptr<Cli> make_cli(std::function<std::string()> version) {
                     "the reference as Markdown (docs/checks.md)");
     c.checks_cmd->add_option("--data", common.data_dir, "knowledge base directory");
 
+    c.cache_cmd = c.app.add_subcommand(
+        "cache", "the sandbox's image store: images read without an engine, unpacked by layer");
+    c.cache_cmd->require_subcommand(1);
+    c.cache_list_cmd = c.cache_cmd->add_subcommand(
+        "list",
+        "every unpacked root: its chain of layers, what its top layer added, when last used");
+    add_report_flag(c.cache_list_cmd, "--json", c.cache.json, "the list as JSON");
+    c.cache_prune_cmd = c.cache_cmd->add_subcommand(
+        "prune", "remove the least recently used roots until the store is under a size");
+    c.cache_prune_cmd->add_option("--max-size", c.cache.max_size,
+                                  "keep at most this much (e.g. 20G; 0 removes everything; "
+                                  "default: $TORCHDOCK_SANDBOX_CACHE_MAX, else 50G)");
+
     auto& kb_refresh = c.kb_refresh;
     c.kb_cmd = c.app.add_subcommand("kb", "the knowledge base (data/*.json)");
     c.kb_cmd->require_subcommand(1);

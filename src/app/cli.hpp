@@ -32,10 +32,11 @@ struct Cli {
     KbRefreshOptions kb_refresh;
     ChecksOptions checks;
     SbomOptions sbom;
+    CacheOptions cache;
     CLI::App *init_cmd{}, *render_cmd{}, *list_cmd{}, *build_cmd{}, *lock_cmd{}, *validate_cmd{},
         *doctor_cmd{}, *diff_cmd{}, *pre_cmd{}, *explain_cmd{}, *checks_cmd{}, *kb_cmd{},
         *kb_refresh_cmd{}, *sbom_cmd{}, *node_check_cmd{}, *fleet_cmd{}, *allreduce_cmd{},
-        *allreduce_rank_cmd{};
+        *allreduce_rank_cmd{}, *cache_cmd{}, *cache_list_cmd{}, *cache_prune_cmd{};
 };
 
 // The whole command line; `version` is called for --version only (it may read files).

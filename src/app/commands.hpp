@@ -150,6 +150,12 @@ struct ExplainOptions {
     std::optional<std::string> json;
 };
 
+// `cache list|prune`: the sandbox's image store (engine/image_store).
+struct CacheOptions {
+    std::optional<std::string> max_size;  // prune: keep at most this much ("0": remove all)
+    std::optional<std::string> json;      // list: report flag
+};
+
 // `sbom VARIANT|IMAGE`: a CycloneDX 1.6 SBOM from a variant's lock or an image's files.
 struct SbomOptions {
     std::string target;        // a rendered variant's name, else an image reference
@@ -210,6 +216,8 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts);
 int run_sbom(const CommonOptions& common, const SbomOptions& opts);
 int run_explain(const CommonOptions& common, const ExplainOptions& opts);
 int run_checks(const CommonOptions& common, const ChecksOptions& opts);
+int run_cache_list(const CacheOptions& opts);
+int run_cache_prune(const CacheOptions& opts);
 int run_kb_refresh(const CommonOptions& common, const KbRefreshOptions& opts);
 
 }  // namespace td::app

@@ -5,6 +5,7 @@
 #include "app/commands.hpp"
 #include "app/console.hpp"
 #include "app/exit_codes.hpp"
+#include "app/image_hosts.hpp"
 #include "app/output.hpp"
 #include "app/probe_containers.hpp"
 #include "core/diagnose/doctor.hpp"
@@ -100,25 +101,17 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         facts = std::move(host.facts);
         probes = std::move(host.probes);
     } else {
-        auto api = engine::DockerApi::from_environment();
-        if (!api) return fail(api.error());
-        if (auto st = api->ping(); !st) return fail(st.error());
-        remove_leftovers_of_killed_runs(api.value());
+        auto opened = open_image(*opts.image);
+        if (!opened) return fail(opened.error());
         std::string label = engine::new_run_label();
-        auto info = api->inspect_image(*opts.image);
-        if (!info) return fail(info.error());
-        if (!info.value())
-            return fail(Error{ErrorKind::Config,
-                              "no such image: " + *opts.image + " (build or pull it first)"});
+        const engine::ImageHost& host = *opened->host;
+        const std::string& id = opened->id;
         // An image of another architecture runs under qemu-user with its architecture's probes
         // where this host emulates it; doctor reads an image by running it, so otherwise it
         // cannot, and says where to go instead.
-        auto engine_info = api->info();
-        const std::string& id = info.value()->id.empty() ? *opts.image : info.value()->id;
         // The platform from the image's files, not its config's claim (engine::read_platform).
-        auto platform =
-            engine::read_platform(api.value(), id, *info.value(), probes_dir,
-                                  engine_info ? engine_info->architecture : "", false, label);
+        auto platform = engine::read_platform(host, id, opened->info, probes_dir, opened->machine,
+                                              false, label);
         const auto& probe_set = platform.set;
         if (probe_set.tier.kind == ReadingTier::FilesOnly)
             return fail(Error{ErrorKind::Environment, "doctor runs the image's code, and " +
@@ -128,20 +121,20 @@ int run_doctor(const CommonOptions& common, const DoctorOptions& opts) {
         if (probe_set.tier.kind == ReadingTier::Emulated)
             progress("doctor " + *opts.image + ": " + probe_set.tier.reason);
         progress("doctor " + *opts.image + ": reading the image");
-        auto f = engine::image_facts(api.value(), *opts.image, label);
-        if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
+        auto f = engine::image_facts(host, *opts.image, label);
+        if (engine::interrupted()) return opened->stop_interrupted(label);
         if (!f) return fail(f.error());
         facts = f.value();
         // The image as `docker run IMAGE python` runs it (engine/runtime_env), by its ID.
         progress("doctor " + *opts.image + ": running the probes");
         auto reading = engine::probe_image(
-            api.value(), id, *info.value(), engine::doctor_probes(), probe_set.probes_dir,
-            opts.python, 0, probe_set.timeout_s(60), kb, label, std::nullopt, &platform.env);
+            host, id, opened->info, engine::doctor_probes(), probe_set.probes_dir, opts.python, 0,
+            probe_set.timeout_s(60), kb, label, std::nullopt, &platform.env);
         probes = std::move(reading.probes);
         facts.interpreter_why = reading.plan.why;
         // /dev/shm as probe-env read it, as validate reads it: an image without a shell too.
         if (auto shm = engine::env_shm_bytes(probes)) facts.shm_bytes = *shm;
-        if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
+        if (engine::interrupted()) return opened->stop_interrupted(label);
     }
     if (engine::interrupted()) {
         print_error("interrupted");

@@ -84,11 +84,24 @@ const std::vector<EnvironmentVariable>& environment_variables() {
         {"TORCHDOCK_DOCKER", "the docker client `build` runs (default: docker on PATH)"},
         {"TORCHDOCK_UV", "the uv binary `lock` runs (default: uv on PATH)"},
         {"TORCHDOCK_CACHE_DIR",
-         "cache of file probe results (default: $XDG_CACHE_HOME/torchdock, else "
-         "~/.cache/torchdock)"},
+         "cache of file probe results and of the sandbox's unpacked images (images/) (default: "
+         "$XDG_CACHE_HOME/torchdock, else ~/.cache/torchdock)"},
+        {"TORCHDOCK_SANDBOX_CACHE_MAX",
+         "the size the sandbox's image store is kept under, least recently used images removed "
+         "first (e.g. 50G; default 50G; `torchdock cache prune` on demand)"},
         {"DOCKER_HOST",
-         "the container engine (unix:// only; default /var/run/docker.sock): dockerd, "
-         "or Podman's Docker-compatible API (not for build and lock)"},
+         "the container engine: unix:///PATH (default /var/run/docker.sock), tcp://HOST:PORT "
+         "(TLS with DOCKER_TLS_VERIFY), ssh://[USER@]HOST[:PORT]; dockerd, or Podman's "
+         "Docker-compatible API (not for build and lock)"},
+        {"DOCKER_TLS_VERIFY, DOCKER_TLS, DOCKER_CERT_PATH",
+         "TLS to a tcp:// engine, as the Docker CLI reads them: verify the engine against "
+         "ca.pem and present cert.pem/key.pem from DOCKER_CERT_PATH (default ~/.docker)"},
+        {"DOCKER_CONTEXT, DOCKER_CONFIG",
+         "the Docker context to use (when DOCKER_HOST is unset; else config.json's "
+         "currentContext) and the Docker client's directory (contexts, config.json's logins for "
+         "docker:// images; default ~/.docker)"},
+        {"TORCHDOCK_ENGINE_PLAIN_TCP", "1 accepts a tcp:// engine without TLS (refused otherwise)"},
+        {"TORCHDOCK_SSH_CONFIG", "ssh configuration file for an ssh:// engine (`ssh -F`)"},
         {"PIP_CERT, REQUESTS_CA_BUNDLE, SSL_CERT_FILE",
          "CA bundle handed to builds' pip when --ca-cert is not given (first one set)"},
         {"NO_COLOR", "no colour when set and not empty (--color always overrides it)"},

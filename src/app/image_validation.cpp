@@ -1,6 +1,8 @@
 #include "app/image_validation.hpp"
 
 #include "app/console.hpp"
+#include "app/image_hosts.hpp"
+#include "core/build/image_source.hpp"
 #include "core/diagnose/explain.hpp"
 #include "core/validate/checks.hpp"
 #include "core/validate/platform.hpp"
@@ -16,6 +18,11 @@
 namespace td::app {
 
 Status check_image_reference(const std::string& image) {
+    // A transport (docker://, oci:, ...) is checked by its own grammar.
+    if (auto source = parse_image_source(image); !source)
+        return source.error();
+    else if (!source->in_engine())
+        return ok_status();
     bool ok = !image.empty() && image.size() <= 512 && image.find("..") == std::string::npos;
     for (char c : image)
         ok = ok && (std::isalnum(static_cast<unsigned char>(c)) ||
@@ -52,7 +59,36 @@ bool gpu_tier_available(const Result<engine::EngineInfo>& engine, bool podman,
 }
 
 void validate_image(ValidationRun& run, report::ImageValidation& v) {
-    auto info = run.api.inspect_image(v.image);
+    // A transport image runs in a sandbox of its own, made here; an engine image in the engine.
+    std::unique_ptr<engine::SandboxHost> sandbox;
+    const engine::ImageHost* host = run.engine;
+    std::string engine_arch = run.engine_arch;
+    bool gpu_tier = run.gpu_tier;
+    std::string gpu_reason = run.gpu_reason;
+    if (run.engine && std::string(run.engine->tier()) == "sandbox") {
+        v.runner = "sandbox";  // opened by the caller (node-check)
+        engine_arch = host_machine();
+        gpu_tier = false;
+    } else if (!is_engine_image(v.image)) {
+        v.runner = "sandbox";
+        auto opened = open_sandbox(v.image, v.runner_detail);
+        if (!opened) {
+            v.error = opened.error().message;
+            v.missing_image = opened.error().kind != ErrorKind::Environment &&
+                              opened.error().kind != ErrorKind::Timeout;
+            return;
+        }
+        sandbox = std::move(opened.value());
+        host = sandbox.get();
+        engine_arch = host_machine();
+        if (gpu_tier) gpu_reason = "the sandbox tier binds no GPU yet (CDI devices are not read)";
+        gpu_tier = false;
+    }
+    if (!host) {
+        v.error = "no engine to run " + v.image + " in";
+        return;
+    }
+    auto info = host->inspect_image(v.image);
     if (!info) {
         v.error = info.error().message;
         return;
@@ -75,13 +111,13 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
     // A second validate of this image starts its probes now, beside probe-env, with the specs
     // they had last time; a run counts only where this run's evidence gives the same spec.
     auto early = engine::start_early(
-        run.api, id, *info.value(),
-        std::string("validate") + (run.quick ? " quick" : "") + (run.gpu_tier ? " gpu" : ""),
+        *host, id, *info.value(),
+        std::string("validate") + (run.quick ? " quick" : "") + (gpu_tier ? " gpu" : ""),
         run.opts.python, static_cast<int>(run.opts.probe_timeout_s), run.run_label);
     // The platform from the image's files (probe-env, this host's static program), the config's
     // architecture a claim compared with them; the tier and probe set follow from the files.
-    auto platform = engine::read_platform(run.api, id, *info.value(), run.probes_dir,
-                                          run.engine_arch, run.opts.files_only, run.run_label);
+    auto platform = engine::read_platform(*host, id, *info.value(), run.probes_dir, engine_arch,
+                                          run.opts.files_only, run.run_label);
     in.platform = platform.platform;
     in.platform_problem = platform.claim_problem;
     const ReadingTier& tier = platform.set.tier;
@@ -92,14 +128,14 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
     v.platform_claimed = info.value()->platform();
     v.tier = tier.name();
     v.tier_reason = tier.reason;
-    in.gpu_tier = run.gpu_tier && tier.kind == ReadingTier::Full;
+    in.gpu_tier = gpu_tier && tier.kind == ReadingTier::Full;
     in.gpu_skip_reason = files_only ? "files only"
                          : emulated ? "the image runs under qemu-user, which emulates no GPU"
-                                    : run.gpu_reason;
+                                    : gpu_reason;
     std::vector<engine::ProbeSpec> specs;
     for (auto& p : files_only  ? engine::files_only_probes()
                    : run.quick ? engine::quick_validation_probes()
-                               : engine::validation_probes(run.gpu_tier)) {
+                               : engine::validation_probes(gpu_tier)) {
         for (auto& flag : label_probe_flags(p.name, info.value()->labels))
             p.args.push_back(std::move(flag));
         if (!p.gpu_only || in.gpu_tier) specs.push_back(std::move(p));
@@ -111,7 +147,7 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
     // emulated tier's are the image's architecture's (probe_set), run by qemu-user like the
     // image's code.
     auto reading = engine::probe_image(
-        run.api, id, *info.value(), std::move(specs), platform.set.probes_dir, run.opts.python,
+        *host, id, *info.value(), std::move(specs), platform.set.probes_dir, run.opts.python,
         in.gpu_tier ? run.gpus : 0, static_cast<int>(run.opts.probe_timeout_s), run.kb,
         run.run_label, files_only ? std::optional<std::string>(platform.machine) : std::nullopt,
         &platform.env, &early);
@@ -125,7 +161,7 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
     // /dev/shm as probe-env read it (no shell needed); a shell only when it could not.
     if (auto read = engine::env_shm_bytes(in.probes))
         in.shm_bytes = *read;
-    else if (auto shm = engine::shm_bytes_in_image(run.api, id, run.run_label))
+    else if (auto shm = engine::shm_bytes_in_image(*host, id, run.run_label))
         in.shm_bytes = shm.value();
     else
         in.shm_error = shm.error().message;
@@ -149,8 +185,10 @@ void validate_image(ValidationRun& run, report::ImageValidation& v) {
     for (auto& note : apply_waivers(v.checks, waivers)) v.waiver_notes.push_back(std::move(note));
     v.probes = in.probes;
     // Probes that could not reach the engine are errors already; say why once, and exit 3.
-    if (auto alive = run.api.ping(); !alive) {
-        v.error = "the Docker engine went away during validation: " + alive.error().message;
+    if (auto alive = host->ping(); !alive) {
+        v.error = std::string(host->tier() == std::string("engine") ? "the Docker engine"
+                                                                    : "the sandbox") +
+                  " went away during validation: " + alive.error().message;
         run.engine_lost = true;
     }
 }

@@ -11,7 +11,7 @@
 #include "core/diagnose/explain.hpp"
 #include "core/knowledge/knowledge_base.hpp"
 #include "core/validate/waivers.hpp"
-#include "engine/docker_api.hpp"
+#include "engine/image_host.hpp"
 #include "report/validation_report.hpp"
 
 namespace td::app {
@@ -30,10 +30,13 @@ struct ValidationRun {
     const ValidateOptions& opts;
     const KnowledgeBase& kb;
     const ErrorSignatures& signatures;
-    const engine::DockerApi& api;
+    // The engine, for engine images; null when none is needed (every image a transport,
+    // which runs in a sandbox validate_image opens); or a sandbox the caller opened already.
+    const engine::ImageHost* engine;
     const std::map<std::string, std::string>& overrides;
     std::filesystem::path probes_dir;
-    std::string engine_arch;  // GET /info Architecture ("x86_64"); "" when unknown
+    std::string engine_arch;  // GET /info Architecture ("x86_64"); "" when unknown (the sandbox's
+                              // is this machine's)
     bool gpu_tier = false;
     int gpus = 0;
     std::string gpu_reason;

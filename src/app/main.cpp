@@ -70,6 +70,8 @@ int main(int argc, char** argv) {
         if (*c.explain_cmd) return run_explain(c.common, c.explain);
         if (*c.checks_cmd) return run_checks(c.common, c.checks);
         if (*c.sbom_cmd) return run_sbom(c.common, c.sbom);
+        if (*c.cache_list_cmd) return run_cache_list(c.cache);
+        if (*c.cache_prune_cmd) return run_cache_prune(c.cache);
         if (*c.kb_refresh_cmd) return run_kb_refresh(c.common, c.kb_refresh);
     } catch (const std::exception& e) {
         std::cerr << "torchdock: internal error: " << e.what() << "\n";

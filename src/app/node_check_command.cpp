@@ -12,6 +12,7 @@
 #include "app/commands.hpp"
 #include "app/console.hpp"
 #include "app/exit_codes.hpp"
+#include "app/image_hosts.hpp"
 #include "app/image_validation.hpp"
 #include "app/output.hpp"
 #include "app/probe_containers.hpp"
@@ -145,49 +146,76 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
             facts.engine_error = message;
     };
     std::string run_label = engine::new_run_label();
-    auto found_api = engine::DockerApi::from_environment();
+    // An engine image needs the engine; a transport (docker://, squashfs:, ...) runs in the
+    // sandbox, on a node with no engine at all (pyxis/enroot and Apptainer sites).
+    const bool in_sandbox = !is_engine_image(opts.image);
+    std::unique_ptr<engine::SandboxHost> sandbox;
     std::optional<engine::DockerApi> api;
-    if (found_api) api = found_api->with_deadline(deadline);
+    std::optional<engine::EngineHost> engine_host;
     std::optional<engine::ImageInfo> info;
-    if (!found_api) {
-        facts.engine_error = found_api.error().message;
-    } else if (auto alive = api->ping(); !alive) {
-        engine_failed("the engine did not answer its ping in time", alive.error().message);
+    if (in_sandbox) {
+        std::string detail;
+        auto opened = open_sandbox(opts.image, detail);
+        if (!opened) {
+            (opened.error().kind == ErrorKind::Environment ? facts.engine_error
+                                                           : facts.image_error) =
+                opened.error().message;
+        } else {
+            sandbox = std::move(opened.value());
+            info = *sandbox->inspect_image(opts.image).value();
+        }
     } else {
-        remove_leftovers_of_killed_runs(*api);
-        auto found = api->inspect_image(opts.image);
-        // An inspect the engine refuses while it still answers (a reference it cannot parse:
-        // "Foo:1") is about the image, not a reason to drain the node.
-        if (!found && deadline.passed())
-            facts.out_of_time =
-                "the engine did not answer the inspection of " + opts.image + " in time";
-        else if (!found)
-            (api->ping() ? facts.image_error : facts.engine_error) = found.error().message;
-        else if (!found.value())
-            facts.image_missing = true;
-        else
-            info = *found.value();
+        auto found_api = engine::DockerApi::from_environment();
+        if (found_api) api = found_api->with_deadline(deadline);
+        if (!found_api) {
+            facts.engine_error = found_api.error().message;
+        } else if (auto alive = api->ping(); !alive) {
+            engine_failed("the engine did not answer its ping in time", alive.error().message);
+        } else {
+            remove_leftovers_of_killed_runs(*api);
+            auto found = api->inspect_image(opts.image);
+            // An inspect the engine refuses while it still answers (a reference it cannot
+            // parse: "Foo:1") is about the image, not a reason to drain the node.
+            if (!found && deadline.passed())
+                facts.out_of_time =
+                    "the engine did not answer the inspection of " + opts.image + " in time";
+            else if (!found)
+                (api->ping() ? facts.image_error : facts.engine_error) = found.error().message;
+            else if (!found.value())
+                facts.image_missing = true;
+            else
+                info = *found.value();
+        }
+        if (api) engine_host.emplace(*api);
     }
     if (info) {
-        auto engine_info = api->info();
+        Result<engine::EngineInfo> engine_info = Error{ErrorKind::Environment, "the sandbox"};
         facts.image.id = info->id;
         facts.image.repo_digests = info->repo_digests;
-        auto version = api->version();
-        facts.image.engine = version ? version->name + " " + version->version : "";
+        if (api) {
+            engine_info = api->info();
+            auto version = api->version();
+            facts.image.engine = version ? version->name + " " + version->version : "";
+        } else {
+            facts.image.engine = "sandbox (bubblewrap)";
+        }
+        std::string gpu_reason = "the sandbox tier binds no GPU yet (CDI devices are not read)";
+        const bool gpus =
+            api && gpu_tier_available(engine_info, api->is_podman(), "auto", -1, gpu_reason);
         ValidateOptions vopts;
         vopts.images = {opts.image};
         vopts.python = opts.python;
         vopts.probe_timeout_s = left_s();
-        std::string gpu_reason;
         std::map<std::string, std::string> no_overrides;
         ValidationRun run{vopts,
                           kb,
                           *data->signatures,
-                          *api,
+                          sandbox ? static_cast<const engine::ImageHost*>(sandbox.get())
+                                  : static_cast<const engine::ImageHost*>(&*engine_host),
                           no_overrides,
                           probes_at.path,
                           engine_info ? engine_info->architecture : std::string(),
-                          gpu_tier_available(engine_info, api->is_podman(), "auto", -1, gpu_reason),
+                          gpus,
                           -1,
                           gpu_reason,
                           run_label};
@@ -197,7 +225,8 @@ int run_node_check(const CommonOptions& common, const NodeCheckOptions& opts) {
         v.image = opts.image;
         progress("node-check " + facts.node + ": validating " + opts.image);
         validate_image(run, v);
-        if (engine::interrupted()) return stop_interrupted_run(*api, run_label);
+        if (engine::interrupted())
+            return api ? stop_interrupted_run(*api, run_label) : stop_interrupted_sandbox_run();
         if (deadline.passed())
             facts.out_of_time = "the probes of " + opts.image + " did not all finish in time";
         else if (!v.error.empty())

@@ -7,6 +7,7 @@
 
 #include "app/commands.hpp"
 #include "app/exit_codes.hpp"
+#include "app/image_hosts.hpp"
 #include "app/output.hpp"
 #include "app/probe_containers.hpp"
 #include "core/diagnose/host_gpus.hpp"
@@ -34,9 +35,8 @@ namespace {
 // probe-kernels ran to its end; otherwise the reason becomes a note and the labels alone
 // decide. `emulated`: why the image ran under qemu-user, when it did (a note). Returns the
 // exit code when interrupted by Ctrl-C.
-std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOptions& opts,
-                                 const engine::ImageInfo& info, const KnowledgeBase& kb,
-                                 ImageProbes& out, std::string& emulated) {
+std::optional<int> audit_kernels(const OpenedImage& image, const PreflightOptions& opts,
+                                 const KnowledgeBase& kb, ImageProbes& out, std::string& emulated) {
     auto probes_at = engine::locate_probes_dir(opts.probes_dir);
     if (auto st = engine::check_probes_dir(probes_at); !st) {
         out.not_audited = st.error().message;
@@ -44,14 +44,14 @@ std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOp
     }
     // An image of another architecture runs under qemu-user with its architecture's probes
     // where this host emulates it; otherwise torch cannot run, and the labels alone decide.
-    auto engine_info = api.info();
-    remove_leftovers_of_killed_runs(api);
+    const engine::ImageHost& api = *image.host;
+    const engine::ImageInfo& info = image.info;
     std::string label = engine::new_run_label();
-    const std::string& id = info.id.empty() ? opts.image : info.id;
+    const std::string& id = image.id;
     auto early = engine::start_early(api, id, info, "preflight", opts.python, 60, label);
     // The platform from the image's files, not its config's claim (engine::read_platform).
-    auto platform = engine::read_platform(
-        api, id, info, probes_at.path, engine_info ? engine_info->architecture : "", false, label);
+    auto platform =
+        engine::read_platform(api, id, info, probes_at.path, image.machine, false, label);
     const auto& probe_set = platform.set;
     if (probe_set.tier.kind == ReadingTier::FilesOnly) {
         out.not_audited = "the kernel audit needs torch to run, and " + probe_set.tier.reason +
@@ -63,7 +63,7 @@ std::optional<int> audit_kernels(const engine::DockerApi& api, const PreflightOp
                                       probe_set.probes_dir, opts.python, 0, probe_set.timeout_s(60),
                                       kb, label, std::nullopt, &platform.env, &early)
                       .probes;
-    if (engine::interrupted()) return stop_interrupted_run(api, label);
+    if (engine::interrupted()) return image.stop_interrupted(label);
     const ProbeRun& k = probes["kernels"];
     if (!k.usable() || !k.data.contains("objects"))
         out.not_audited = k.usable() ? "probe-kernels " + k.status + ": " + k.reason : k.problem();
@@ -114,25 +114,18 @@ int run_preflight(const CommonOptions& common, const PreflightOptions& opts) {
     }
     auto overrides = parse_expect_overrides(opts.expect, preflight_expect_keys());
     if (!overrides) return fail(overrides.error());
-    auto api = engine::DockerApi::from_environment();
-    if (!api) return fail(api.error());
-    if (auto st = api->ping(); !st) return fail(st.error());
-    auto info = api->inspect_image(opts.image);
-    if (!info) return fail(info.error());
-    if (!info.value())
-        return fail(
-            {ErrorKind::Config, "no such image: " + opts.image + " (build or pull it first)"});
-    Expectations expect = gather_expectations(opts.image, info.value()->labels, info.value()->env,
-                                              kb, overrides.value());
+    auto image = open_image(opts.image);
+    if (!image) return fail(image.error());
+    Expectations expect =
+        gather_expectations(opts.image, image->info.labels, image->info.env, kb, overrides.value());
 
-    ContainerRequirements requirements = container_requirements(info.value()->env);
+    ContainerRequirements requirements = container_requirements(image->info.env);
     ImageProbes kernels;
     std::string emulated;
     if (opts.no_kernel_audit) {
         kernels.not_audited = "--no-kernel-audit";
     } else {
-        if (auto code = audit_kernels(api.value(), opts, *info.value(), kb, kernels, emulated))
-            return *code;
+        if (auto code = audit_kernels(image.value(), opts, kb, kernels, emulated)) return *code;
     }
     PreflightResult r =
         preflight(expect, driver, gpus, kb, *data->forward_compat, requirements, kernels);

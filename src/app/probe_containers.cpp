@@ -29,4 +29,9 @@ int stop_interrupted_run(const engine::DockerApi& api, const std::string& run_la
     return k_exit_interrupted;
 }
 
+int stop_interrupted_sandbox_run() {
+    print_error("interrupted; the sandbox's probes were stopped (their process groups killed)");
+    return k_exit_interrupted;
+}
+
 }  // namespace td::app

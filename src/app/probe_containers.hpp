@@ -13,5 +13,7 @@ void remove_leftovers_of_killed_runs(const engine::DockerApi& api);
 // After Ctrl-C or SIGTERM: removes this run's containers, says truthfully whether that
 // worked (it lists them again), and returns the exit code (130).
 int stop_interrupted_run(const engine::DockerApi& api, const std::string& run_label);
+// The same for a run with no engine: the sandbox's processes died with their process group.
+int stop_interrupted_sandbox_run();
 
 }  // namespace td::app

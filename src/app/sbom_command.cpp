@@ -7,6 +7,7 @@
 #include "app/commands.hpp"
 #include "app/console.hpp"
 #include "app/exit_codes.hpp"
+#include "app/image_hosts.hpp"
 #include "app/output.hpp"
 #include "app/probe_containers.hpp"
 #include "app/version.hpp"
@@ -50,30 +51,25 @@ const Variant* find_variant(const std::optional<RenderPlan>& plan, const std::st
 }
 
 int image_sbom(const SbomOptions& opts, const KnowledgeBase& kb) {
-    auto api = engine::DockerApi::from_environment();
-    if (!api) return fail(api.error());
-    if (auto st = api->ping(); !st) return fail(st.error());
-    auto info = api->inspect_image(opts.target);
-    if (!info) return fail(info.error());
-    if (!info.value())
+    auto opened = open_image(opts.target);
+    if (!opened && opened.error().kind == ErrorKind::Config && is_engine_image(opts.target))
         return fail({ErrorKind::Config, quote_value(opts.target) +
                                             " is neither a variant the manifests render nor an "
                                             "image the engine has (build or pull it first)"});
+    if (!opened) return fail(opened.error());
     auto probes_at = engine::locate_probes_dir(opts.probes_dir);
     if (auto st = engine::check_probes_dir(probes_at); !st) return fail(st.error());
-    remove_leftovers_of_killed_runs(api.value());
     std::string label = engine::new_run_label();
-    const std::string& id = info.value()->id.empty() ? opts.target : info.value()->id;
+    const engine::ImageHost& host = *opened->host;
+    const engine::ImageInfo& info = opened->info;
+    const std::string& id = opened->id;
     // An image of another architecture: its own architecture's probes under qemu-user where
     // this host emulates it, else its files alone (probe-record and probe-kernels read them
     // whatever the architecture; the torch probe cannot run).
-    auto engine_info = api->info();
-    auto early =
-        engine::start_early(api.value(), id, *info.value(), "sbom", opts.python, 300, label);
+    auto early = engine::start_early(host, id, info, "sbom", opts.python, 300, label);
     // The platform from the image's files, not its config's claim (engine::read_platform).
     auto platform =
-        engine::read_platform(api.value(), id, *info.value(), probes_at.path,
-                              engine_info ? engine_info->architecture : "", false, label);
+        engine::read_platform(host, id, info, probes_at.path, opened->machine, false, label);
     const auto& probe_set = platform.set;
     const bool files_only = probe_set.tier.kind == ReadingTier::FilesOnly;
     std::vector<engine::ProbeSpec> specs;
@@ -84,11 +80,11 @@ int image_sbom(const SbomOptions& opts, const KnowledgeBase& kb) {
                   ? std::string()
                   : " (" + probe_set.tier.name() + ": " + probe_set.tier.reason + ")"));
     auto reading = engine::probe_image(
-        api.value(), id, *info.value(), std::move(specs), probe_set.probes_dir, opts.python, 0, 300,
-        kb, label, files_only ? std::optional<std::string>(platform.machine) : std::nullopt,
-        &platform.env, &early);
-    if (engine::interrupted()) return stop_interrupted_run(api.value(), label);
-    auto in = image_sbom_input(opts.target, info.value()->id, info.value()->labels, reading.probes);
+        host, id, info, std::move(specs), probe_set.probes_dir, opts.python, 0, 300, kb, label,
+        files_only ? std::optional<std::string>(platform.machine) : std::nullopt, &platform.env,
+        &early);
+    if (engine::interrupted()) return opened->stop_interrupted(label);
+    auto in = image_sbom_input(opts.target, info.id, info.labels, reading.probes);
     if (!in) return fail(in.error());
     return write_sbom(opts, std::move(in.value()));
 }

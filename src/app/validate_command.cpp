@@ -8,6 +8,7 @@
 #include "app/commands.hpp"
 #include "app/console.hpp"
 #include "app/exit_codes.hpp"
+#include "app/image_hosts.hpp"
 #include "app/image_validation.hpp"
 #include "app/output.hpp"
 #include "app/probe_containers.hpp"
@@ -138,19 +139,26 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     auto probes_at = engine::locate_probes_dir(opts.probes_dir);
     if (auto st = engine::check_probes_dir(probes_at); !st) return fail(st.error());
     fs::path probes_dir = probes_at.path;
-    auto api = engine::DockerApi::from_environment();
-    if (!api) return fail(api.error());
-    if (auto st = api->ping(); !st) return fail(st.error());
-    remove_leftovers_of_killed_runs(api.value());
-
-    std::string gpu_reason;
-    auto engine_info = api->info();
-    bool gpu_tier =
-        gpu_tier_available(engine_info, api->is_podman(), opts.gpus, gpu_count, gpu_reason);
+    // The engine only when an image is the engine's: transports run in the sandbox.
+    std::optional<engine::EngineHost> engine_host;
+    std::string gpu_reason =
+        "no engine: the sandbox tier binds no GPU yet (CDI devices are not read)";
+    Result<engine::EngineInfo> engine_info = Error{ErrorKind::Environment, "no engine is used"};
+    bool gpu_tier = false;
+    if (needs_engine(opts.images)) {
+        auto api = engine::DockerApi::from_environment();
+        if (!api) return fail(api.error());
+        if (auto st = api->ping(); !st) return fail(st.error());
+        remove_leftovers_of_killed_runs(api.value());
+        engine_info = api->info();
+        gpu_tier =
+            gpu_tier_available(engine_info, api->is_podman(), opts.gpus, gpu_count, gpu_reason);
+        engine_host.emplace(std::move(api.value()));
+    }
     ValidationRun run{opts,
                       kb,
                       *data->signatures,
-                      api.value(),
+                      engine_host ? &*engine_host : nullptr,
                       overrides.value(),
                       probes_dir,
                       engine_info ? engine_info->architecture : std::string(),
@@ -194,7 +202,9 @@ int run_validate(const CommonOptions& common, const ValidateOptions& opts) {
     int workers = std::min<int>(opts.jobs, static_cast<int>(opts.images.size()));
     for (int t = 0; t < workers; ++t) threads.emplace_back(worker);
     for (auto& t : threads) t.join();
-    if (engine::interrupted()) return stop_interrupted_run(api.value(), run.run_label);
+    if (engine::interrupted())
+        return engine_host ? stop_interrupted_run(engine_host->api(), run.run_label)
+                           : stop_interrupted_sandbox_run();
 
     human << shown(report::validation_summary(results));
     if (auto st = write_reports(opts, results); !st) return fail(st.error());

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "engine/files.hpp"
+#include "engine/ssh_dial.hpp"
 #include "util/strings.hpp"
 
 namespace td::engine {
@@ -33,15 +35,72 @@ std::pair<std::string, std::string> demux(const std::string& raw) {
 
 }  // namespace
 
+Result<EngineEndpoint> engine_endpoint_from_environment() {
+    EngineSettings s;
+    for (const char* name : {"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_TLS_VERIFY", "DOCKER_TLS",
+                             "DOCKER_CERT_PATH", "TORCHDOCK_ENGINE_PLAIN_TCP"})
+        if (const char* v = std::getenv(name); v && *v) s.env[name] = v;
+    if (const char* d = std::getenv("DOCKER_CONFIG"); d && *d)
+        s.docker_config_dir = d;
+    else if (const char* h = std::getenv("HOME"); h && *h)
+        s.docker_config_dir = std::string(h) + "/.docker";
+    if (!s.docker_config_dir.empty())
+        if (auto text = read_text_file(s.docker_config_dir + "/config.json", std::size_t{1} << 20))
+            s.config_json = text.value();
+    if (std::string context = context_in_use(s); !context.empty()) {
+        std::string key = context_key(context);
+        if (auto meta = read_text_file(s.docker_config_dir + "/contexts/meta/" + key + "/meta.json",
+                                       std::size_t{1} << 20))
+            s.context_meta[context] = meta.value();
+        struct stat st {};
+        s.context_tls[context] =
+            ::stat((s.docker_config_dir + "/contexts/tls/" + key + "/docker").c_str(), &st) == 0;
+    }
+    auto e = resolve_engine_endpoint(s);
+    // TLS material named but absent: said now, not as a TLS failure of the first request.
+    if (e && e->tls)
+        for (const auto& file : {e->verify ? e->ca_file : std::string(), e->cert_file, e->key_file})
+            if (struct stat st{}; !file.empty() && ::stat(file.c_str(), &st) != 0)
+                return Error{ErrorKind::Environment,
+                             "the engine at " + e->describe() + " is TLS and " + file +
+                                 " does not exist (DOCKER_CERT_PATH names the directory with "
+                                 "ca.pem, cert.pem and key.pem)"};
+    return e;
+}
+
 Result<DockerApi> DockerApi::from_environment() {
-    const char* host = std::getenv("DOCKER_HOST");
-    std::string h = host ? host : "";
-    if (h.empty()) return DockerApi("/var/run/docker.sock");
-    if (!starts_with(h, "unix://"))
-        return Error{
-            ErrorKind::Usage,
-            "DOCKER_HOST=" + h + " is not supported: torchdock talks to unix:// sockets only"};
-    return DockerApi(h.substr(7));
+    auto endpoint = engine_endpoint_from_environment();
+    if (!endpoint) return endpoint.error();
+    return DockerApi(endpoint.value());
+}
+
+HttpRequest DockerApi::request(const std::string& path) const {
+    HttpRequest req;
+    switch (m_endpoint.kind) {
+        case EngineEndpoint::Kind::Unix:
+            req.url = "http://localhost" + path;
+            req.unix_socket = m_endpoint.socket;
+            break;
+        case EngineEndpoint::Kind::Tcp:
+            req.url = (m_endpoint.tls ? "https://" : "http://") + m_endpoint.host + path;
+            if (m_endpoint.tls) {
+                req.protocols = "https";
+                req.tls_ca_file = m_endpoint.verify ? m_endpoint.ca_file : "";
+                req.tls_cert_file = m_endpoint.cert_file;
+                req.tls_key_file = m_endpoint.key_file;
+                req.tls_verify = m_endpoint.verify;
+            }
+            break;
+        case EngineEndpoint::Kind::Ssh: {
+            // The engine's API through `ssh HOST docker system dial-stdio` (engine/ssh_dial),
+            // reached as a local socket; one that cannot be made fails the request.
+            req.url = "http://localhost" + path;
+            auto socket = ssh_engine_socket(m_endpoint);
+            req.unix_socket = socket ? socket.value() : std::string("/nonexistent/ssh-bridge");
+            break;
+        }
+    }
+    return req;
 }
 
 DockerApi DockerApi::with_deadline(const Deadline& deadline) const {
@@ -54,7 +113,8 @@ Result<std::chrono::milliseconds> DockerApi::budget(std::chrono::milliseconds wa
                                                     const std::string& what) const {
     auto t = cleanup ? m_deadline.cap_cleanup(wanted) : m_deadline.cap(wanted);
     if (m_deadline.bounded() && t <= std::chrono::milliseconds{0})
-        return Error{ErrorKind::Timeout, what + " was not sent to the engine at " + m_socket +
+        return Error{ErrorKind::Timeout, what + " was not sent to the engine at " +
+                                             m_endpoint.describe() +
                                              ": the deadline left no time for it"};
     return t;
 }
@@ -64,18 +124,18 @@ Result<HttpResponse> DockerApi::call(const std::string& method, const std::strin
                                      std::vector<std::string> headers, bool cleanup) const {
     auto time = budget(timeout, cleanup, method + " " + path.substr(0, path.find('?')));
     if (!time) return time.error();
-    HttpRequest req;
+    HttpRequest req = request(k_api + path);
     req.cleanup = cleanup;
     req.method = method;
-    req.url = std::string("http://localhost") + k_api + path;
-    req.unix_socket = m_socket;
     req.body = body;
     req.timeouts.total = time.value();
     req.timeouts.connect = std::chrono::milliseconds(5000);
     if (time.value().count() > 0)
         req.timeouts.connect = std::min(req.timeouts.connect, time.value());
     req.headers = std::move(headers);
-    if (!body.empty()) req.headers.push_back("Content-Type: application/json");
+    bool typed = false;
+    for (const auto& h : req.headers) typed = typed || to_lower(h.substr(0, 13)) == "content-type:";
+    if (!body.empty() && !typed) req.headers.push_back("Content-Type: application/json");
     auto r = http_request(req);
     if (!r && r.error().kind == ErrorKind::Environment) {
         if (auto st = ping(); !st) return st.error();
@@ -95,32 +155,74 @@ Error DockerApi::api_error(const HttpResponse& r, const std::string& what) const
                                              (message.empty() ? "" : ": " + message)};
 }
 
+Result<bool> DockerApi::has_volume(const std::string& name) const {
+    auto r = call("GET", "/volumes/" + url_encode(name));
+    if (!r) return r.error();
+    if (r->status == 404) return false;
+    if (r->status != 200) return api_error(r.value(), "inspect volume " + name);
+    return true;
+}
+
+Status DockerApi::create_volume(const std::string& name,
+                                const std::map<std::string, std::string>& labels) const {
+    json body = {{"Name", name}, {"Labels", labels}};
+    auto r = call("POST", "/volumes/create", body.dump());
+    if (!r) return r.error();
+    if (r->status != 201 && r->status != 200) return api_error(r.value(), "create volume " + name);
+    return ok_status();
+}
+
+Status DockerApi::remove_volume(const std::string& name) const {
+    auto r = call("DELETE", "/volumes/" + url_encode(name) + "?force=1", {},
+                  std::chrono::seconds(30), {}, true);
+    if (!r) return r.error();
+    if (r->status != 204 && r->status != 404) return api_error(r.value(), "remove volume " + name);
+    return ok_status();
+}
+
+Status DockerApi::put_archive(const std::string& id, const std::string& path,
+                              const std::string& tar) const {
+    auto r = call("PUT", "/containers/" + id + "/archive?path=" + url_encode(path), tar,
+                  std::chrono::minutes(5), {"Content-Type: application/x-tar"});
+    if (!r) return r.error();
+    if (r->status != 200) return api_error(r.value(), "copy into container " + id.substr(0, 12));
+    return ok_status();
+}
+
 Status DockerApi::ping() const {
+    const std::string& m_socket = m_endpoint.socket;
     struct stat st {};
-    if (::stat(m_socket.c_str(), &st) != 0)
+    if (m_endpoint.kind == EngineEndpoint::Kind::Ssh) {
+        if (auto bridge = ssh_engine_socket(m_endpoint); !bridge) return bridge.error();
+    } else if (m_endpoint.kind == EngineEndpoint::Kind::Tcp) {
+        // A remote engine: only its answer tells.
+    } else if (::stat(m_socket.c_str(), &st) != 0)
         return Error{
             ErrorKind::Environment,
             "no Docker engine: " + m_socket +
                 " does not exist (start dockerd, or set DOCKER_HOST=unix:///path/to/docker.sock)"};
-    if (!S_ISSOCK(st.st_mode))
+    else if (!S_ISSOCK(st.st_mode))
         return Error{ErrorKind::Environment, "no Docker engine: " + m_socket + " is not a socket"};
-    if (::access(m_socket.c_str(), R_OK | W_OK) != 0)
+    else if (::access(m_socket.c_str(), R_OK | W_OK) != 0)
         return Error{ErrorKind::Environment,
                      "no permission on " + m_socket +
                          " (run as root, or add your user to the docker group and log in again)"};
     auto time = budget(std::chrono::seconds(10), false, "GET /_ping");
     if (!time) return time.error();
-    HttpRequest req;
-    req.url = "http://localhost/_ping";
-    req.unix_socket = m_socket;
+    HttpRequest req = request("/_ping");
     req.timeouts.total = time.value();
     req.timeouts.connect =
         std::min<std::chrono::milliseconds>(std::chrono::seconds(3), time.value());
     auto r = http_request(req);
     if (!r)
-        return Error{ErrorKind::Environment, "the Docker engine at " + m_socket +
-                                                 " is not answering (" + r.error().message +
-                                                 "); is dockerd running?"};
+        return Error{ErrorKind::Environment,
+                     m_endpoint.kind == EngineEndpoint::Kind::Ssh
+                         ? "the Docker engine at " + m_endpoint.describe() +
+                               " is not answering through `ssh " + m_endpoint.host +
+                               " docker system dial-stdio` (ssh's own message, if any, is above; "
+                               "the remote user needs the docker CLI and access to its engine)"
+                         : "the Docker engine at " + m_endpoint.describe() + " is not answering (" +
+                               r.error().message + "); is dockerd running?"};
     if (r->status != 200) return api_error(r.value(), "ping");
     return ok_status();
 }
@@ -214,6 +316,8 @@ Result<std::optional<ImageInfo>> DockerApi::inspect_image(const std::string& ref
         info.cmd = strings(config, "Cmd");
         if (config.is_object() && config.contains("User") && config["User"].is_string())
             info.user = config["User"].get<std::string>();
+        if (config.is_object() && config.contains("WorkingDir") && config["WorkingDir"].is_string())
+            info.working_dir = config["WorkingDir"].get<std::string>();
         info.layers = strings(j.value("RootFS", json::object()), "Layers");
         info.repo_digests = strings(j, "RepoDigests");
         auto text = [&](const char* key) {
@@ -344,11 +448,9 @@ Result<std::pair<std::string, std::string>> DockerApi::container_logs(const std:
     // k_max_log_bytes of them, however much the container printed.
     auto time = budget(std::chrono::seconds(30), false, "GET /containers/" + id + "/logs");
     if (!time) return time.error();
-    HttpRequest req;
-    req.url = std::string("http://localhost") + k_api + "/containers/" + id +
-              "/logs?stdout=1&stderr=1" +
-              (is_podman() || whole ? std::string() : "&tail=" + std::to_string(k_max_log_lines));
-    req.unix_socket = m_socket;
+    HttpRequest req = request(
+        std::string(k_api) + "/containers/" + id + "/logs?stdout=1&stderr=1" +
+        (is_podman() || whole ? std::string() : "&tail=" + std::to_string(k_max_log_lines)));
     req.timeouts.total = time.value();
     req.timeouts.connect =
         std::min<std::chrono::milliseconds>(std::chrono::seconds(5), time.value());

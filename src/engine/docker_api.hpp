@@ -1,6 +1,9 @@
 #pragma once
-// The Docker Engine API over its UNIX socket ($DOCKER_HOST unix://..., default
-// /var/run/docker.sock). Podman's Docker-compatible socket speaks the same API.
+// The Docker Engine API over its UNIX socket (default /var/run/docker.sock), TCP with TLS
+// (tcp://HOST:2376, client certificates), or ssh (ssh://USER@HOST: `docker system
+// dial-stdio` on the far side, engine/ssh_dial), chosen as the Docker CLI chooses
+// (DOCKER_HOST, contexts; core/build/engine_endpoint). Podman's Docker-compatible socket
+// speaks the same API.
 // Every call has a named timeout, cut to what a Deadline leaves (`with_deadline`: node-check
 // bounds every engine call by its --deadline); the engine's own error message is decoded.
 #include <map>
@@ -10,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/build/engine_endpoint.hpp"
 #include "engine/http.hpp"
 #include "util/deadline.hpp"
 #include "util/result.hpp"
@@ -32,6 +36,7 @@ struct ImageInfo {
     std::vector<std::string> entrypoint;    // Config.Entrypoint; empty when the image sets none
     std::vector<std::string> cmd;           // Config.Cmd
     std::string user;                       // Config.User ("" = root)
+    std::string working_dir;                // Config.WorkingDir ("" = /)
     std::vector<std::string> layers;        // RootFS.Layers: the diff IDs, bottom first
     std::vector<std::string> repo_digests;  // RepoDigests: "repo@sha256:..." it was pulled as
     std::string os, architecture, variant;  // "linux", "arm64", "v8" ("" when not recorded)
@@ -81,14 +86,24 @@ std::string container_create_body(const ContainerSpec& spec);
 // GET /version's answer; Environment error when it is not the JSON object the API gives.
 Result<EngineVersion> parse_engine_version(const std::string& body);
 
+// The engine the Docker CLI would use (core/build/engine_endpoint): DOCKER_HOST, else
+// DOCKER_CONTEXT, else config.json's currentContext, read from $DOCKER_CONFIG or ~/.docker.
+Result<EngineEndpoint> engine_endpoint_from_environment();
+
 class DockerApi {
   public:
-    // Resolves the socket from $DOCKER_HOST; Usage error for a non-unix DOCKER_HOST.
+    // The engine from the environment (engine_endpoint_from_environment); Usage error for an
+    // address torchdock does not speak, or plain TCP not asked for.
     static Result<DockerApi> from_environment();
-    explicit DockerApi(std::string socket_path)
-        : m_socket(std::move(socket_path)), m_kind(std::make_shared<Kind>()) {}
+    explicit DockerApi(std::string socket_path) : m_kind(std::make_shared<Kind>()) {
+        m_endpoint.socket = std::move(socket_path);
+    }
+    explicit DockerApi(EngineEndpoint endpoint)
+        : m_endpoint(std::move(endpoint)), m_kind(std::make_shared<Kind>()) {}
 
-    const std::string& socket() const { return m_socket; }
+    // How the engine is reached, for messages ("unix:///run/docker.sock", "tcp://h:2376 (TLS)").
+    std::string socket() const { return m_endpoint.describe(); }
+    const EngineEndpoint& endpoint() const { return m_endpoint; }
 
     // A copy (sharing what was learnt of the engine) whose every request, connection and ping
     // included, has its time-out cut to what `deadline` leaves; cleanup requests (removing a
@@ -116,6 +131,15 @@ class DockerApi {
     // Pushes repo:tag; the engine's streamed error, if any, becomes the Error.
     Status push_image(const std::string& repo, const std::string& tag) const;
 
+    // Named volumes (a remote engine's copy of the probes, engine/remote_probes).
+    Result<bool> has_volume(const std::string& name) const;
+    Status create_volume(const std::string& name,
+                         const std::map<std::string, std::string>& labels) const;
+    Status remove_volume(const std::string& name) const;
+    // Unpacks `tar` at `path` in a (created, not started) container: PUT .../archive.
+    Status put_archive(const std::string& id, const std::string& path,
+                       const std::string& tar) const;
+
     Result<std::string> create_container(const ContainerSpec& spec) const;  // container id
     Status start_container(const std::string& id) const;
     Result<int> wait_container(const std::string& id,
@@ -137,7 +161,7 @@ class DockerApi {
         const std::string& label) const;
 
   private:
-    std::string m_socket;
+    EngineEndpoint m_endpoint;
     struct Kind {
         std::once_flag asked;
         bool podman = false;
@@ -152,6 +176,8 @@ class DockerApi {
                               std::chrono::milliseconds timeout = std::chrono::seconds(30),
                               std::vector<std::string> headers = {}, bool cleanup = false) const;
     Error api_error(const HttpResponse& r, const std::string& what) const;
+    // A request to `path` on this engine, over its transport (socket, TLS, ssh).
+    HttpRequest request(const std::string& path) const;
 };
 
 }  // namespace td::engine

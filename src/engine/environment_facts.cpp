@@ -40,7 +40,7 @@ std::optional<long long> parse_statfs(const std::string& line) {
 
 }  // namespace
 
-Result<long long> shm_bytes_in_image(const DockerApi& api, const std::string& image,
+Result<long long> shm_bytes_in_image(const ImageHost& api, const std::string& image,
                                      const std::string& run_label) {
     auto out = run_shell_in_image(api, image, "stat -f -c '%b %S' /dev/shm", run_label);
     if (!out) return out.error();
@@ -98,7 +98,7 @@ bool host_emulates(const std::string& elf_machine) {
            first_line(dir / ("qemu-" + elf_machine)) == "enabled";
 }
 
-Result<EnvironmentFacts> image_facts(const DockerApi& api, const std::string& image,
+Result<EnvironmentFacts> image_facts(const ImageHost& api, const std::string& image,
                                      const std::string& run_label) {
     auto info = api.inspect_image(image);
     if (!info) return info.error();

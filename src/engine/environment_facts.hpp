@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/diagnose/doctor.hpp"
-#include "engine/docker_api.hpp"
+#include "engine/image_host.hpp"
 
 namespace td::engine {
 
@@ -24,7 +24,7 @@ HostReading read_host(const KnowledgeBase& kb, const std::filesystem::path& prob
                       const std::optional<std::string>& python, int timeout_s);
 // Size of /dev/shm a default `docker run` of the image gets; an Error says why it could
 // not be read.
-Result<long long> shm_bytes_in_image(const DockerApi& api, const std::string& image,
+Result<long long> shm_bytes_in_image(const ImageHost& api, const std::string& image,
                                      const std::string& run_label);
 
 // Whether this host's kernel runs `elf_machine` ("aarch64") binaries through an emulator:
@@ -33,7 +33,7 @@ Result<long long> shm_bytes_in_image(const DockerApi& api, const std::string& im
 // another host.
 bool host_emulates(const std::string& elf_machine);
 
-Result<EnvironmentFacts> image_facts(const DockerApi& api, const std::string& image,
+Result<EnvironmentFacts> image_facts(const ImageHost& api, const std::string& image,
                                      const std::string& run_label);
 
 }  // namespace td::engine

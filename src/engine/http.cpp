@@ -165,6 +165,14 @@ Result<HttpResponse> http_request(const HttpRequest& req) {
         curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, req.unix_socket.c_str());
     if (req.session && req.session->handle())
         curl_easy_setopt(c, CURLOPT_SHARE, req.session->handle());
+    if (!req.tls_ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, req.tls_ca_file.c_str());
+    if (!req.tls_cert_file.empty()) curl_easy_setopt(c, CURLOPT_SSLCERT, req.tls_cert_file.c_str());
+    if (!req.tls_key_file.empty()) curl_easy_setopt(c, CURLOPT_SSLKEY, req.tls_key_file.c_str());
+    if (!req.tls_verify) {
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+
     if (req.method == "HEAD") {
         curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
     } else if (req.method != "GET") {

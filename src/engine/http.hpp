@@ -57,6 +57,10 @@ struct HttpRequest {
     // request is aborted at once when an interrupt arrives.
     bool cleanup = false;
     HttpSession* session = nullptr;  // reuse connections across requests (optional)
+    // https with client certificates (a TLS engine): the CA that must have signed the
+    // server's certificate (when `tls_verify`), and the client's certificate and key.
+    std::string tls_ca_file, tls_cert_file, tls_key_file;
+    bool tls_verify = true;
 };
 
 struct HttpResponse {

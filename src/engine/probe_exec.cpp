@@ -314,7 +314,7 @@ std::optional<ProbeRun> container_problem(const ProbeSpec& p, const ContainerRun
 
 }  // namespace
 
-ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, const ProbeSpec& p,
+ProbeRun run_probe_in_image(const ImageHost& api, const std::string& image, const ProbeSpec& p,
                             const fs::path& probes_dir, int gpus, int timeout_s,
                             const std::string& run_label) {
     if (!fs::exists(probes_dir / p.file)) return not_built(p, probes_dir);
@@ -351,7 +351,7 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
         spec.cmd = {path};
         spec.cmd.insert(spec.cmd.end(), p.args.begin(), p.args.end());
     }
-    auto r = run_container(api, spec);
+    auto r = api.run(spec);
     if (!r) return no_result(p, ProbeRun::State::Crashed, r.error().message);
     if (auto problem = container_problem(p, r.value(), timeout_s)) return *problem;
     return judge_run(p, r->exit_code, r->out, r->err, r->seconds);
@@ -375,7 +375,7 @@ bool batchable(const std::vector<ProbeSpec>& specs) {
 
 }  // namespace
 
-std::vector<ProbeRun> run_probes_in_image(const DockerApi& api, const std::string& image,
+std::vector<ProbeRun> run_probes_in_image(const ImageHost& api, const std::string& image,
                                           const std::vector<ProbeSpec>& specs,
                                           const fs::path& probes_dir, int gpus, int timeout_s,
                                           const std::string& run_label) {
@@ -407,7 +407,7 @@ std::vector<ProbeRun> run_probes_in_image(const DockerApi& api, const std::strin
     spec.cmd = {std::string(k_probe_mount) + "/" + k_batch_runner};
     for (auto& a : batch_arguments(timeout_s, argv)) spec.cmd.push_back(std::move(a));
     spec.whole_log = true;
-    auto r = run_container(api, spec);
+    auto r = api.run(spec);
     // The frames written before a timeout or Ctrl-C are of probes that ended: kept.
     BatchOutput framed;
     if (r && r->logs_error.empty()) framed = parse_batch_output(r->out);
@@ -469,14 +469,14 @@ ProbeRun run_probe_on_host(const ProbeSpec& p, const fs::path& probes_dir, int t
     return judge_run(p, code, r->out, r->err, r->seconds);
 }
 
-Result<std::string> run_shell_in_image(const DockerApi& api, const std::string& image,
+Result<std::string> run_shell_in_image(const ImageHost& api, const std::string& image,
                                        const std::string& script, const std::string& run_label) {
     ContainerRunSpec spec;
     spec.image = image;
     spec.cmd = {"/bin/sh", "-c", script};
     spec.timeout = std::chrono::seconds(30);
     spec.run_label = run_label;
-    auto r = run_container(api, spec);
+    auto r = api.run(spec);
     if (!r) return r.error();
     if (r->exit_code != 0)
         return Error{ErrorKind::Environment,

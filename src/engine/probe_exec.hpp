@@ -10,7 +10,7 @@
 #include "core/knowledge/knowledge_base.hpp"
 #include "core/validate/probe_run.hpp"
 #include "core/validate/runtime_env.hpp"
-#include "engine/docker_api.hpp"
+#include "engine/image_host.hpp"
 
 namespace td::engine {
 
@@ -100,7 +100,7 @@ std::map<std::string, ProbeRun> run_probes(std::vector<ProbeSpec> specs, const R
                                            const KnowledgeBase& kb, const Prober& prober,
                                            EarlyProbes* early = nullptr, ProbeMemo* memo = nullptr);
 
-ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, const ProbeSpec& p,
+ProbeRun run_probe_in_image(const ImageHost& api, const std::string& image, const ProbeSpec& p,
                             const std::filesystem::path& probes_dir, int gpus, int timeout_s,
                             const std::string& run_label);
 
@@ -108,7 +108,7 @@ ProbeRun run_probe_in_image(const DockerApi& api, const std::string& image, cons
 // probe-batch, each judged as if it had run alone; one container each when they cannot share
 // one (another environment, an ENTRYPOINT kept, no probe-batch built). A probe whose output
 // did not fit the batch runs again alone.
-std::vector<ProbeRun> run_probes_in_image(const DockerApi& api, const std::string& image,
+std::vector<ProbeRun> run_probes_in_image(const ImageHost& api, const std::string& image,
                                           const std::vector<ProbeSpec>& specs,
                                           const std::filesystem::path& probes_dir, int gpus,
                                           int timeout_s, const std::string& run_label);
@@ -117,7 +117,7 @@ ProbeRun run_probe_on_host(const ProbeSpec& p, const std::filesystem::path& prob
                            int timeout_s);
 
 // One shell command in the image, for facts no probe reports (/etc/os-release, glibc, /dev/shm).
-Result<std::string> run_shell_in_image(const DockerApi& api, const std::string& image,
+Result<std::string> run_shell_in_image(const ImageHost& api, const std::string& image,
                                        const std::string& script, const std::string& run_label);
 
 }  // namespace td::engine

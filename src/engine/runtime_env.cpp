@@ -42,7 +42,7 @@ ProbeSpec through_entrypoint(const ImageInfo& info, const std::string& nonce) {
 
 }  // namespace
 
-EnvReading read_environment(const DockerApi& api, const std::string& image, const ImageInfo& info,
+EnvReading read_environment(const ImageHost& api, const std::string& image, const ImageInfo& info,
                             const std::filesystem::path& host_probes_dir,
                             const std::string& run_label) {
     EnvReading out;
@@ -64,7 +64,7 @@ EnvReading read_environment(const DockerApi& api, const std::string& image, cons
     return out;
 }
 
-PlatformReading read_platform(const DockerApi& api, const std::string& image, const ImageInfo& info,
+PlatformReading read_platform(const ImageHost& api, const std::string& image, const ImageInfo& info,
                               const std::filesystem::path& host_probes_dir,
                               const std::string& engine_arch, bool files_only,
                               const std::string& run_label) {
@@ -86,7 +86,7 @@ PlatformReading read_platform(const DockerApi& api, const std::string& image, co
     return out;
 }
 
-RuntimeReading read_runtime(const DockerApi& api, const std::string& image, const ImageInfo& info,
+RuntimeReading read_runtime(const ImageHost& api, const std::string& image, const ImageInfo& info,
                             const std::filesystem::path& probes_dir,
                             const std::optional<std::string>& python_override,
                             const std::string& run_label,
@@ -126,7 +126,7 @@ namespace {
 
 // Runs probes in the image, those that are not python's in one container; the probes that
 // only read files through their cache.
-Prober image_prober(const DockerApi& api, const std::string& image, const ImageInfo& info,
+Prober image_prober(const ImageHost& api, const std::string& image, const ImageInfo& info,
                     const std::filesystem::path& probes_dir, int gpus, int timeout_s,
                     const std::string& run_label) {
     Prober out;
@@ -163,7 +163,7 @@ Prober image_prober(const DockerApi& api, const std::string& image, const ImageI
 
 }  // namespace
 
-EarlyStart start_early(const DockerApi& api, const std::string& image, const ImageInfo& info,
+EarlyStart start_early(const ImageHost& api, const std::string& image, const ImageInfo& info,
                        const std::string& purpose,
                        const std::optional<std::string>& python_override, int timeout_s,
                        const std::string& run_label) {
@@ -181,7 +181,7 @@ EarlyStart start_early(const DockerApi& api, const std::string& image, const Ima
     return out;
 }
 
-RuntimeReading probe_image(const DockerApi& api, const std::string& image, const ImageInfo& info,
+RuntimeReading probe_image(const ImageHost& api, const std::string& image, const ImageInfo& info,
                            std::vector<ProbeSpec> specs, const std::filesystem::path& probes_dir,
                            const std::optional<std::string>& python_override, int gpus,
                            int timeout_s, const KnowledgeBase& kb, const std::string& run_label,

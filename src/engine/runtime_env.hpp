@@ -14,7 +14,7 @@
 #include "core/knowledge/knowledge_base.hpp"
 #include "core/validate/platform.hpp"
 #include "core/validate/runtime_env.hpp"
-#include "engine/docker_api.hpp"
+#include "engine/image_host.hpp"
 #include "engine/install_layout.hpp"
 
 namespace td::engine {
@@ -32,7 +32,7 @@ struct EnvReading {
 // probe-env from this host's probe set: a static program, so it runs in an image whatever the
 // image's files are built for, and no code of the image takes part. Reads what the image
 // configures, what python and python3 run and the ELF identity of those files and of /bin/sh.
-EnvReading read_environment(const DockerApi& api, const std::string& image, const ImageInfo& info,
+EnvReading read_environment(const ImageHost& api, const std::string& image, const ImageInfo& info,
                             const std::filesystem::path& host_probes_dir,
                             const std::string& run_label);
 
@@ -48,7 +48,7 @@ struct PlatformReading {
     std::string claim_problem;  // core platform_claim_problem; "" when they agree
     EnvReading env;             // handed on to probe_image, which does not read it again
 };
-PlatformReading read_platform(const DockerApi& api, const std::string& image, const ImageInfo& info,
+PlatformReading read_platform(const ImageHost& api, const std::string& image, const ImageInfo& info,
                               const std::filesystem::path& host_probes_dir,
                               const std::string& engine_arch, bool files_only,
                               const std::string& run_label);
@@ -63,7 +63,7 @@ struct RuntimeReading {
 // (core/validate/platform): a wrapper ENTRYPOINT is not run (it is the image's code), and the
 // plan gets the machine and the import directories read from names. `env`: read_environment's
 // answer already at hand (read_platform), else probe-env is run here.
-RuntimeReading read_runtime(const DockerApi& api, const std::string& image, const ImageInfo& info,
+RuntimeReading read_runtime(const ImageHost& api, const std::string& image, const ImageInfo& info,
                             const std::filesystem::path& probes_dir,
                             const std::optional<std::string>& python_override,
                             const std::string& run_label,
@@ -89,7 +89,7 @@ struct EarlyStart {
     int timeout_s = 0;
     std::shared_ptr<EarlyProbes> probes;
 };
-EarlyStart start_early(const DockerApi& api, const std::string& image, const ImageInfo& info,
+EarlyStart start_early(const ImageHost& api, const std::string& image, const ImageInfo& info,
                        const std::string& purpose,
                        const std::optional<std::string>& python_override, int timeout_s,
                        const std::string& run_label);
@@ -97,7 +97,7 @@ EarlyStart start_early(const DockerApi& api, const std::string& image, const Ima
 // read_runtime, then `specs` through engine::run_probes in that environment (GPUs: 0 none,
 // -1 all, N), each probe with `timeout_s`. The result's probes hold the environment readings
 // too ("env", "env_entrypoint"). `early`: start_early's (see there).
-RuntimeReading probe_image(const DockerApi& api, const std::string& image, const ImageInfo& info,
+RuntimeReading probe_image(const ImageHost& api, const std::string& image, const ImageInfo& info,
                            std::vector<ProbeSpec> specs, const std::filesystem::path& probes_dir,
                            const std::optional<std::string>& python_override, int gpus,
                            int timeout_s, const KnowledgeBase& kb, const std::string& run_label,

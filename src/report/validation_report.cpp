@@ -62,6 +62,9 @@ std::string validation_table(const ImageValidation& v) {
         terminal_text(v.image) + (v.image_id.empty() ? "" : "  " + terminal_text(v.image_id)) +
         (v.expectations_source.empty() ? "" : "  (expectations: " + v.expectations_source + ")") +
         "\n";
+    if (v.runner != "engine")
+        out += "  ran in the " + terminal_text(v.runner) +
+               " tier: " + terminal_text(v.runner_detail) + "\n";
     if (!v.error.empty()) return out + "  ERROR: " + terminal_text(v.error) + "\n";
     if (v.tier != "full")
         out += "  " + terminal_text(v.platform) + " " + terminal_text(v.tier) + ": " +
@@ -156,6 +159,7 @@ std::string validation_json(const std::vector<ImageValidation>& all) {
                           {"platform_claimed", v.platform_claimed},
                           {"tier", v.tier},
                           {"tier_reason", v.tier_reason},
+                          {"runner", {{"tier", v.runner}, {"detail", v.runner_detail}}},
                           {"files_only_reason", v.tier == "files-only" ? v.tier_reason : ""},
                           {"error", v.error},
                           {"seconds", v.seconds},

@@ -22,6 +22,11 @@ struct ImageValidation {
     // under qemu-user) or "files-only"; tier_reason says why, "" for full.
     std::string tier = "full";
     std::string tier_reason;
+    // Where its processes ran (engine/image_host): "engine" (throwaway containers) or
+    // "sandbox" (its layers unpacked, run under bubblewrap, no daemon); runner_detail says
+    // where the image came from and what unpacking it cost.
+    std::string runner = "engine";
+    std::string runner_detail;
     std::vector<CheckResult> checks;
     std::map<std::string, ProbeRun> probes;  // the evidence the checks rest on (JSON report)
     std::optional<long long> shm_bytes;      // /dev/shm a default run of the image gets here

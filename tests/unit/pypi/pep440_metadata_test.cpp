@@ -96,7 +96,7 @@ TEST_CASE("Markers are evaluated against the given environment", "[pypi]") {
 }
 
 TEST_CASE("Recorded METADATA of torch 2.11.0 pins through cuda-toolkit", "[pypi]") {
-    auto md = parse_core_metadata(test::source_text("tests/data/pypi/torch-2.11.0.METADATA"));
+    auto md = parse_core_metadata(td::test::source_text("tests/data/pypi/torch-2.11.0.METADATA"));
     REQUIRE(md);
     CHECK(md->name == "torch");
     CHECK(md->version == "2.11.0");
