@@ -13,7 +13,9 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "engine/dir_lock.hpp"
 #include "engine/file_probe_cache.hpp"
 #include "engine/files.hpp"
 #include "engine/layer_unpack.hpp"
@@ -287,13 +289,23 @@ Result<LocalImage> materialize(Resolved& r, const StoreOptions& o) {
     for (const auto& l : r.layers)
         chains.push_back(chain_of(chains.empty() ? "" : chains.back(), l.digest));
     if (chains.empty()) return Error{ErrorKind::Config, "the image has no layers"};
-    std::size_t have = 0;  // layers whose root exists
-    for (std::size_t i = chains.size(); i > 0; --i)
-        if (fs::is_directory(roots / chains[i - 1], ec)) {
-            have = i;
-            break;
-        }
+    auto layers_made = [&] {  // layers whose root exists
+        for (std::size_t i = chains.size(); i > 0; --i)
+            if (fs::is_directory(roots / chains[i - 1], ec)) return i;
+        return std::size_t{0};
+    };
+    std::size_t have = layers_made();
     out.cached = have == chains.size();
+    std::optional<DirLock> lock;
+    if (!out.cached) {
+        // One unpacking at a time per store (threads of one validate, or other runs): the
+        // second finds what the first made instead of making it again.
+        auto held = DirLock::acquire(o.dir, ".unpack.lock", std::chrono::hours(1), [](const fs::path&) {});
+        if (!held) return held.error();
+        lock.emplace(std::move(held.value()));
+        have = layers_made();
+        out.cached = have == chains.size();
+    }
     if (!out.cached) {
         std::vector<LayerBlob*> needed;
         for (std::size_t i = have; i < r.layers.size(); ++i) needed.push_back(&r.layers[i]);

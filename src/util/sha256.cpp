@@ -1,97 +1,55 @@
 #include "util/sha256.hpp"
 
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
+#include <openssl/evp.h>
+
+#include <stdexcept>
 
 namespace td {
 namespace {
 
-constexpr std::array<std::uint32_t, 64> k_round = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-
-constexpr std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-
-void compress(std::array<std::uint32_t, 8>& h, const unsigned char* block) {
-    std::array<std::uint32_t, 64> w{};
-    for (int i = 0; i < 16; ++i)
-        w[i] = (std::uint32_t(block[4 * i]) << 24) | (std::uint32_t(block[4 * i + 1]) << 16) |
-               (std::uint32_t(block[4 * i + 2]) << 8) | std::uint32_t(block[4 * i + 3]);
-    for (int i = 16; i < 64; ++i) {
-        std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-        std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    auto [a, b, c, d, e, f, g, hh] = h;
-    for (int i = 0; i < 64; ++i) {
-        std::uint32_t s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
-        std::uint32_t ch = (e & f) ^ (~e & g);
-        std::uint32_t t1 = hh + s1 + ch + k_round[i] + w[i];
-        std::uint32_t s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
-        std::uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
-        std::uint32_t t2 = s0 + maj;
-        hh = g;
-        g = f;
-        f = e;
-        e = d + t1;
-        d = c;
-        c = b;
-        b = a;
-        a = t1 + t2;
-    }
-    h[0] += a;
-    h[1] += b;
-    h[2] += c;
-    h[3] += d;
-    h[4] += e;
-    h[5] += f;
-    h[6] += g;
-    h[7] += hh;
-}
+EVP_MD_CTX* ctx_of(void* p) { return static_cast<EVP_MD_CTX*>(p); }
 
 }  // namespace
 
-void Sha256Stream::update(std::string_view data) {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
-    std::size_t n = data.size();
-    m_bytes += n;
-    if (m_filled > 0) {
-        std::size_t take = std::min(n, m_block.size() - m_filled);
-        std::copy(bytes, bytes + take, m_block.begin() + static_cast<std::ptrdiff_t>(m_filled));
-        m_filled += take;
-        bytes += take;
-        n -= take;
-        if (m_filled < m_block.size()) return;
-        compress(m_state, m_block.data());
-        m_filled = 0;
+Sha256Stream::Sha256Stream() : m_ctx(EVP_MD_CTX_new()) {
+    if (!m_ctx || EVP_DigestInit_ex(ctx_of(m_ctx), EVP_sha256(), nullptr) != 1)
+        throw std::runtime_error("OpenSSL could not start a SHA-256");
+}
+
+Sha256Stream::~Sha256Stream() { EVP_MD_CTX_free(ctx_of(m_ctx)); }
+
+Sha256Stream::Sha256Stream(Sha256Stream&& other) noexcept
+    : m_ctx(other.m_ctx), m_bytes(other.m_bytes) {
+    other.m_ctx = nullptr;
+    other.m_bytes = 0;
+}
+
+Sha256Stream& Sha256Stream::operator=(Sha256Stream&& other) noexcept {
+    if (this != &other) {
+        EVP_MD_CTX_free(ctx_of(m_ctx));
+        m_ctx = other.m_ctx;
+        m_bytes = other.m_bytes;
+        other.m_ctx = nullptr;
+        other.m_bytes = 0;
     }
-    for (; n >= 64; bytes += 64, n -= 64) compress(m_state, bytes);
-    std::copy(bytes, bytes + n, m_block.begin());
-    m_filled = n;
+    return *this;
+}
+
+void Sha256Stream::update(std::string_view data) {
+    m_bytes += data.size();
+    EVP_DigestUpdate(ctx_of(m_ctx), data.data(), data.size());
 }
 
 std::string Sha256Stream::hex() {
-    unsigned char tail[128] = {};
-    std::copy(m_block.begin(), m_block.begin() + static_cast<std::ptrdiff_t>(m_filled), tail);
-    tail[m_filled] = 0x80;
-    std::size_t tail_len = m_filled + 1 + 8 <= 64 ? 64 : 128;
-    std::uint64_t bits = m_bytes * 8;
-    for (int i = 0; i < 8; ++i)
-        tail[tail_len - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
-    compress(m_state, tail);
-    if (tail_len == 128) compress(m_state, tail + 64);
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_DigestFinal_ex(ctx_of(m_ctx), digest, &len);
     static const char* hex = "0123456789abcdef";
     std::string out;
-    for (auto word : m_state)
-        for (int shift = 28; shift >= 0; shift -= 4) out += hex[(word >> shift) & 0xf];
+    for (unsigned int i = 0; i < len; ++i) {
+        out += hex[digest[i] >> 4];
+        out += hex[digest[i] & 0xf];
+    }
     return out;
 }
 
