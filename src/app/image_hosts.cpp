@@ -1,6 +1,7 @@
 #include "app/image_hosts.hpp"
 
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -75,6 +76,10 @@ Result<std::unique_ptr<engine::SandboxHost>> open_sandbox(const std::string& ima
         detail = "bubblewrap over " + local->root.string() + " (unpacked " +
                  megabytes(local->unpacked_bytes) + " in " + secs + rate + ")";
     }
+    if (::geteuid() != 0)
+        detail +=
+            "; unprivileged: every file belongs to the invoking user (as under enroot), so "
+            "permissions a USER other than root would meet are not the engine's";
     progress(image + ": " + detail);
     if (!local->cached) {
         // The store kept under its cap: the least recently used roots go, never this one.

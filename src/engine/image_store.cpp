@@ -300,7 +300,8 @@ Result<LocalImage> materialize(Resolved& r, const StoreOptions& o) {
     if (!out.cached) {
         // One unpacking at a time per store (threads of one validate, or other runs): the
         // second finds what the first made instead of making it again.
-        auto held = DirLock::acquire(o.dir, ".unpack.lock", std::chrono::hours(1), [](const fs::path&) {});
+        auto held =
+            DirLock::acquire(o.dir, ".unpack.lock", std::chrono::hours(1), [](const fs::path&) {});
         if (!held) return held.error();
         lock.emplace(std::move(held.value()));
         have = layers_made();
@@ -421,8 +422,12 @@ Result<LocalImage> open_local_image(const ImageSource& s, const StoreOptions& op
         if (out) out->source = s.text;
         return out;
     }
-    fs::path staging = o.dir / "tmp" / std::to_string(::getpid());
-    fs::create_directories(staging, ec);
+    // A staging directory of this call's own (several images of one validate read at once).
+    fs::create_directories(o.dir / "tmp", ec);
+    std::string staging_name = (o.dir / "tmp" / "stage-XXXXXX").string();
+    if (!::mkdtemp(staging_name.data()))
+        return Error{ErrorKind::Io, o.dir.string() + "/tmp: " + std::strerror(errno)};
+    fs::path staging = staging_name;
     struct Cleanup {
         fs::path p;
         ~Cleanup() {

@@ -122,6 +122,15 @@ class RootWriter {
     int m_root;
 };
 
+// As root, each entry gets the owner the layer records (what the image's USER meets in the
+// sandbox, engine/sandbox); otherwise everything belongs to the unpacking user.
+void set_owner(int dirfd, const std::string& name, const archive_entry* e, bool as_root) {
+    if (!as_root) return;
+    (void)::fchownat(
+        dirfd, name.c_str(), static_cast<uid_t>(archive_entry_uid(const_cast<archive_entry*>(e))),
+        static_cast<gid_t>(archive_entry_gid(const_cast<archive_entry*>(e))), AT_SYMLINK_NOFOLLOW);
+}
+
 struct DirTimes {
     std::string path;
     mode_t mode;
@@ -236,6 +245,7 @@ Result<UnpackStats> unpack_layer(const std::filesystem::path& blob,
             if ((!exists || !S_ISDIR(existing.st_mode)) &&
                 ::mkdirat(pfd, base.c_str(), 0700) != 0 && errno != EEXIST)
                 return io_error("making " + where(le.path));
+            set_owner(pfd, base, e, as_root);
             struct timespec mt {
                 archive_entry_mtime(e), archive_entry_mtime_nsec(e)
             };
@@ -250,12 +260,14 @@ Result<UnpackStats> unpack_layer(const std::filesystem::path& blob,
             if (t.empty()) return refused(where(le.path) + " is a symbolic link with no target");
             if (::symlinkat(t.c_str(), pfd, base.c_str()) != 0)
                 return io_error("making the link " + where(le.path));
+            set_owner(pfd, base, e, as_root);
             set_times(pfd, base, e, AT_SYMLINK_NOFOLLOW);
             continue;
         }
         if (S_ISFIFO(mode)) {
             if (::mkfifoat(pfd, base.c_str(), perm) != 0)
                 return io_error("making " + where(le.path));
+            set_owner(pfd, base, e, as_root);
             continue;
         }
         if (!S_ISREG(mode)) {
@@ -283,6 +295,7 @@ Result<UnpackStats> unpack_layer(const std::filesystem::path& blob,
                 done += w;
             }
         }
+        set_owner(pfd, base, e, as_root);  // before the mode: chown clears set-id bits
         (void)::fchmod(out.fd, perm);
         struct timespec ts[2] = {{archive_entry_mtime(e), archive_entry_mtime_nsec(e)},
                                  {archive_entry_mtime(e), archive_entry_mtime_nsec(e)}};
@@ -309,6 +322,19 @@ Result<UnpackStats> unpack_layer(const std::filesystem::path& blob,
     return stats;
 }
 
+Status make_directories_in(const std::filesystem::path& root, const std::string& rel) {
+    UnpackFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!root_fd.ok()) return io_error("opening " + root.string());
+    std::string clean;
+    for (const auto& part : split(rel, '/'))
+        if (!part.empty() && part != ".") clean += (clean.empty() ? "" : "/") + part;
+    if (clean.empty()) return ok_status();
+    std::string base;
+    auto parent = RootWriter(root_fd.fd).parent_of(clean + "/.", base);
+    if (!parent) return parent.error();
+    return ok_status();
+}
+
 namespace {
 
 Status link_dir(int from, int to, const std::string& shown) {
@@ -327,6 +353,7 @@ Status link_dir(int from, int to, const std::string& shown) {
             UnpackFd tf(::openat(to, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
             if (!sf.ok() || !tf.ok()) return io_error("copying " + shown + "/" + n);
             if (auto st2 = link_dir(sf.fd, tf.fd, shown + "/" + n); !st2) return st2;
+            (void)::fchown(tf.fd, st.st_uid, st.st_gid);
             (void)::fchmod(tf.fd, st.st_mode & 07777);
             (void)::futimens(tf.fd, ts);
         } else if (S_ISLNK(st.st_mode)) {
@@ -356,6 +383,7 @@ Status link_tree(const std::filesystem::path& from, const std::filesystem::path&
     if (auto st = link_dir(f.fd, t.fd, from.string()); !st) return st;
     struct stat s {};
     if (::fstat(f.fd, &s) == 0) {
+        (void)::fchown(t.fd, s.st_uid, s.st_gid);
         (void)::fchmod(t.fd, s.st_mode & 07777);
         struct timespec ts[2] = {s.st_atim, s.st_mtim};
         (void)::futimens(t.fd, ts);

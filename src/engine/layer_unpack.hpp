@@ -34,6 +34,11 @@ Result<UnpackStats> unpack_layer(const std::filesystem::path& blob,
                                  const std::filesystem::path& root,
                                  const std::string& expected_digest, std::uint64_t max_bytes);
 
+// Makes the directory `rel` ("opt/torchdock-probes") and its parents below `root` where
+// missing (mode 0755), through the same O_NOFOLLOW walk: a symbolic link on the way is an
+// Error, never followed. The sandbox's mount points, made before bubblewrap runs.
+Status make_directories_in(const std::filesystem::path& root, const std::string& rel);
+
 // A copy of the tree `from` at `to` (which must not exist) whose files are hard links to the
 // originals and whose directories and symbolic links are new; modes and times kept.
 Status link_tree(const std::filesystem::path& from, const std::filesystem::path& to);

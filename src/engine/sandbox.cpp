@@ -1,12 +1,17 @@
 #include "engine/sandbox.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <optional>
 
 #include "core/build/image_source.hpp"
 #include "engine/files.hpp"
 #include "engine/interrupt.hpp"
+#include "engine/layer_unpack.hpp"
 #include "engine/process.hpp"
 #include "util/strings.hpp"
 
@@ -28,6 +33,22 @@ bool plain_path(const std::string& p) {
            p.find_first_not_of(
                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-") ==
                std::string::npos;
+}
+
+// The mode of the tmpfs at /tmp ("1777"), or nullopt when the image's USER could not write the
+// image's own /tmp (its mode and owner, read without following a link): then no tmpfs.
+std::optional<std::string> tmp_mode_for(const std::filesystem::path& root, long uid, long gid) {
+    struct stat st {};
+    if (::fstatat(AT_FDCWD, (root / "tmp").c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISDIR(st.st_mode))
+        return std::string("1777");
+    bool writable = uid == 0 || (static_cast<long>(st.st_uid) == uid   ? (st.st_mode & S_IWUSR)
+                                 : static_cast<long>(st.st_gid) == gid ? (st.st_mode & S_IWGRP)
+                                                                       : (st.st_mode & S_IWOTH));
+    if (!writable) return std::nullopt;
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%o", static_cast<unsigned>(st.st_mode & 07777));
+    return std::string(mode);
 }
 
 }  // namespace
@@ -57,6 +78,11 @@ Status SandboxHost::ping() const {
     return ok_status();
 }
 
+Result<ImageUser> SandboxHost::as_image_user() const {
+    return resolve_image_user(m_info.user, root_text(m_root, "etc/passwd"),
+                              root_text(m_root, "etc/group"));
+}
+
 Result<std::vector<std::string>> SandboxHost::bwrap_argv(const ContainerRunSpec& spec) const {
     if (spec.image != m_reference && spec.image != m_info.id)
         return Error{ErrorKind::Usage,
@@ -67,8 +93,7 @@ Result<std::vector<std::string>> SandboxHost::bwrap_argv(const ContainerRunSpec&
                      "are not read yet); run the GPU tier through an engine"};
     auto bwrap = find_bwrap();
     if (!bwrap) return bwrap.error();
-    auto user = resolve_image_user(m_info.user, root_text(m_root, "etc/passwd"),
-                                   root_text(m_root, "etc/group"));
+    auto user = as_image_user();
     if (!user) return user.error();
     std::string hostname = m_info.id.size() > 19 ? m_info.id.substr(7, 12) : "torchdock";
     std::vector<std::string> argv = {
@@ -78,13 +103,24 @@ Result<std::vector<std::string>> SandboxHost::bwrap_argv(const ContainerRunSpec&
         // The root is bound writable only so that bwrap can make mount points in it; it is
         // read-only before anything of the image runs (--remount-ro below).
         "--bind", m_root.string(), "/", "--proc", "/proc", "--dev", "/dev", "--ro-bind-try", "/sys",
-        "/sys", "--size", std::to_string(k_shm_bytes), "--tmpfs", "/dev/shm", "--size",
-        std::to_string(k_tmp_bytes), "--tmpfs", "/tmp"};
+        "/sys", "--perms", "1777", "--size", std::to_string(k_shm_bytes), "--tmpfs", "/dev/shm"};
+    // /tmp as the engine's tmpfs there: the image's own /tmp mode (copied up), so a USER that
+    // cannot write the image's /tmp cannot write it here either (the root stays read-only).
+    if (auto tmp = tmp_mode_for(m_root, user->uid, user->gid))
+        for (const auto& a :
+             {std::string("--perms"), *tmp, std::string("--size"), std::to_string(k_tmp_bytes),
+              std::string("--tmpfs"), std::string("/tmp")})
+            argv.push_back(a);
     if (spec.network_mode != "host") argv.push_back("--unshare-net");
+    // Root keeps DAC_OVERRIDE, as in the engine path's probe containers (a default `docker run`
+    // has it): files are read as the image's USER would read them.
+    if (user->uid == 0)
+        for (const char* a : {"--cap-add", "CAP_DAC_OVERRIDE"}) argv.push_back(a);
     for (const auto& vol : m_info.volumes)
         if (plain_path(vol) && vol != "/tmp")
             for (const auto& a :
-                 {std::string("--size"), std::to_string(k_tmp_bytes), std::string("--tmpfs"), vol})
+                 {std::string("--perms"), std::string("1777"), std::string("--size"),
+                  std::to_string(k_tmp_bytes), std::string("--tmpfs"), vol})
                 argv.push_back(a);
     for (const auto& bind : spec.binds) {
         auto parts = split(bind, ':');
@@ -121,8 +157,47 @@ Result<std::vector<std::string>> SandboxHost::bwrap_argv(const ContainerRunSpec&
 Result<ContainerRunResult> SandboxHost::run(const ContainerRunSpec& spec) const {
     auto argv = bwrap_argv(spec);
     if (!argv) return argv.error();
+    // Mount points bubblewrap would otherwise make itself (it cannot, as the image's user,
+    // in a root that root owns): the binds' targets and the VOLUMEs.
+    for (const auto& bind : spec.binds)
+        if (auto parts = split(bind, ':'); parts.size() >= 2)
+            (void)make_directories_in(m_root, parts[1]);
+    for (const auto& vol : m_info.volumes)
+        if (plain_path(vol)) (void)make_directories_in(m_root, vol);
+    // As root, with an image USER that is not root: bubblewrap runs as that user
+    // (`setpriv`), so the files keep the owners the layers gave them and the kernel judges
+    // the image's USER against them as in a container. The root and the binds are handed
+    // over as open descriptors: the store may lie below a directory that user cannot enter.
+    std::vector<int> fds;
+    struct Closer {
+        std::vector<int>& fds;
+        ~Closer() {
+            for (int fd : fds) ::close(fd);
+        }
+    } closer{fds};
+    auto user = as_image_user();
+    if (!user) return user.error();
+    std::vector<std::string> cmd = std::move(argv.value());
+    if (user->uid != 0 && ::geteuid() == 0) {
+        std::string setpriv = find_program("setpriv");
+        if (setpriv.empty())
+            return Error{ErrorKind::Environment,
+                         "the sandbox needs util-linux's setpriv to run as the image's USER"};
+        for (std::size_t i = 0; i + 2 < cmd.size() && cmd[i] != "--"; ++i) {
+            if (cmd[i] != "--bind" && cmd[i] != "--ro-bind") continue;
+            int fd = ::open(cmd[i + 1].c_str(), O_PATH | O_DIRECTORY);  // inherited by bwrap
+            if (fd < 0) fd = ::open(cmd[i + 1].c_str(), O_PATH);
+            if (fd < 0)
+                return Error{ErrorKind::Io, cmd[i + 1] + ": cannot be opened for the sandbox"};
+            fds.push_back(fd);
+            cmd[i] += "-fd";
+            cmd[i + 1] = std::to_string(fd);
+        }
+        cmd.insert(cmd.begin(), {setpriv, "--reuid=" + std::to_string(user->uid),
+                                 "--regid=" + std::to_string(user->gid), "--clear-groups", "--"});
+    }
     ProcessSpec p;
-    p.argv = std::move(argv.value());
+    p.argv = std::move(cmd);
     p.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};  // bwrap's own; the image's is --setenv'd
     p.timeout = spec.timeout;
     p.max_output = k_max_output;

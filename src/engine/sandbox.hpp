@@ -7,10 +7,15 @@
 // directory bound read-only, and the image's ENV, USER, WORKDIR and ENTRYPOINT applied as the
 // engine applies them (core/build/image_source `docker_environment`, `resolve_image_user`).
 // The time limit and output bounds are the process runner's (the same as the engine path's).
+// As root, the unpacked files keep the owners their layers record (engine/layer_unpack) and a
+// USER other than root runs as itself (bubblewrap started through setpriv), so permissions
+// are the kernel's as in a container; unprivileged, every file belongs to the invoking user,
+// as under enroot.
 // GPUs are not bound: a run asking for one is refused with the reason.
 #include <filesystem>
 #include <string>
 
+#include "core/build/image_source.hpp"
 #include "engine/image_host.hpp"
 
 namespace td::engine {
@@ -31,6 +36,8 @@ class SandboxHost final : public ImageHost {
     Result<std::vector<std::string>> bwrap_argv(const ContainerRunSpec& spec) const;
 
   private:
+    // USER resolved in the image's /etc/passwd and /etc/group, as the engine resolves it.
+    Result<ImageUser> as_image_user() const;
     std::filesystem::path m_root;
     ImageInfo m_info;
     std::string m_reference;

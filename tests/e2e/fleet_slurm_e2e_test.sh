@@ -228,6 +228,31 @@ check "allreduce-rank outside an srun step: exit 3, naming SLURM_PROCID" \
 run allreduce "$IMG" --partition fleet --sizes 3
 check "allreduce --sizes 3: exit 2" test "$(rc)" = 2
 
+# --- nodes with no engine at all: the image as a .sqsh in a shared cache (pyxis/enroot) ------
+# node1's DOCKER_HOST names a socket that does not exist (node2's and node3's engines are there
+# but unused); node-check, fleet and allreduce read the image into the sandbox tier, on every
+# node, from one store in the shared directory.
+SQSH=$WORK/shared/debian-cpu.sqsh
+mkdir -p "$WORK/shared/rootfs"
+cid=$(/usr/bin/docker create "$IMG" true) && /usr/bin/docker export "$cid" | tar -C "$WORK/shared/rootfs" -xf - &&
+  /usr/bin/docker rm "$cid" >/dev/null &&
+  /usr/bin/docker inspect "$IMG" --format '{{range .Config.Env}}{{println .}}{{end}}' >"$WORK/shared/rootfs/etc/environment" &&
+  mksquashfs "$WORK/shared/rootfs" "$SQSH" -comp lz4 -quiet -no-progress >/dev/null 2>&1
+check "an enroot-style $SQSH of $IMG in the shared directory" test $? = 0
+rm -rf "$WORK/shared/rootfs"
+export TORCHDOCK_CACHE_DIR=$WORK/shared/cache
+start=$(date +%s.%N)
+DOCKER_HOST=unix://$WORK/no-engine.sock "$TD" fleet "squashfs:$SQSH" --partition fleet --json="$WORK/fs.json" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
+echo "# figure: fleet over 3 nodes with no engine (squashfs:, the sandbox tier; the first node unpacks, the others find it): $(secs "$start") s"
+check "fleet of a .sqsh on 3 nodes with no engine: every node healthy through the sandbox ($(jf "$WORK/fs.json" "[(n['node'], n['verdict'], n.get('report', {}).get('image', {}).get('engine')) for n in d['nodes']]"))" \
+  test "$(jf "$WORK/fs.json" "d['counts']['healthy'], sorted(set(n['report']['image']['engine'] for n in d['nodes']))")" = "3 ['sandbox (bubblewrap)']"
+check "each node's node-check stayed inside Slurm's 60 s ($(jf "$WORK/fs.json" "[round(n['report']['seconds'], 1) for n in d['nodes']]") s)" \
+  test "$(jf "$WORK/fs.json" "all(n['report']['seconds'] < 60 for n in d['nodes'])")" = True
+DOCKER_HOST=unix://$WORK/no-engine.sock "$TD" allreduce "squashfs:$SQSH" --partition fleet --json="$WORK/ars.json" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"
+check "allreduce of the .sqsh across 3 nodes with no engine: gloo, every sum exact, exit $(rc)" \
+  test "$(rc) $(jf "$WORK/ars.json" "d['verdict'], d['world'], sum(z['wrong'] for z in d['sizes'])")" = "0 pass 3 0"
+unset TORCHDOCK_CACHE_DIR
+
 # --- failures that are not the fleet's differences -------------------------------------------
 run fleet torchdock/debian-cpu:only-engine-a --nodes 'node[1-3]' --json="$WORK/f2.json"
 check "an image missing on node2's dockerd and node3's Podman is an image failure there, exit 1 ($(jf "$WORK/f2.json" "[n['failure_kind'] for n in d['nodes']]"))" \
