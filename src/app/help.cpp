@@ -85,7 +85,8 @@ const std::vector<EnvironmentVariable>& environment_variables() {
         {"TORCHDOCK_UV", "the uv binary `lock` runs (default: uv on PATH)"},
         {"TORCHDOCK_CACHE_DIR",
          "cache of file probe results and of the sandbox's unpacked images (images/) (default: "
-         "$XDG_CACHE_HOME/torchdock, else ~/.cache/torchdock)"},
+         "$XDG_CACHE_HOME/torchdock, else ~/.cache/torchdock; for root the image store defaults "
+         "to /var/cache/torchdock/images)"},
         {"TORCHDOCK_SANDBOX_CACHE_MAX",
          "the size the sandbox's image store is kept under, least recently used images removed "
          "first (e.g. 50G; default 50G; `torchdock cache prune` on demand)"},

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <functional>
@@ -72,6 +73,17 @@ struct Archive {
     fs::path path;
     std::map<std::string, std::string> small;
     std::map<std::string, long long> sizes;
+    std::map<std::string, std::string> links;  // member -> the member it links to
+
+    // The regular member `name` is, following at most 8 links.
+    std::string real(std::string name) const {
+        for (int hop = 0; hop < 8; ++hop) {
+            auto it = links.find(name);
+            if (it == links.end()) return name;
+            name = it->second;
+        }
+        return name;
+    }
 
     static std::string clean(const char* name) {
         std::string n = name ? name : "";
@@ -98,6 +110,16 @@ struct Archive {
         std::size_t total = 0;
         int rc;
         while ((rc = archive_read_next_header(a.get(), &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+            // `docker save` writes a layer that two images share once, and a symbolic link
+            // to it for the other ("<id>/layer.tar -> ../<other>/layer.tar").
+            if (archive_entry_filetype(e) == AE_IFLNK && archive_entry_symlink(e)) {
+                std::string name = clean(archive_entry_pathname(e));
+                std::string dir =
+                    name.find('/') == std::string::npos ? "" : name.substr(0, name.rfind('/'));
+                out.links[name] =
+                    (fs::path(dir) / archive_entry_symlink(e)).lexically_normal().string();
+                continue;
+            }
             if (archive_entry_filetype(e) != AE_IFREG) continue;
             std::string name = clean(archive_entry_pathname(e));
             long long size = archive_entry_size(e);
@@ -118,7 +140,8 @@ struct Archive {
         return out;
     }
 
-    Result<std::string> member(const std::string& name) const {
+    Result<std::string> member(const std::string& linked) const {
+        std::string name = real(linked);
         auto it = small.find(name);
         if (it != small.end()) return it->second;
         return bad(path.string(), sizes.count(name)
@@ -126,8 +149,23 @@ struct Archive {
                                       : "has no member " + quote_value(name));
     }
 
-    // Copies the members named (member name -> destination) out of the archive, in one pass.
-    Status extract(const std::map<std::string, fs::path>& wanted) const {
+    // Copies the members named (member name -> destination) out of the archive, in one pass;
+    // a member that is a link gives its target's bytes.
+    Status extract(const std::map<std::string, fs::path>& linked) const {
+        std::map<std::string, fs::path> wanted;
+        std::vector<std::pair<fs::path, fs::path>> copies;  // (made, also wanted at)
+        for (const auto& [name, dest] : linked) {
+            auto [it, fresh] = wanted.emplace(real(name), dest);
+            if (!fresh) copies.emplace_back(it->second, dest);
+        }
+        if (auto st = extract_regular(wanted); !st) return st;
+        for (const auto& [made, also] : copies)
+            if (::link(made.c_str(), also.c_str()) != 0)
+                return Error{ErrorKind::Io, also.string() + ": " + std::strerror(errno)};
+        return ok_status();
+    }
+
+    Status extract_regular(const std::map<std::string, fs::path>& wanted) const {
         auto a = open(path);
         if (!a) return Error{ErrorKind::Io, path.string() + ": cannot be opened as a tar archive"};
         archive_entry* e = nullptr;
@@ -407,6 +445,10 @@ Result<LocalImage> open_squashfs(const ImageSource& s, const StoreOptions& o) {
 }  // namespace
 
 fs::path default_store_dir() {
+    // Root's home is closed to the images' users the sandbox runs as: a system cache instead,
+    // unless TORCHDOCK_CACHE_DIR names one.
+    const char* chosen = std::getenv("TORCHDOCK_CACHE_DIR");
+    if (::geteuid() == 0 && !(chosen && *chosen)) return "/var/cache/torchdock/images";
     fs::path base = cache_dir();
     return base.empty() ? fs::path("/var/tmp/torchdock-images") : base / "images";
 }

@@ -4,7 +4,9 @@
 // squashfs file (squashfs:, through squashfs-tools' unsquashfs), and unpacked into a root file
 // system for the sandbox (engine/sandbox).
 //
-// The store lives in <cache>/images (engine/file_probe_cache cache_dir):
+// The store lives in $TORCHDOCK_CACHE_DIR/images, else for root /var/cache/torchdock/images
+// (the images' users must be able to reach it), else <cache>/images (engine/file_probe_cache
+// cache_dir):
 //   blobs/sha256/<hex>   layers and configurations, each verified against its digest
 //   roots/<chain>/       a root file system per chain of layers (the chain: sha256 over the
 //                        ordered, verified blob digests), made from the chain one layer shorter

@@ -164,9 +164,22 @@ Result<UnpackStats> unpack_layer(const std::filesystem::path& blob,
     archive_read_support_filter_none(a.get());
     archive_read_support_format_tar(a.get());
     archive_read_support_format_empty(a.get());
+    // A blob that cannot be read is first checked against its digest: a corrupt or substituted
+    // blob is named as that, not as the decompressor's complaint.
+    auto unreadable = [&](const std::string& what) -> Error {
+        for (const void* p = nullptr; HashedReader::read(nullptr, &reader, &p) > 0;) {
+        }
+        std::string got = "sha256:" + reader.hash.hex();
+        if (!expected_digest.empty() && got != expected_digest)
+            return Error{ErrorKind::Config, "layer " + blob.filename().string() + " hashes to " +
+                                                got + ", not " + expected_digest +
+                                                " (a corrupt or substituted blob)"};
+        return Error{
+            ErrorKind::Config,
+            what + ": " + (archive_error_string(a.get()) ? archive_error_string(a.get()) : "?")};
+    };
     if (archive_read_open(a.get(), &reader, nullptr, &HashedReader::read, nullptr) != ARCHIVE_OK)
-        return Error{ErrorKind::Config, "layer " + blob.filename().string() +
-                                            " is not a tar: " + archive_error_string(a.get())};
+        return unreadable("layer " + blob.filename().string() + " is not a tar");
     RootWriter writer(root_fd.fd);
     std::unordered_set<std::string> written;  // paths this layer wrote (opaque markers keep them)
     std::vector<DirTimes> dirs;
@@ -182,9 +195,7 @@ Result<UnpackStats> unpack_layer(const std::filesystem::path& blob,
         int rc = archive_read_next_header(a.get(), &e);
         if (rc == ARCHIVE_EOF) break;
         if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
-            return Error{ErrorKind::Config,
-                         "layer " + blob.filename().string() +
-                             " cannot be read: " + archive_error_string(a.get())};
+            return unreadable("layer " + blob.filename().string() + " cannot be read");
         ++stats.entries;
         LayerEntry le =
             classify_layer_entry(archive_entry_pathname(e) ? archive_entry_pathname(e) : "");
@@ -279,9 +290,7 @@ Result<UnpackStats> unpack_layer(const std::filesystem::path& blob,
         if (!out.ok()) return io_error("writing " + where(le.path));
         while (true) {
             la_ssize_t n = archive_read_data(a.get(), buf.data(), buf.size());
-            if (n < 0)
-                return Error{ErrorKind::Config,
-                             where(le.path) + " cannot be read: " + archive_error_string(a.get())};
+            if (n < 0) return unreadable(where(le.path) + " cannot be read");
             if (n == 0) break;
             stats.bytes += static_cast<std::uint64_t>(n);
             if (max_bytes && stats.bytes > max_bytes)

@@ -51,6 +51,25 @@ std::optional<std::string> tmp_mode_for(const std::filesystem::path& root, long 
     return std::string(mode);
 }
 
+// "" when `uid`/`gid` may search every directory down to `path`, else the first that stops it.
+std::string unreachable_by(const std::filesystem::path& path, long uid, long gid) {
+    std::filesystem::path at;
+    for (const auto& part : std::filesystem::absolute(path)) {
+        at /= part;
+        struct stat st {};
+        if (::stat(at.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+        bool x = static_cast<long>(st.st_uid) == uid   ? (st.st_mode & S_IXUSR)
+                 : static_cast<long>(st.st_gid) == gid ? (st.st_mode & S_IXGRP)
+                                                       : (st.st_mode & S_IXOTH);
+        if (!x) {
+            char mode[8];
+            std::snprintf(mode, sizeof mode, "%o", static_cast<unsigned>(st.st_mode & 07777));
+            return at.string() + " is mode " + mode + " owned by uid " + std::to_string(st.st_uid);
+        }
+    }
+    return "";
+}
+
 }  // namespace
 
 Result<std::string> find_bwrap() {
@@ -166,15 +185,9 @@ Result<ContainerRunResult> SandboxHost::run(const ContainerRunSpec& spec) const 
         if (plain_path(vol)) (void)make_directories_in(m_root, vol);
     // As root, with an image USER that is not root: bubblewrap runs as that user
     // (`setpriv`), so the files keep the owners the layers gave them and the kernel judges
-    // the image's USER against them as in a container. The root and the binds are handed
-    // over as open descriptors: the store may lie below a directory that user cannot enter.
-    std::vector<int> fds;
-    struct Closer {
-        std::vector<int>& fds;
-        ~Closer() {
-            for (int fd : fds) ::close(fd);
-        }
-    } closer{fds};
+    // the image's USER against them as in a container. bubblewrap binds paths as that user,
+    // so each must be reachable by it (bubblewrap 0.8's --bind-fd binds the path behind the
+    // descriptor, which does not help).
     auto user = as_image_user();
     if (!user) return user.error();
     std::vector<std::string> cmd = std::move(argv.value());
@@ -183,16 +196,15 @@ Result<ContainerRunResult> SandboxHost::run(const ContainerRunSpec& spec) const 
         if (setpriv.empty())
             return Error{ErrorKind::Environment,
                          "the sandbox needs util-linux's setpriv to run as the image's USER"};
-        for (std::size_t i = 0; i + 2 < cmd.size() && cmd[i] != "--"; ++i) {
-            if (cmd[i] != "--bind" && cmd[i] != "--ro-bind") continue;
-            int fd = ::open(cmd[i + 1].c_str(), O_PATH | O_DIRECTORY);  // inherited by bwrap
-            if (fd < 0) fd = ::open(cmd[i + 1].c_str(), O_PATH);
-            if (fd < 0)
-                return Error{ErrorKind::Io, cmd[i + 1] + ": cannot be opened for the sandbox"};
-            fds.push_back(fd);
-            cmd[i] += "-fd";
-            cmd[i + 1] = std::to_string(fd);
-        }
+        for (std::size_t i = 0; i + 2 < cmd.size() && cmd[i] != "--"; ++i)
+            if (cmd[i] == "--bind" || cmd[i] == "--ro-bind")
+                if (auto why = unreachable_by(cmd[i + 1], user->uid, user->gid); !why.empty())
+                    return Error{ErrorKind::Environment,
+                                 "the sandbox runs " + m_reference + " as its USER (uid " +
+                                     std::to_string(user->uid) + "), which cannot reach " +
+                                     cmd[i + 1] + " (" + why +
+                                     "); keep the image store (TORCHDOCK_CACHE_DIR) and the "
+                                     "probes where others may enter"};
         cmd.insert(cmd.begin(), {setpriv, "--reuid=" + std::to_string(user->uid),
                                  "--regid=" + std::to_string(user->gid), "--clear-groups", "--"});
     }

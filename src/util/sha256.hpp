@@ -1,8 +1,8 @@
 #pragma once
 // SHA-256 (FIPS 180-4) of a byte string, as lowercase hex, computed by OpenSSL's libcrypto
-// (its SHA-NI and AVX2 code: a layer of gigabytes is hashed as it is unpacked). Records which manifest bytes an
-// image was rendered from, and computes a manifest's digest when a registry omits the
-// Docker-Content-Digest header.
+// (its SHA-NI and AVX2 code: a layer of gigabytes is hashed as it is unpacked). Records which
+// manifest bytes an image was rendered from, and computes a manifest's digest when a registry omits
+// the Docker-Content-Digest header.
 #include <cstdint>
 #include <string>
 #include <string_view>

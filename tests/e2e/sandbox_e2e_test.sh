@@ -17,6 +17,8 @@ PROBES=$(realpath "$2")
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 source "$ROOT/tests/e2e/lib/services.sh"
 WORK=$(mktemp -d /var/tmp/torchdock-sandbox-e2e-XXXXXX)
+# The store below it must be reachable by an image's USER (the sandbox runs it as that user).
+chmod 755 "$WORK"
 SSHD_PID=
 cleanup() {
   [ -n "$SSHD_PID" ] && kill "$SSHD_PID" 2>/dev/null
@@ -37,10 +39,11 @@ contains() { local text=$1; shift; for part in "$@"; do [[ $text == *"$part"* ]]
 # sandboxed ARGS...: torchdock with no engine socket anywhere
 sandboxed() { DOCKER_HOST=$NO_ENGINE "$TD" "$@" >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc"; }
 jfield() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
-# agree ENGINE_JSON SANDBOX_JSON: the checks of each image the same in both reports (image i of
-# one is image i of the other); prints the differences, one a line.
+# agree ENGINE_JSON OTHER_JSON [OTHER_TIER]: the checks of each image the same in both reports
+# (image i of one is image i of the other), the second run in OTHER_TIER (default sandbox);
+# prints the differences, one a line.
 agree() {
-  python3 - "$1" "$2" <<'PY'
+  python3 - "$1" "$2" "${3:-sandbox}" <<'PY'
 import json, re, sys
 a = json.load(open(sys.argv[1]))["images"]; b = json.load(open(sys.argv[2]))["images"]
 bad = 0
@@ -52,7 +55,7 @@ if len(a) != len(b):
 for x, y in zip(a, b):
     if x["error"] or y["error"]:
         print(f"{x['image']}: error: engine {x['error']!r}, sandbox {y['error']!r}"); bad += 1; continue
-    if y["runner"]["tier"] != "sandbox" or x["runner"]["tier"] != "engine":
+    if y["runner"]["tier"] != sys.argv[3] or x["runner"]["tier"] != "engine":
         print(f"{x['image']}: runner tiers {x['runner']['tier']} / {y['runner']['tier']}"); bad += 1
     cx = {c["id"]: c for c in x["checks"]}; cy = {c["id"]: c for c in y["checks"]}
     for cid in sorted(set(cx) | set(cy)):
@@ -273,7 +276,7 @@ IMG=$BASE
 DOCKER_HOST=$REMOTE_SOCK "$TD" validate --probes "$PROBES" --json="$WORK/local.json" "$IMG" >/dev/null 2>&1
 DOCKER_HOST=tcp://127.0.0.1:$TLS_PORT DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$TLS \
   "$TD" validate --probes "$PROBES" --json="$WORK/remote.json" "$IMG" >"$WORK/out" 2>&1
-agree "$WORK/local.json" "$WORK/remote.json" >"$WORK/agree.txt" 2>&1; r=$?
+agree "$WORK/local.json" "$WORK/remote.json" engine >"$WORK/agree.txt" 2>&1; r=$?
 check "tcp:// with TLS: the probes reach it as a volume, the checks agree with its own socket ($(tail -1 "$WORK/agree.txt"))" \
   test "$r" = 0
 [ "$r" = 0 ] || { head -10 "$WORK/agree.txt"; tail -5 "$WORK/out"; }
@@ -317,7 +320,7 @@ SSHD_PID=$!
 for _ in $(seq 1 20); do (exec 3<>/dev/tcp/127.0.0.1/$SSH_PORT) 2>/dev/null && break; sleep 0.25; done
 DOCKER_HOST=ssh://$(id -un)@127.0.0.1:$SSH_PORT TORCHDOCK_SSH_CONFIG=$SSH/ssh_config \
   "$TD" validate --probes "$PROBES" --json="$WORK/ssh.json" "$IMG" >"$WORK/out" 2>&1
-agree "$WORK/local.json" "$WORK/ssh.json" >"$WORK/agree.txt" 2>&1; r=$?
+agree "$WORK/local.json" "$WORK/ssh.json" engine >"$WORK/agree.txt" 2>&1; r=$?
 check "ssh:// through openssh-server and docker system dial-stdio: the checks agree ($(tail -1 "$WORK/agree.txt"))" \
   test "$r" = 0
 [ "$r" = 0 ] || { head -10 "$WORK/agree.txt"; tail -5 "$WORK/out"; }
@@ -329,7 +332,7 @@ export DOCKER_CONFIG=$WORK/dockercfg
 DOCKER_HOST= /usr/bin/docker context create tdtls --docker \
   "host=tcp://127.0.0.1:$TLS_PORT,ca=$TLS/ca.pem,cert=$TLS/cert.pem,key=$TLS/key.pem" >/dev/null 2>&1
 DOCKER_HOST= DOCKER_CONTEXT=tdtls "$TD" validate --probes "$PROBES" --json="$WORK/ctx.json" "$IMG" >"$WORK/out" 2>&1
-agree "$WORK/local.json" "$WORK/ctx.json" >"$WORK/agree.txt" 2>&1; r=$?
+agree "$WORK/local.json" "$WORK/ctx.json" engine >"$WORK/agree.txt" 2>&1; r=$?
 check "a Docker context (docker context create, its TLS material): the checks agree ($(tail -1 "$WORK/agree.txt"))" \
   test "$r" = 0
 [ "$r" = 0 ] || { head -10 "$WORK/agree.txt"; tail -5 "$WORK/out"; }
