@@ -155,13 +155,15 @@ Error DockerApi::api_error(const HttpResponse& r, const std::string& what) const
                                              (message.empty() ? "" : ": " + message)};
 }
 
-Result<bool> DockerApi::has_volume(const std::string& name) const {
-    auto r = call("GET", "/volumes/" + url_encode(name));
+Result<bool> DockerApi::exists(const std::string& kind, const std::string& name) const {
+    auto r = call("GET", "/" + kind + "s/" + url_encode(name));
     if (!r) return r.error();
     if (r->status == 404) return false;
-    if (r->status != 200) return api_error(r.value(), "inspect volume " + name);
+    if (r->status != 200) return api_error(r.value(), "inspect " + kind + " " + name);
     return true;
 }
+
+Result<bool> DockerApi::has_volume(const std::string& name) const { return exists("volume", name); }
 
 Status DockerApi::create_volume(const std::string& name,
                                 const std::map<std::string, std::string>& labels) const {
@@ -276,11 +278,7 @@ Result<EngineInfo> DockerApi::info() const {
 }
 
 Result<bool> DockerApi::has_network(const std::string& name) const {
-    auto r = call("GET", "/networks/" + url_encode(name));
-    if (!r) return r.error();
-    if (r->status == 404) return false;
-    if (r->status != 200) return api_error(r.value(), "inspect network " + name);
-    return true;
+    return exists("network", name);
 }
 
 Result<std::optional<ImageInfo>> DockerApi::inspect_image(const std::string& ref) const {

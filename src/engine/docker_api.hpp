@@ -176,6 +176,8 @@ class DockerApi {
                               std::chrono::milliseconds timeout = std::chrono::seconds(30),
                               std::vector<std::string> headers = {}, bool cleanup = false) const;
     Error api_error(const HttpResponse& r, const std::string& what) const;
+    // Whether GET /<kind>s/<name> finds it ("network", "volume").
+    Result<bool> exists(const std::string& kind, const std::string& name) const;
     // A request to `path` on this engine, over its transport (socket, TLS, ssh).
     HttpRequest request(const std::string& path) const;
 };
